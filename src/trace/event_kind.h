@@ -1,0 +1,43 @@
+// What an event is, decided once at import from its Chrome-trace category (and
+// for a few cases its name) so analyses never compare category strings.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace stepscope::trace {
+
+enum class EventKind : uint8_t {
+  kCpuOp,              // "cpu_op" (2022+), "Operator" (2021)
+  kUserAnnotation,     // "user_annotation": record_function ranges, ProfilerStep#N
+  kGpuUserAnnotation,  // "gpu_user_annotation": the same ranges drawn on a GPU stream
+  kPythonFunction,     // "python_function" (with_stack)
+  kRuntime,            // "cuda_runtime", "cuda_driver", "Runtime" (2021), hip/mtia runtimes
+  kKernel,             // "kernel", "Kernel" (2021), MTIA/AMD device kernels
+  kMemcpy,             // "gpu_memcpy", "Memcpy" (2021)
+  kMemset,             // "gpu_memset", "Memset" (2021)
+  kGpuSync,            // "cuda_sync": a stream or event wait drawn on a GPU stream
+  kMemory,             // "[memory]" instants: allocator samples (profile_memory)
+  kInstant,            // other instants ("cpu_instant_event" that is not [memory], ...)
+  kTraceSpan,          // Kineto's own "Trace" / "overhead" spans
+  kOther,              // any other complete event; kept, never interpreted
+};
+
+// True for work that runs on a device queue (a stream).
+constexpr bool is_gpu_kind(EventKind k) {
+  return k == EventKind::kKernel || k == EventKind::kMemcpy || k == EventKind::kMemset ||
+         k == EventKind::kGpuUserAnnotation || k == EventKind::kGpuSync;
+}
+
+// True for GPU work that occupies the device (annotations do not).
+constexpr bool is_gpu_work(EventKind k) {
+  return k == EventKind::kKernel || k == EventKind::kMemcpy || k == EventKind::kMemset;
+}
+
+// Classifies a category string (case-insensitive, as both generations differ in
+// case). `name` decides between [memory] samples and other instants.
+EventKind classify_category(std::string_view cat, std::string_view name, char phase);
+
+std::string_view to_string(EventKind k);
+
+}  // namespace stepscope::trace

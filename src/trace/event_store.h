@@ -1,0 +1,123 @@
+// The columnar store of one rank's trace. Readers append through
+// StoreBuilder; analyses read it through const references and never mutate.
+//
+// Every time is int64 nanoseconds on the trace's own clock, parsed exactly from
+// the decimal text (never through a double). `base_time_ns` is the trace's
+// baseTimeNanoseconds (0 when absent): absolute time = base_time_ns + ts_ns.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace/event_kind.h"
+#include "trace/import_stats.h"
+#include "trace/string_table.h"
+
+namespace stepscope::trace {
+
+constexpr int64_t kNone = -1;  // missing correlation / external id / stream
+
+// One column per field; row i of every column is event i. Events are sorted by
+// (ts_ns, insertion order) after import, so analyses can sweep in time order.
+struct EventColumns {
+  std::vector<int64_t> ts_ns;        // start, ns
+  std::vector<int64_t> dur_ns;       // duration, ns (0 for instants)
+  std::vector<StringId> name;        // interned event name
+  std::vector<StringId> category;    // interned "cat" as written
+  std::vector<EventKind> kind;       // classified category
+  std::vector<int32_t> pid;          // process id (device id for GPU rows in most traces)
+  std::vector<int64_t> tid;          // thread id; GPU rows: stream ("stream 7" -> 7)
+  std::vector<int32_t> stream;       // GPU stream id, kNone on host rows
+  std::vector<int32_t> device;       // GPU device ordinal from args.device, kNone if absent
+  std::vector<int64_t> correlation;  // runtime call <-> GPU activity id, kNone if absent
+  std::vector<int64_t> external_id;  // GPU activity / runtime call -> CPU op id, kNone if absent
+  std::vector<uint32_t> args_begin;  // first row of this event's args in ArgColumns
+
+  size_t size() const { return ts_ns.size(); }
+};
+
+// Arguments that analyses use, in one sparse table (CSR by event via
+// args_begin). Only keys listed in kept_arg_keys() are kept; the rest are
+// counted in ImportStats so the store stays smaller than the JSON.
+enum class ArgType : uint8_t { kInt, kDouble, kString, kJson };
+
+struct ArgColumns {
+  std::vector<StringId> key;
+  std::vector<ArgType> type;
+  std::vector<int64_t> int_value;     // kInt
+  std::vector<double> double_value;   // kDouble (and kInt, converted)
+  std::vector<StringId> string_value; // kString, or raw JSON text for kJson
+  size_t size() const { return key.size(); }
+};
+
+// A flow arrow ("ph":"s"/"f"): ac2g links a runtime call to its kernel,
+// fwdbwd links forward and backward ops.
+struct FlowColumns {
+  std::vector<int64_t> id;
+  std::vector<StringId> category;
+  std::vector<char> phase;   // 's' start, 'f' finish, 't' step
+  std::vector<int64_t> ts_ns;
+  std::vector<int32_t> pid;
+  std::vector<int64_t> tid;
+  size_t size() const { return id.size(); }
+};
+
+// Selected top-level trace metadata.
+struct DeviceProperties {
+  int id = 0;
+  std::string name;
+  int64_t total_global_mem = 0;  // bytes
+  int compute_major = 0;
+  int compute_minor = 0;
+  int num_sms = 0;
+};
+
+struct TraceMetadata {
+  std::optional<int64_t> rank;        // distributedInfo.rank
+  std::optional<int64_t> world_size;  // distributedInfo.world_size
+  std::string backend;                // distributedInfo.backend
+  int64_t base_time_ns = 0;           // baseTimeNanoseconds
+  std::optional<int64_t> schema_version;
+  std::vector<DeviceProperties> devices;
+  std::vector<std::pair<int64_t, std::string>> thread_names;   // (tid, name) from "M" events
+  std::vector<std::pair<int32_t, std::string>> process_names;  // (pid, name)
+};
+
+class EventStore {
+ public:
+  std::string source_path;  // the file this rank was read from
+  int64_t rank = 0;         // resolved rank (distributedInfo, file name, or order)
+  std::string rank_source;  // "distributedInfo", "file name" or "order"
+  TraceMetadata meta;
+  StringTable strings;
+  EventColumns events;
+  ArgColumns args;
+  FlowColumns flows;
+  ImportStats stats;
+
+  // Argument lookup for event i; nullopt if the key is absent or of another type.
+  std::optional<int64_t> arg_int(size_t i, StringId key) const;
+  std::optional<double> arg_number(size_t i, StringId key) const;
+  std::optional<std::string_view> arg_string(size_t i, StringId key) const;
+  std::string_view name_of(size_t i) const { return strings.get(events.name[i]); }
+
+  // Joins, built once by build_indexes() after import.
+  // Event rows of each kind, in time order.
+  std::vector<uint32_t> gpu_rows;      // kernels, memcpy, memset (is_gpu_work)
+  std::vector<uint32_t> runtime_rows;  // runtime/driver calls
+  std::vector<uint32_t> cpu_op_rows;
+  std::vector<uint32_t> step_rows;     // ProfilerStep#N user annotations on the host
+  // launch -> GPU activity: for each gpu_rows[k], the runtime row with the same
+  // correlation id, or UINT32_MAX.
+  std::vector<uint32_t> launch_of_gpu;
+  // GPU activity -> innermost enclosing CPU op via External id: cpu op row or UINT32_MAX.
+  std::vector<uint32_t> cpu_op_of_gpu;
+
+  void build_indexes();
+
+  static constexpr uint32_t kNoRow = UINT32_MAX;
+};
+
+}  // namespace stepscope::trace

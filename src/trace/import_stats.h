@@ -1,0 +1,60 @@
+// Bad input is counted, not thrown. Each counter is declared once in
+// kImportCounters with its severity and meaning; each occurrence can also be
+// logged with file and byte offset (the first few per counter are kept).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stepscope::trace {
+
+enum class ImportCounter : uint8_t {
+  kRecordNotObject,     // a traceEvents element that is not a JSON object
+  kRecordMalformed,     // an event whose JSON is invalid (skipped)
+  kBadFieldType,        // a field with the wrong type (e.g. "ts": "abc"); event skipped
+  kNumberOutOfRange,    // a number that does not fit (e.g. ts beyond int64 ns); event skipped
+  kMissingTimestamp,    // an X/i event without ts
+  kNegativeDuration,    // dur < 0; event skipped
+  kUnknownPhase,        // a phase stepscope does not use (counters, async, ...); ignored
+  kDroppedArgs,
+  kUnparsedId,          // a stream/device argument that is not a number (kept as unknown)         // arguments of keys no analysis uses (not an error)
+  kTruncatedInput,      // input ended inside traceEvents (salvaged events kept)
+  kCount
+};
+
+enum class Severity : uint8_t { kInfo, kWarning, kError };
+
+struct CounterInfo {
+  std::string_view name;
+  Severity severity;
+  std::string_view description;
+};
+
+const CounterInfo& counter_info(ImportCounter c);
+
+struct ImportLogEntry {
+  ImportCounter counter;
+  uint64_t byte_offset;  // offset in the uncompressed JSON text
+  std::string message;
+};
+
+class ImportStats {
+ public:
+  void add(ImportCounter c, uint64_t byte_offset, std::string message);
+  void add_silent(ImportCounter c, uint64_t n = 1) { counts_[static_cast<size_t>(c)] += n; }
+  uint64_t count(ImportCounter c) const { return counts_[static_cast<size_t>(c)]; }
+  const std::vector<ImportLogEntry>& log() const { return log_; }
+  // Events skipped for being bad (warnings and errors, not info counters).
+  uint64_t skipped_records() const;
+
+  static constexpr size_t kMaxLoggedPerCounter = 5;
+
+ private:
+  std::array<uint64_t, static_cast<size_t>(ImportCounter::kCount)> counts_{};
+  std::vector<ImportLogEntry> log_;
+};
+
+}  // namespace stepscope::trace

@@ -1,0 +1,84 @@
+#include "trace/json/decimal_time.h"
+
+namespace stepscope::trace {
+
+bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out) {
+  size_t i = 0;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) {
+    negative = s[i] == '-';
+    ++i;
+  }
+  __int128 mantissa = 0;
+  int exponent = 0;        // value = mantissa * 10^exponent
+  int digits = 0;
+  bool sticky = false;     // non-zero digits dropped beyond 36 significant digits
+  constexpr int kMaxDigits = 36;
+  auto take = [&](char c, bool fractional) {
+    if (digits < kMaxDigits) {
+      mantissa = mantissa * 10 + (c - '0');
+      if (mantissa != 0) ++digits;
+      if (fractional) --exponent;
+    } else {
+      if (c != '0') sticky = true;
+      if (!fractional) ++exponent;
+    }
+  };
+  size_t int_start = i;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') take(s[i++], false);
+  bool any = i > int_start;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    size_t frac_start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') take(s[i++], true);
+    any = any || i > frac_start;
+  }
+  if (!any) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    bool eneg = false;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) eneg = s[i++] == '-';
+    size_t e_start = i;
+    int e = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      if (e < 100000) e = e * 10 + (s[i] - '0');
+      ++i;
+    }
+    if (i == e_start) return false;
+    exponent += eneg ? -e : e;
+  }
+  if (i != s.size()) return false;
+  exponent += scale;
+
+  constexpr __int128 kLimit = static_cast<__int128>(INT64_MAX);
+  if (mantissa == 0) {
+    out = 0;
+    return true;
+  }
+  if (exponent >= 0) {
+    if (exponent > 19) return false;
+    for (int k = 0; k < exponent; ++k) {
+      mantissa *= 10;
+      if (mantissa > kLimit) return false;
+    }
+  } else {
+    int drop = -exponent;
+    if (drop > 38) {
+      out = 0;
+      return true;
+    }
+    __int128 div = 1;
+    for (int k = 0; k < drop; ++k) div *= 10;
+    __int128 q = mantissa / div;
+    __int128 r = mantissa % div;
+    // Half away from zero; dropped digits beyond the kept ones only matter at exactly half.
+    if (r * 2 > div || (r * 2 == div)) ++q;
+    (void)sticky;
+    mantissa = q;
+  }
+  if (mantissa > kLimit) return false;
+  out = negative ? -static_cast<int64_t>(mantissa) : static_cast<int64_t>(mantissa);
+  return true;
+}
+
+}  // namespace stepscope::trace

@@ -1,0 +1,58 @@
+// First half of the Kineto JSON reader: cuts the uncompressed byte stream
+// into records without building a DOM. It walks the top-level object, hands
+// every non-traceEvents member to on_member() as raw text, and every element
+// of traceEvents to on_event() as raw text, each with its byte offset. The
+// second half (kineto_event_parser) turns one record into store rows.
+//
+// Memory stays bounded by the chunk size plus the largest single record:
+// records that straddle a chunk boundary are moved to the front of the buffer
+// before the next read. Nesting is tracked with a counter, never recursion.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/byte_source.h"
+
+namespace stepscope::trace {
+
+enum class TokenizeStatus {
+  kOk,          // the whole document was read
+  kTruncated,   // the input ended inside the document (records so far were delivered)
+  kBadInput,    // not a trace: wrong structure, invalid bytes, too deep
+  kReadError,   // the byte source failed (I/O or corrupt gzip)
+};
+
+struct TokenizeResult {
+  TokenizeStatus status = TokenizeStatus::kOk;
+  std::string message;       // one line, with what was expected
+  uint64_t byte_offset = 0;  // uncompressed offset where the problem is
+  bool saw_trace_events = false;
+  uint64_t events = 0;
+};
+
+struct TokenizerCallbacks {
+  // A top-level member other than traceEvents. `raw` is the JSON text of the
+  // value; it stays valid only during the call and has readable padding after it.
+  std::function<void(std::string_view key, std::string_view raw, uint64_t offset)> on_member;
+  // One element of traceEvents (padding readable after it, as above).
+  std::function<void(std::string_view raw, uint64_t offset)> on_event;
+};
+
+struct TokenizerOptions {
+  size_t chunk_bytes = 4 << 20;
+  size_t max_record_bytes = size_t{1} << 30;  // a single event or member larger than this is bad input
+  int max_depth = 1024;
+};
+
+TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& callbacks,
+                              const TokenizerOptions& options = {});
+
+// Padding guaranteed readable after every record handed to the callbacks
+// (simdjson needs SIMDJSON_PADDING = 64).
+constexpr size_t kRecordPadding = 64;
+
+}  // namespace stepscope::trace

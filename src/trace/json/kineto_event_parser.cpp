@@ -1,0 +1,374 @@
+#include "trace/json/kineto_event_parser.h"
+
+#include <simdjson.h>
+
+#include <charconv>
+#include <string>
+#include <unordered_map>
+
+#include "trace/json/decimal_time.h"
+#include "trace/json/json_tokenizer.h"
+
+namespace stepscope::trace {
+
+namespace od = simdjson::ondemand;
+
+const std::vector<std::string_view>& kept_arg_keys() {
+  static const std::vector<std::string_view> keys = {
+      // kernels
+      "grid", "block", "registers per thread", "shared memory", "blocks per SM", "warps per SM",
+      "est. achieved occupancy %", "queued", "context",
+      // memcpy / memset
+      "bytes", "memory bandwidth (GB/s)",
+      // allocator samples ([memory])
+      "Bytes", "Total Allocated", "Total Reserved", "Device Id", "Device Type", "Addr",
+      // operators
+      "Input Dims", "Input type", "flops", "Sequence number", "Fwd thread id", "Concrete Inputs",
+      // collectives (record_param_comms and NCCL kernels)
+      "Collective name", "In msg nelems", "Out msg nelems", "In split size", "Out split size",
+      "dtype", "Group size", "Process Group Name", "Process Group Description",
+      "Process Group Ranks", "Rank", "Global rank start", "Global rank stride",
+      // runtime calls
+      "cbid", "wait_on_stream", "wait_on_cuda_event_record_corr_id",
+      // MTIA device events
+      "direction", "size",
+  };
+  return keys;
+}
+
+struct KinetoEventParser::Impl {
+  StoreBuilder& b;
+  EventStore& store;
+  od::parser parser;
+  std::unordered_map<std::string_view, StringId> kept;
+  StringId empty_cat;
+
+  explicit Impl(StoreBuilder& builder) : b(builder), store(builder.store()) {
+    for (auto k : kept_arg_keys()) kept.emplace(k, b.intern(k));
+    empty_cat = b.intern("");
+  }
+
+  void bad(ImportCounter c, uint64_t offset, std::string msg) {
+    b.discard_staged_args();
+    store.stats.add(c, offset, std::move(msg));
+  }
+
+  // pid/tid may be an integer or a string ("stream 7", "Traces").
+  bool read_id(od::value v, int64_t& out, bool& was_string, std::string_view& text) {
+    auto t = v.type();
+    if (t.error()) return false;
+    if (t.value_unsafe() == od::json_type::number) {
+      std::string_view tok = v.raw_json_token();
+      while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' || tok.back() == '\t')) tok.remove_suffix(1);
+      int64_t x = 0;
+      if (!parse_scaled_decimal(tok, 0, x)) return false;
+      out = x;
+      was_string = false;
+      return true;
+    }
+    if (t.value_unsafe() == od::json_type::string) {
+      auto s = v.get_string();
+      if (s.error()) return false;
+      text = s.value_unsafe();
+      was_string = true;
+      // "stream 7" (2021 GPU rows) and plain digit strings carry a number.
+      std::string_view digits = text;
+      if (digits.starts_with("stream ")) digits.remove_prefix(7);
+      int64_t x = 0;
+      auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), x);
+      if (ec == std::errc() && p == digits.data() + digits.size() && !digits.empty()) {
+        out = x;
+      } else {
+        out = -static_cast<int64_t>(b.intern(text)) - 1;  // a stable negative id per name
+      }
+      return true;
+    }
+    return false;
+  }
+
+  // An id written as an integer, an integral float, or a decimal/hex string.
+  bool read_int_like(od::value v, int64_t& out) {
+    auto t = v.type();
+    if (t.error()) return false;
+    if (t.value_unsafe() == od::json_type::number) {
+      return parse_scaled_decimal(trim(v.raw_json_token()), 0, out);
+    }
+    if (t.value_unsafe() == od::json_type::string) {
+      std::string_view s;
+      if (v.get_string().get(s) || s.empty()) return false;
+      int base = 10;
+      if (s.starts_with("0x") || s.starts_with("0X")) {
+        s.remove_prefix(2);
+        base = 16;
+      }
+      uint64_t u = 0;
+      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), u, base);
+      if (ec != std::errc() || p != s.data() + s.size()) return false;
+      out = static_cast<int64_t>(u);
+      return true;
+    }
+    return false;
+  }
+
+  static std::string_view trim(std::string_view tok) {
+    while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' || tok.back() == '\t')) tok.remove_suffix(1);
+    return tok;
+  }
+
+  // Reads a microsecond field into ns. Returns 0 ok, 1 wrong type, 2 out of range.
+  int read_time(od::value v, int64_t& out) {
+    auto t = v.type();
+    if (t.error() || t.value_unsafe() != od::json_type::number) return 1;
+    return parse_us_as_ns(trim(v.raw_json_token()), out) ? 0 : 2;
+  }
+
+  void stage_arg(StringId key, od::value v) {
+    auto t = v.type();
+    if (t.error()) return;
+    switch (t.value_unsafe()) {
+      case od::json_type::number: {
+        auto nt = v.get_number_type();
+        if (!nt.error() && nt.value_unsafe() == od::number_type::signed_integer) {
+          int64_t x;
+          if (!v.get_int64().get(x)) { b.stage_int_arg(key, x); return; }
+        }
+        double d;
+        if (!v.get_double().get(d)) b.stage_double_arg(key, d);
+        return;
+      }
+      case od::json_type::string: {
+        std::string_view s;
+        if (!v.get_string().get(s)) b.stage_string_arg(key, b.intern(s));
+        return;
+      }
+      case od::json_type::boolean: {
+        bool x;
+        if (!v.get_bool().get(x)) b.stage_int_arg(key, x ? 1 : 0);
+        return;
+      }
+      case od::json_type::array: {
+        od::array arr;
+        std::string_view raw;
+        if (!v.get_array().get(arr) && !arr.raw_json().get(raw))
+          b.stage_string_arg(key, b.intern(trim(raw)), ArgType::kJson);
+        return;
+      }
+      case od::json_type::object: {
+        od::object o;
+        std::string_view raw;
+        if (!v.get_object().get(o) && !o.raw_json().get(raw))
+          b.stage_string_arg(key, b.intern(trim(raw)), ArgType::kJson);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  void parse_event(std::string_view raw, uint64_t offset) {
+    b.discard_staged_args();
+    od::document doc;
+    auto err = parser.iterate(raw.data(), raw.size(), raw.size() + kRecordPadding).get(doc);
+    if (err) return bad(ImportCounter::kRecordMalformed, offset, simdjson::error_message(err));
+    od::object obj;
+    if (doc.get_object().get(obj)) {
+      return bad(ImportCounter::kRecordNotObject, offset, "traceEvents element is not an object");
+    }
+    char phase = 0;
+    EventRow row;
+    bool has_ts = false, has_dur = false, has_id = false;
+    int64_t flow_id = 0;
+    std::string_view meta_name;  // args.name of "M" events
+    std::string_view tid_text;
+    bool tid_is_string = false;
+    std::string_view name_text;
+    std::string_view cat_text;
+    uint64_t dropped = 0;
+
+    for (auto field_result : obj) {
+      od::field field;
+      if (std::move(field_result).get(field)) return bad(ImportCounter::kRecordMalformed, offset, "invalid JSON in event");
+      od::raw_json_string key = field.key();
+      od::value v = field.value();
+      if (key == "ph") {
+        std::string_view s;
+        if (v.get_string().get(s) || s.empty()) return bad(ImportCounter::kBadFieldType, offset, "field \"ph\" is not a string");
+        phase = s[0];
+      } else if (key == "name") {
+        if (v.get_string().get(name_text)) return bad(ImportCounter::kBadFieldType, offset, "field \"name\" is not a string");
+        row.name = b.intern(name_text);
+      } else if (key == "cat") {
+        if (v.get_string().get(cat_text)) return bad(ImportCounter::kBadFieldType, offset, "field \"cat\" is not a string");
+        row.category = b.intern(cat_text);
+      } else if (key == "ts") {
+        int rc = read_time(v, row.ts_ns);
+        if (rc == 1) return bad(ImportCounter::kBadFieldType, offset, "field \"ts\" is not a number");
+        if (rc == 2) return bad(ImportCounter::kNumberOutOfRange, offset, "field \"ts\" out of range");
+        has_ts = true;
+      } else if (key == "dur") {
+        int rc = read_time(v, row.dur_ns);
+        if (rc == 1) return bad(ImportCounter::kBadFieldType, offset, "field \"dur\" is not a number");
+        if (rc == 2) return bad(ImportCounter::kNumberOutOfRange, offset, "field \"dur\" out of range");
+        has_dur = true;
+      } else if (key == "pid") {
+        int64_t x = 0;
+        bool s = false;
+        std::string_view text;
+        if (!read_id(v, x, s, text)) return bad(ImportCounter::kBadFieldType, offset, "field \"pid\" is neither a number nor a string");
+        if (x > INT32_MAX || x < INT32_MIN) return bad(ImportCounter::kNumberOutOfRange, offset, "field \"pid\" out of range");
+        row.pid = static_cast<int32_t>(x);
+      } else if (key == "tid") {
+        if (!read_id(v, row.tid, tid_is_string, tid_text)) return bad(ImportCounter::kBadFieldType, offset, "field \"tid\" is neither a number nor a string");
+      } else if (key == "id") {
+        bool s = false;
+        std::string_view text;
+        if (!read_id(v, flow_id, s, text)) return bad(ImportCounter::kBadFieldType, offset, "field \"id\" is neither a number nor a string");
+        has_id = true;
+      } else if (key == "args") {
+        od::object args;
+        if (v.get_object().get(args)) return bad(ImportCounter::kBadFieldType, offset, "field \"args\" is not an object");
+        for (auto arg_result : args) {
+          od::field arg;
+          if (std::move(arg_result).get(arg)) return bad(ImportCounter::kRecordMalformed, offset, "invalid JSON in args");
+          std::string_view k;
+          if (arg.unescaped_key().get(k)) return bad(ImportCounter::kRecordMalformed, offset, "invalid key in args");
+          od::value av = arg.value();
+          if (k == "correlation" || k == "External id") {
+            int64_t x;
+            if (!read_int_like(av, x)) return bad(ImportCounter::kBadFieldType, offset, "args \"" + std::string(k) + "\" is not an integer");
+            (k == "correlation" ? row.correlation : row.external_id) = x;
+            continue;
+          }
+          if (k == "stream" || k == "device") {
+            // Lenient: HIP writes "0x0", CUDA writes 4294967295 for "no stream".
+            int64_t x;
+            if (!read_int_like(av, x)) {
+              store.stats.add_silent(ImportCounter::kUnparsedId);
+              continue;
+            }
+            if (x == 0xFFFFFFFFll || x > INT32_MAX || x < INT32_MIN) x = kNone;
+            (k == "stream" ? row.stream : row.device) = static_cast<int32_t>(x);
+            continue;
+          }
+          if (k == "name") {  // metadata events: process/thread names
+            std::string_view s;
+            if (!av.get_string().get(s)) {
+              meta_name = s;
+              // get_string's view lives in the parser's buffer until the next iterate.
+              continue;
+            }
+          }
+          auto it = kept.find(k);
+          if (it == kept.end()) {
+            ++dropped;
+            continue;
+          }
+          stage_arg(it->second, av);
+        }
+      }
+    }
+
+    switch (phase) {
+      case 'X':
+      case 'i':
+      case 'I':
+        break;
+      case 's':
+      case 'f':
+      case 't':
+        b.discard_staged_args();
+        if (!has_ts || !has_id) return bad(ImportCounter::kMissingTimestamp, offset, "flow event without ts or id");
+        b.add_flow(flow_id, row.category, phase, row.ts_ns, row.pid, row.tid);
+        return;
+      case 'M':
+        b.discard_staged_args();
+        if (name_text == "thread_name" && !meta_name.empty())
+          store.meta.thread_names.emplace_back(row.tid, std::string(meta_name));
+        else if (name_text == "process_name" && !meta_name.empty())
+          store.meta.process_names.emplace_back(row.pid, std::string(meta_name));
+        return;
+      case 0:
+        return bad(ImportCounter::kBadFieldType, offset, "event without \"ph\"");
+      default:
+        b.discard_staged_args();
+        store.stats.add_silent(ImportCounter::kUnknownPhase);
+        return;
+    }
+    if (!has_ts) return bad(ImportCounter::kMissingTimestamp, offset, "event without \"ts\"");
+    if (phase == 'X' && !has_dur) row.dur_ns = 0;
+    if (row.dur_ns < 0) return bad(ImportCounter::kNegativeDuration, offset, "event with negative \"dur\"");
+    row.kind = classify_category(cat_text, name_text, phase == 'X' ? 'X' : 'i');
+    if (is_gpu_kind(row.kind) && row.stream == static_cast<int32_t>(kNone)) {
+      // 2021 traces name the stream only in tid ("stream 7").
+      if (row.tid >= 0 && row.tid <= INT32_MAX) row.stream = static_cast<int32_t>(row.tid);
+    }
+    if (!is_gpu_kind(row.kind)) row.stream = static_cast<int32_t>(kNone);
+    (void)tid_is_string;
+    if (dropped) store.stats.add_silent(ImportCounter::kDroppedArgs, dropped);
+    b.add_event(row);
+  }
+
+  void parse_member(std::string_view key, std::string_view raw, uint64_t offset) {
+    od::document doc;
+    auto err = parser.iterate(raw.data(), raw.size(), raw.size() + kRecordPadding).get(doc);
+    if (err) return bad(ImportCounter::kRecordMalformed, offset, "top-level \"" + std::string(key) + "\": " + simdjson::error_message(err));
+    auto& meta = store.meta;
+    if (key == "distributedInfo") {
+      od::object obj;
+      if (doc.get_object().get(obj)) return bad(ImportCounter::kBadFieldType, offset, "distributedInfo is not an object");
+      for (auto fr : obj) {
+        od::field f;
+        if (std::move(fr).get(f)) return bad(ImportCounter::kRecordMalformed, offset, "invalid JSON in distributedInfo");
+        od::value v = f.value();
+        if (f.key() == "rank") {
+          int64_t x;
+          if (!v.get_int64().get(x)) meta.rank = x;
+        } else if (f.key() == "world_size") {
+          int64_t x;
+          if (!v.get_int64().get(x)) meta.world_size = x;
+        } else if (f.key() == "backend") {
+          std::string_view s;
+          if (!v.get_string().get(s)) meta.backend = std::string(s);
+        }
+      }
+    } else if (key == "baseTimeNanoseconds") {
+      std::string_view tok;
+      if (doc.raw_json_token().get(tok) || !parse_scaled_decimal(trim(tok), 0, meta.base_time_ns))
+        return bad(ImportCounter::kBadFieldType, offset, "baseTimeNanoseconds is not an integer");
+    } else if (key == "schemaVersion") {
+      int64_t x;
+      if (!doc.get_int64().get(x)) meta.schema_version = x;
+    } else if (key == "deviceProperties") {
+      od::array arr;
+      if (doc.get_array().get(arr)) return bad(ImportCounter::kBadFieldType, offset, "deviceProperties is not an array");
+      for (auto item : arr) {
+        od::object o;
+        if (item.get_object().get(o)) continue;
+        DeviceProperties d;
+        for (auto fr : o) {
+          od::field f;
+          if (std::move(fr).get(f)) break;
+          od::value v = f.value();
+          int64_t x;
+          std::string_view s;
+          if (f.key() == "id") { if (!v.get_int64().get(x)) d.id = static_cast<int>(x); }
+          else if (f.key() == "name") { if (!v.get_string().get(s)) d.name = std::string(s); }
+          else if (f.key() == "totalGlobalMem") { if (!v.get_int64().get(x)) d.total_global_mem = x; }
+          else if (f.key() == "computeMajor") { if (!v.get_int64().get(x)) d.compute_major = static_cast<int>(x); }
+          else if (f.key() == "computeMinor") { if (!v.get_int64().get(x)) d.compute_minor = static_cast<int>(x); }
+          else if (f.key() == "numSms") { if (!v.get_int64().get(x)) d.num_sms = static_cast<int>(x); }
+        }
+        meta.devices.push_back(std::move(d));
+      }
+    }
+  }
+};
+
+KinetoEventParser::KinetoEventParser(StoreBuilder& builder) : impl_(std::make_unique<Impl>(builder)) {}
+KinetoEventParser::~KinetoEventParser() = default;
+void KinetoEventParser::parse_event(std::string_view raw, uint64_t offset) { impl_->parse_event(raw, offset); }
+void KinetoEventParser::parse_member(std::string_view key, std::string_view raw, uint64_t offset) {
+  impl_->parse_member(key, raw, offset);
+}
+
+}  // namespace stepscope::trace

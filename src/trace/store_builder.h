@@ -1,0 +1,53 @@
+// The only way readers write into an EventStore: appends rows, interns
+// strings, keeps the per-event argument ranges consistent, and finishes the
+// store (time sort, joins). Format readers never touch the columns directly.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "trace/event_store.h"
+
+namespace stepscope::trace {
+
+struct EventRow {
+  int64_t ts_ns = 0;
+  int64_t dur_ns = 0;
+  StringId name = 0;
+  StringId category = 0;
+  EventKind kind = EventKind::kOther;
+  int32_t pid = 0;
+  int64_t tid = 0;
+  int32_t stream = static_cast<int32_t>(kNone);
+  int32_t device = static_cast<int32_t>(kNone);
+  int64_t correlation = kNone;
+  int64_t external_id = kNone;
+};
+
+class StoreBuilder {
+ public:
+  explicit StoreBuilder(EventStore& store) : store_(store) {}
+
+  StringId intern(std::string_view s) { return store_.strings.intern(s); }
+  EventStore& store() { return store_; }
+
+  // Arguments are staged per event and committed with add_event, so a record
+  // rejected half-way leaves no orphan arguments.
+  void stage_int_arg(StringId key, int64_t v);
+  void stage_double_arg(StringId key, double v);
+  void stage_string_arg(StringId key, StringId v, ArgType type = ArgType::kString);
+  void discard_staged_args();
+
+  void add_event(const EventRow& row);
+  void add_flow(int64_t id, StringId category, char phase, int64_t ts_ns, int32_t pid, int64_t tid);
+
+  // Sorts events by start time (stable), closes the argument ranges and builds
+  // the joins. Call once, after the last event.
+  void finish();
+
+ private:
+  EventStore& store_;
+  size_t staged_from_ = 0;
+};
+
+}  // namespace stepscope::trace

@@ -1,0 +1,27 @@
+// Reads one Kineto trace file (plain or gzip JSON) into an EventStore.
+#pragma once
+
+#include <string>
+
+#include "trace/byte_source.h"
+#include "trace/event_store.h"
+
+namespace stepscope::trace {
+
+struct ReadOptions {
+  GzipBackend gzip = GzipBackend::kIsal;
+  bool salvage = false;  // keep what was read before a fatal error
+};
+
+struct ReadOutcome {
+  bool ok = false;             // the store is usable (complete, or salvaged)
+  bool salvaged = false;       // a fatal error was turned into a warning
+  bool not_a_trace = false;    // valid JSON without traceEvents (skipped in folders)
+  std::string error;           // one line: "<file>: <what> at byte N"
+  uint64_t uncompressed_bytes = 0;
+  uint64_t file_bytes = 0;
+};
+
+ReadOutcome read_trace_file(const std::string& path, EventStore& store, const ReadOptions& options);
+
+}  // namespace stepscope::trace
