@@ -58,9 +58,10 @@ DEFAULTS = dict(
 
 SCENARIOS = {
     "baseline_compiled": dict(
-        compile="default",
-        doc="Healthy reference: bf16, fused QKV, cached RoPE tables, torch.compile, "
-            "fused AdamW.",
+        compile="default", batch_size=32,
+        doc="Healthy reference: bf16, fused QKV, cached RoPE tables, torch.compile "
+            "(mode='default'), fused AdamW; batch 32 x 1024 so that the GPU, not the "
+            "profiler-inflated launch path, sets the step time.",
     ),
     "dataloader_stall": dict(
         dataloader=True,
@@ -75,9 +76,11 @@ SCENARIOS = {
             "(foreach=False, fused=False): thousands of tiny kernels, launch bound.",
     ),
     "item_sync": dict(
-        item_sync=True,
-        doc="Each block logs its output activation norm with .item(): one blocking "
-            "device-to-host copy (host sync) per layer per step.",
+        item_sync=True, batch_size=16,
+        doc="Per-layer monitoring with .item(): every block logs its output activation "
+            "norm, and after backward every parameter's gradient norm is logged, each "
+            "with .item() (one blocking device-to-host copy per call, about 80 host "
+            "syncs per step); batch 16 so that the model alone keeps the GPU busy.",
     ),
     "fp32_no_tf32": dict(
         dtype="fp32", tf32=False,
@@ -85,9 +88,10 @@ SCENARIOS = {
             "in full fp32 (no tensor-core TF32/bf16 path).",
     ),
     "empty_cache": dict(
-        empty_cache=True,
+        empty_cache=True, batch_size=16,
         doc="torch.cuda.empty_cache() after every optimizer step: the caching allocator "
-            "gives its blocks back, so every step does cudaFree + cudaMalloc again.",
+            "gives its blocks back (cudaFree), so every step does cudaMalloc again; "
+            "batch 16 so that the model alone keeps the GPU busy.",
     ),
     "unfused_qkv_rope": dict(
         fused_qkv=False, cache_rope=False,
@@ -316,6 +320,9 @@ def parse_args(argv=None):
     p.add_argument("--cuda-graph", dest="cuda_graph_mode", choices=["full", "compile"],
                    help="for the cuda_graph scenario: whole-step capture (full) or "
                         "torch.compile(mode='reduce-overhead') (compile)")
+    p.add_argument("--log-every", type=int, default=1,
+                   help="log the loss with loss.item() every N steps (one host sync, "
+                        "as nanoGPT-style loops do); 0 = never")
     p.add_argument("--pre-steps", type=int, default=3,
                    help="untraced warm-up steps before the profiler starts "
                         "(compilation, graph capture, allocator warm-up)")
@@ -402,10 +409,20 @@ def main(argv=None):
             return xy
 
     # ---- one training step ------------------------------------------------
+    grad_norms = {}
+    named_params = list(model.named_parameters())
+
     def train_step():
+        if cfg.cuda_graph == "compile":
+            torch.compiler.cudagraph_mark_step_begin()
         x, y = next_batch()
         loss = fwd(x, y)
         loss.backward()
+        if cfg.item_sync:
+            # Anti-pattern: per-parameter gradient-norm monitoring, one .item()
+            # (a blocking device-to-host copy) per parameter tensor.
+            for name, p in named_params:
+                grad_norms[name] = p.grad.norm().item()
         opt.step()
         opt.zero_grad(set_to_none=True)
         if cfg.empty_cache and on_cuda:
@@ -452,9 +469,17 @@ def main(argv=None):
             return static_loss
 
     # ---- untraced warm-up (compile, allocator, cuBLAS handles) -------------
+    logged = []
+
+    def log_loss(i, loss):
+        # Loss logging as most training loops do it: loss.item() (one host sync).
+        if args.log_every and i % args.log_every == 0:
+            logged.append(loss.item())
+
     t0 = time.perf_counter()
-    for _ in range(args.pre_steps):
+    for i in range(args.pre_steps):
         loss = train_step()
+        log_loss(i, loss)
     if on_cuda:
         torch.cuda.synchronize()
     print(f"[{args.scenario}] {args.pre_steps} warm-up steps in "
@@ -463,8 +488,9 @@ def main(argv=None):
     n_prof = args.wait + args.warmup + args.active
     if args.no_profile:
         t0 = time.perf_counter()
-        for _ in range(n_prof):
+        for i in range(n_prof):
             loss = train_step()
+            log_loss(i, loss)
         if on_cuda:
             torch.cuda.synchronize()
         dt = (time.perf_counter() - t0) / n_prof
@@ -479,7 +505,12 @@ def main(argv=None):
         activities.append(ProfilerActivity.CUDA)
 
     meta = {"scenario": args.scenario, "doc": SCENARIOS[args.scenario]["doc"],
-            "config": vars(cfg), "torch": torch.__version__,
+            "config": vars(cfg), "log_every": args.log_every,
+            "profiler": {"pre_steps": args.pre_steps, "wait": args.wait,
+                         "warmup": args.warmup, "active": args.active,
+                         "record_shapes": True, "profile_memory": True,
+                         "with_flops": True},
+            "torch": torch.__version__,
             "device": torch.cuda.get_device_name(dev) if on_cuda else "cpu"}
 
     def on_ready(prof):
@@ -499,6 +530,7 @@ def main(argv=None):
                     print(f"[{args.scenario}] add_metadata_json failed: {e}")
             t = time.perf_counter()
             loss = train_step()
+            log_loss(i, loss)
             step_times.append(time.perf_counter() - t)
             prof.step()
     if on_cuda:
@@ -509,7 +541,8 @@ def main(argv=None):
           f"{float(loss):.3f}; trace {out} ({size} bytes)", flush=True)
     if cfg.item_sync:
         print(f"[{args.scenario}] logged {len(model.blocks[0].act_norms)} norms "
-              f"per layer, last layer-0 norm {model.blocks[0].act_norms[-1]:.2f}")
+              f"per layer, last layer-0 norm {model.blocks[0].act_norms[-1]:.2f}, "
+              f"{len(grad_norms)} grad norms per step")
     return 0 if size > 0 else 1
 
 
