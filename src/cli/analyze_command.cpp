@@ -2,50 +2,127 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
+#include <fstream>
+#include <iostream>
 
+#include "analysis/multi_rank.h"
+#include "analysis/rank_analysis.h"
 #include "cli/commands.h"
+#include "report/json_report.h"
+#include "report/terminal_report.h"
 #include "trace/trace_set.h"
 
 namespace stepscope::cli {
 
 namespace {
+
 struct AnalyzeArgs {
   std::vector<std::string> inputs;
   bool salvage = false;
   std::string gzip = "isal";
+  std::string json_path;
+  std::string compat;
+  int top = 10;
+  unsigned threads = 0;
+  bool quiet = false;
 };
+
+bool write_text(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text;
+    return static_cast<bool>(std::cout);
+  }
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  return static_cast<bool>(f);
+}
+
+int run_analyze(const AnalyzeArgs& args) {
+  using clock = std::chrono::steady_clock;
+  trace::ReadOptions ro;
+  ro.salvage = args.salvage;
+  ro.gzip = args.gzip == "zlib" ? trace::GzipBackend::kZlib : trace::GzipBackend::kIsal;
+  auto t0 = clock::now();
+  trace::LoadResult loaded = trace::load_traces(args.inputs, ro, args.threads);
+  auto t1 = clock::now();
+  if (!loaded.ok) {
+    fmt::print(stderr, "stepscope: error: {}\n", loaded.error);
+    return 2;
+  }
+  report::AnalyzeReport rep;
+  rep.mode = args.compat.empty() ? "exact" : args.compat;
+  rep.inputs = args.inputs;
+  rep.notes = loaded.set.notes;
+  rep.warnings = loaded.set.warnings;
+  rep.uncompressed_bytes = loaded.set.uncompressed_bytes;
+  rep.file_bytes = loaded.set.file_bytes;
+  rep.read_seconds = std::chrono::duration<double>(t1 - t0).count();
+
+  analysis::AnalysisOptions options;
+  options.top_kernels = args.top;
+  for (const auto& s : loaded.set.ranks) rep.stores.push_back(s.get());
+  rep.ranks.resize(rep.stores.size());
+  // Ranks are independent: analyse them on the same threads that read them.
+  {
+    unsigned n = args.threads ? args.threads : std::max(1u, std::thread::hardware_concurrency());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next++; i < rep.stores.size(); i = next++) rep.ranks[i] = analysis::analyze_rank(*rep.stores[i], options);
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < std::min<size_t>(n, rep.stores.size()); ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+  }
+  if (rep.ranks.size() >= 2) {
+    std::vector<const analysis::RankAnalysis*> ptrs;
+    for (const auto& r : rep.ranks) ptrs.push_back(&r);
+    rep.multi = analysis::analyze_ranks(ptrs, options);
+  }
+  rep.analysis_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+
+  for (const auto& w : rep.warnings) fmt::print(stderr, "stepscope: warning: {}\n", w);
+  for (const auto& r : rep.stores) {
+    uint64_t skipped = r->stats.skipped_records();
+    if (skipped > 0)
+      fmt::print(stderr, "stepscope: warning: {}: {} malformed records skipped (first at byte {})\n", r->source_path,
+                 skipped, r->stats.log().empty() ? 0 : r->stats.log().front().byte_offset);
+  }
+  bool json_to_stdout = args.json_path == "-";
+  if (!args.json_path.empty()) {
+    std::string text = report::build_analyze_json(rep).dump(1) + "\n";
+    if (!write_text(args.json_path, text)) {
+      fmt::print(stderr, "stepscope: error: {}: cannot write JSON output\n", args.json_path);
+      return 2;
+    }
+  }
+  if (!args.quiet && !json_to_stdout) {
+    report::TerminalOptions to;
+    to.top_kernels = static_cast<size_t>(args.top);
+    std::cout << report::render_terminal(rep, to);
+  }
+  return 0;
+}
+
 }  // namespace
 
 void register_analyze(CLI::App& app) {
   auto args = std::make_shared<AnalyzeArgs>();
-  auto* cmd = app.add_subcommand("analyze", "Attribute step time and find bottlenecks in profiler traces");
-  cmd->add_option("inputs", args->inputs, "trace files, folders or globs (one file per rank)")->required();
+  auto* cmd = app.add_subcommand("analyze", "Attribute GPU step time and find bottlenecks in profiler traces");
+  cmd->add_option("inputs", args->inputs, "trace files, folders or globs (one file per rank; .json or .json.gz)")
+      ->required();
+  cmd->add_option("--json", args->json_path, "write the JSON report to FILE ('-' for stdout)");
+  cmd->add_option("--compat", args->compat, "reproduce another tool's preprocessing: 'hta' (HTA 0.6.1)")
+      ->check(CLI::IsMember({"hta"}));
   cmd->add_flag("--salvage", args->salvage, "analyse what was read from damaged files instead of failing");
   cmd->add_option("--gzip", args->gzip, "gzip decoder: isal (default) or zlib")->check(CLI::IsMember({"isal", "zlib"}));
-  cmd->callback([args] {
-    trace::ReadOptions ro;
-    ro.salvage = args->salvage;
-    ro.gzip = args->gzip == "zlib" ? trace::GzipBackend::kZlib : trace::GzipBackend::kIsal;
-    auto t0 = std::chrono::steady_clock::now();
-    trace::LoadResult loaded = trace::load_traces(args->inputs, ro);
-    auto t1 = std::chrono::steady_clock::now();
-    if (!loaded.ok) {
-      fmt::print(stderr, "stepscope: error: {}\n", loaded.error);
-      set_exit_code(2);
-      return;
-    }
-    for (const auto& n : loaded.set.notes) fmt::print(stderr, "stepscope: note: {}\n", n);
-    for (const auto& w : loaded.set.warnings) fmt::print(stderr, "stepscope: warning: {}\n", w);
-    for (const auto& r : loaded.set.ranks) {
-      fmt::print("rank {} ({}): {} events, {} gpu, {} flows, {} skipped\n", r->rank, r->rank_source,
-                 r->events.size(), r->gpu_rows.size(), r->flows.size(), r->stats.skipped_records());
-      for (const auto& e : r->stats.log())
-        fmt::print("  {} at byte {}: {}\n", trace::counter_info(e.counter).name, e.byte_offset, e.message);
-    }
-    double s = std::chrono::duration<double>(t1 - t0).count();
-    fmt::print("read {:.1f} MB in {:.3f} s\n", loaded.set.uncompressed_bytes / 1e6, s);
-  });
+  cmd->add_option("--top", args->top, "kernels listed per type (default 10)")->check(CLI::Range(1, 100000));
+  cmd->add_option("--threads", args->threads, "ranks read and analysed in parallel (default: cores)");
+  cmd->add_flag("-q,--quiet", args->quiet, "no terminal report");
+  cmd->callback([args] { set_exit_code(run_analyze(*args)); });
 }
 
 }  // namespace stepscope::cli

@@ -1,0 +1,42 @@
+// Every per-rank analysis in one struct, computed from one GPU timeline.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "analysis/analysis_options.h"
+#include "analysis/collectives.h"
+#include "analysis/comm_overlap.h"
+#include "analysis/idle_breakdown.h"
+#include "analysis/kernel_stats.h"
+#include "analysis/launch_stats.h"
+#include "analysis/memory_bandwidth.h"
+#include "analysis/memory_timeline.h"
+#include "analysis/queue_length.h"
+#include "analysis/steps.h"
+#include "analysis/temporal_breakdown.h"
+#include "trace/event_store.h"
+
+namespace stepscope::analysis {
+
+struct RankAnalysis {
+  int64_t rank = 0;              // store.rank
+  std::string source_path;       // store.source_path
+  int64_t base_time_ns = 0;      // store.meta.base_time_ns: absolute time = base + trace time, ns
+  int64_t gpu_activities = 0;    // activities in the GPU timeline
+  int64_t dropped_negative_activities = 0;  // GPU rows skipped for a negative duration
+  StepsResult steps;             // ProfilerStep spans (CPU and GPU)
+  TemporalResult temporal;       // idle / compute / non-compute, per rank and per step
+  KernelStatsResult kernels;     // time by class, family and name
+  IdleBreakdownResult idle;      // idle gaps per stream by cause
+  CommOverlap overlap;           // communication hidden behind computation
+  LaunchStats launches;          // runtime call vs kernel timing
+  QueueLengthResult queues;      // launch queue depth per stream
+  MemoryBandwidthResult copies;  // memcpy / memset bandwidth per kind
+  MemoryTimelineResult memory;   // allocator peaks per device
+  CollectiveSequence collectives;  // communication calls, for cross-rank matching
+};
+
+RankAnalysis analyze_rank(const trace::EventStore& store, const AnalysisOptions& options);
+
+}  // namespace stepscope::analysis

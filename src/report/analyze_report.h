@@ -1,0 +1,33 @@
+// Everything `stepscope analyze` hands to the renderers: the inputs, the
+// import summary of each rank and the analysis results. Renderers format this
+// and compute nothing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/multi_rank.h"
+#include "analysis/rank_analysis.h"
+#include "trace/event_store.h"
+
+namespace stepscope::report {
+
+inline constexpr int kJsonSchemaVersion = 1;
+inline constexpr const char* kToolVersion = "0.1.0";
+
+struct AnalyzeReport {
+  std::string mode = "exact";                 // "exact" or "hta" (--compat hta)
+  std::vector<std::string> inputs;            // as given on the command line
+  std::vector<std::string> notes;             // skipped files etc.
+  std::vector<std::string> warnings;          // salvaged / dropped data
+  uint64_t uncompressed_bytes = 0;            // JSON text read, B
+  uint64_t file_bytes = 0;                    // bytes on disk, B
+  double read_seconds = 0;                    // wall time to read all ranks, s
+  double analysis_seconds = 0;                // wall time of the analyses, s
+  std::vector<const trace::EventStore*> stores;  // one per rank, rank order
+  std::vector<analysis::RankAnalysis> ranks;     // same order as stores
+  analysis::MultiRankAnalysis multi;             // cross-rank results (meaningful with >= 2 ranks)
+};
+
+}  // namespace stepscope::report

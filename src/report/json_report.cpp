@@ -1,0 +1,257 @@
+#include "report/json_report.h"
+
+#include "analysis/kernel_class.h"
+
+namespace stepscope::report {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+ordered_json distribution_json(const analysis::Distribution& d) {
+  return {{"count", d.count}, {"mean", d.mean}, {"stddev", d.stddev}, {"min", d.min}, {"p25", d.p25},
+          {"p50", d.p50},     {"p75", d.p75},   {"p90", d.p90},       {"p99", d.p99}, {"max", d.max}};
+}
+
+ordered_json temporal_json(const analysis::TemporalBreakdown& t) {
+  return {{"idle_us", us(t.idle_time_ns)},
+          {"compute_us", us(t.compute_time_ns)},
+          {"non_compute_us", us(t.non_compute_time_ns)},
+          {"kernel_time_us", us(t.kernel_time_ns)},
+          {"idle_pct", t.idle_pct},
+          {"compute_pct", t.compute_pct},
+          {"non_compute_pct", t.non_compute_pct},
+          {"busy_us", us(t.busy_time_ns)},
+          {"communication_us", us(t.communication_time_ns)},
+          {"memory_us", us(t.memory_time_ns)},
+          {"activities", t.activities}};
+}
+
+ordered_json import_json(const trace::EventStore& s) {
+  ordered_json counters = ordered_json::object();
+  for (size_t c = 0; c < static_cast<size_t>(trace::ImportCounter::kCount); ++c) {
+    auto id = static_cast<trace::ImportCounter>(c);
+    if (s.stats.count(id) > 0) counters[std::string(trace::counter_info(id).name)] = s.stats.count(id);
+  }
+  ordered_json log = ordered_json::array();
+  for (const auto& e : s.stats.log()) {
+    log.push_back({{"counter", std::string(trace::counter_info(e.counter).name)},
+                   {"byte_offset", e.byte_offset},
+                   {"message", e.message}});
+  }
+  return {{"events", s.events.size()},
+          {"gpu_activities", s.gpu_rows.size()},
+          {"skipped_records", s.stats.skipped_records()},
+          {"counters", counters},
+          {"log", log}};
+}
+
+ordered_json steps_json(const analysis::RankAnalysis& r) {
+  ordered_json out = ordered_json::array();
+  for (size_t i = 0; i < r.steps.steps.size(); ++i) {
+    const auto& s = r.steps.steps[i];
+    ordered_json j = {{"step", s.step},
+                      {"cpu_start_us", us(s.cpu_start_ns)},
+                      {"cpu_duration_us", us(s.cpu_duration_ns)},
+                      {"gpu_activities", s.gpu_activities},
+                      {"gpu_start_us", us(s.gpu_start_ns)},
+                      {"gpu_duration_us", us(s.gpu_duration_ns)}};
+    if (i < r.temporal.steps.size()) j["temporal_breakdown"] = temporal_json(r.temporal.steps[i].breakdown);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+ordered_json kernel_stat_json(const analysis::KernelStat& k) {
+  return {{"name", k.name},
+          {"type", std::string(analysis::to_string(k.cls))},
+          {"family", std::string(analysis::to_string(k.family))},
+          {"count", k.duration.count},
+          {"total_us", us(k.duration.total_ns)},
+          {"mean_us", k.duration.mean_us},
+          {"min_us", us(k.duration.min_ns)},
+          {"max_us", us(k.duration.max_ns)},
+          {"stddev_us", k.duration.stddev_us},
+          {"pct_of_type", k.pct_of_class}};
+}
+
+ordered_json kernels_json(const analysis::KernelStatsResult& k, ordered_json& types_out) {
+  ordered_json top = ordered_json::array();
+  types_out = ordered_json::array();
+  for (const auto& c : k.classes) {
+    if (c.duration.count == 0) continue;
+    types_out.push_back({{"type", std::string(analysis::to_string(c.cls))},
+                         {"total_us", us(c.duration.total_ns)},
+                         {"count", c.duration.count},
+                         {"pct", c.pct_of_all}});
+    for (const auto& t : c.top) top.push_back(kernel_stat_json(t));
+    if (c.others.duration.count > 0) {
+      auto j = kernel_stat_json(c.others);
+      j["distinct_names"] = c.others.distinct_names;
+      top.push_back(std::move(j));
+    }
+  }
+  return top;
+}
+
+ordered_json rank_json(const trace::EventStore& s, const analysis::RankAnalysis& r) {
+  ordered_json j;
+  j["rank"] = r.rank;
+  j["rank_source"] = s.rank_source;
+  j["file"] = r.source_path;
+  if (!s.meta.devices.empty()) {
+    j["device"] = {{"name", s.meta.devices.front().name},
+                   {"total_memory_bytes", s.meta.devices.front().total_global_mem},
+                   {"sms", s.meta.devices.front().num_sms}};
+  }
+  j["import"] = import_json(s);
+  j["steps"] = steps_json(r);
+  j["temporal_breakdown"] = temporal_json(r.temporal.rank);
+  j["comm_comp_overlap_pct"] = r.overlap.overlap_pct ? ordered_json(*r.overlap.overlap_pct) : ordered_json(nullptr);
+  ordered_json idle = ordered_json::array();
+  for (const auto& st : r.idle.streams) {
+    idle.push_back({{"device", st.device},
+                    {"stream", st.stream},
+                    {"idle_us", us(st.idle_ns)},
+                    {"host_wait_us", us(st.host_wait_ns)},
+                    {"kernel_wait_us", us(st.kernel_wait_ns)},
+                    {"other_us", us(st.other_ns)},
+                    {"host_wait_ratio", st.host_wait_ratio},
+                    {"kernel_wait_ratio", st.kernel_wait_ratio},
+                    {"other_ratio", st.other_ratio}});
+  }
+  j["idle_breakdown"] = idle;
+  ordered_json types;
+  j["top_kernels"] = kernels_json(r.kernels, types);
+  j["kernel_types"] = types;
+  ordered_json fams = ordered_json::array();
+  for (const auto& f : r.kernels.families)
+    fams.push_back({{"family", std::string(analysis::to_string(f.family))},
+                    {"total_us", us(f.duration.total_ns)},
+                    {"count", f.duration.count},
+                    {"pct_of_compute", f.pct_of_compute}});
+  j["compute_families"] = fams;
+  const auto& l = r.launches;
+  ordered_json worst = ordered_json::array();
+  for (const auto& w : l.worst_launch_delays)
+    worst.push_back({{"name", w.name},
+                     {"stream", w.stream},
+                     {"launch_start_us", us(w.launch_start_ns)},
+                     {"launch_delay_us", us(w.launch_delay_ns)},
+                     {"cpu_duration_us", us(w.cpu_duration_ns)},
+                     {"gpu_duration_us", us(w.gpu_duration_ns)}});
+  j["launch_stats"] = {{"launches", l.launches},
+                       {"unmatched_kernels", l.unmatched_kernels},
+                       {"cpu_duration_us", distribution_json(l.cpu_duration_us)},
+                       {"gpu_duration_us", distribution_json(l.gpu_duration_us)},
+                       {"launch_delay_us", distribution_json(l.launch_delay_us)},
+                       {"start_latency_us", distribution_json(l.start_latency_us)},
+                       {"launch_delay_outlier_threshold_us", us(l.launch_delay_threshold_ns)},
+                       {"cpu_duration_outlier_threshold_us", us(l.cpu_duration_threshold_ns)},
+                       {"launch_delay_outliers", l.launch_delay_outliers},
+                       {"cpu_duration_outliers", l.cpu_duration_outliers},
+                       {"negative_launch_delays", l.negative_launch_delays},
+                       {"worst_launch_delays", worst}};
+  ordered_json queues = ordered_json::array();
+  for (const auto& q : r.queues.streams)
+    queues.push_back({{"device", q.device},
+                      {"stream", q.stream},
+                      {"activities", q.activities},
+                      {"mean_length", q.mean_length},
+                      {"max_length", q.max_length},
+                      {"time_at_limit_us", us(q.time_at_limit_ns)},
+                      {"time_nonempty_us", us(q.time_nonempty_ns)},
+                      {"samples", distribution_json(q.samples)}});
+  j["queue_length"] = {{"limit", r.queues.queue_limit}, {"streams", queues}};
+  ordered_json copies = ordered_json::array();
+  for (const auto& c : r.copies.kinds)
+    copies.push_back({{"name", c.name},
+                      {"direction", std::string(analysis::to_string(c.direction))},
+                      {"host_memory", std::string(analysis::to_string(c.host_memory))},
+                      {"count", c.count},
+                      {"bytes", c.bytes},
+                      {"time_us", us(c.time_ns)},
+                      {"achieved_gbps", c.achieved_gbps},
+                      {"per_op_gbps", distribution_json(c.per_op_gbps)}});
+  j["memory_bandwidth"] = copies;
+  ordered_json devs = ordered_json::array();
+  for (const auto& d : r.memory.devices)
+    devs.push_back({{"device_type", d.device_type},
+                    {"device_id", d.device_id},
+                    {"samples", d.samples},
+                    {"alloc_samples", d.alloc_samples},
+                    {"free_samples", d.free_samples},
+                    {"peak_allocated_bytes", d.peak_allocated_bytes},
+                    {"peak_reserved_bytes", d.peak_reserved_bytes},
+                    {"max_reserved_minus_allocated_bytes", d.max_reserved_minus_allocated_bytes}});
+  j["allocator"] = {{"samples", r.memory.samples}, {"devices", devs}};
+  return j;
+}
+
+ordered_json spread_json(const analysis::RankSpread& s) {
+  return {{"ranks", s.ranks},           {"min_us", us(s.min_ns)},
+          {"median_us", us(s.median_ns)}, {"max_us", us(s.max_ns)},
+          {"spread_us", us(s.spread_ns)}, {"fastest_rank", s.fastest_rank},
+          {"slowest_rank", s.slowest_rank}};
+}
+
+ordered_json multi_json(const analysis::MultiRankAnalysis& m) {
+  ordered_json steps = ordered_json::array();
+  for (const auto& s : m.steps) steps.push_back({{"step", s.step}, {"cpu", spread_json(s.cpu)}, {"gpu", spread_json(s.gpu)}});
+  ordered_json lateness = ordered_json::array();
+  for (const auto& r : m.collectives.ranks)
+    lateness.push_back({{"rank", r.rank},
+                        {"collectives", r.collectives},
+                        {"mean_lateness_us", r.mean_lateness_us},
+                        {"max_lateness_us", us(r.max_lateness_ns)},
+                        {"times_last", r.times_last},
+                        {"straggler", r.straggler}});
+  ordered_json gpu = ordered_json::array();
+  for (const auto& r : m.gpu_time.ranks)
+    gpu.push_back({{"rank", r.rank},
+                   {"kernel_time_us", us(r.kernel_time_ns)},
+                   {"busy_us", us(r.busy_time_ns)},
+                   {"compute_us", us(r.compute_time_ns)},
+                   {"communication_us", us(r.communication_time_ns)}});
+  return {{"ranks", m.ranks},
+          {"steps", steps},
+          {"collective_skew",
+           {{"matched_calls", m.collectives.matched_calls},
+            {"unmatched_calls", m.collectives.unmatched_calls},
+            {"mean_skew_us", m.collectives.mean_skew_us},
+            {"max_skew_us", us(m.collectives.max_skew_ns)},
+            {"ranks", lateness},
+            {"stragglers", m.collectives.stragglers}}},
+          {"gpu_time",
+           {{"ranks", gpu},
+            {"mean_compute_us", m.gpu_time.mean_compute_us},
+            {"stddev_compute_us", m.gpu_time.stddev_compute_us},
+            {"cv_compute", m.gpu_time.cv_compute},
+            {"compute", spread_json(m.gpu_time.compute)},
+            {"busy", spread_json(m.gpu_time.busy)}}}};
+}
+
+}  // namespace
+
+ordered_json build_analyze_json(const AnalyzeReport& report) {
+  ordered_json j;
+  j["schema"] = "stepscope.analyze";
+  j["schema_version"] = kJsonSchemaVersion;
+  j["tool_version"] = kToolVersion;
+  j["mode"] = report.mode;
+  j["inputs"] = report.inputs;
+  j["uncompressed_bytes"] = report.uncompressed_bytes;
+  j["read_seconds"] = report.read_seconds;
+  j["analysis_seconds"] = report.analysis_seconds;
+  j["notes"] = report.notes;
+  j["warnings"] = report.warnings;
+  ordered_json ranks = ordered_json::array();
+  for (size_t i = 0; i < report.ranks.size(); ++i) ranks.push_back(rank_json(*report.stores[i], report.ranks[i]));
+  j["ranks"] = ranks;
+  j["multi_rank"] = report.ranks.size() >= 2 ? multi_json(report.multi) : ordered_json(nullptr);
+  return j;
+}
+
+}  // namespace stepscope::report

@@ -1,0 +1,321 @@
+#include "report/terminal_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "analysis/kernel_class.h"
+#include "report/text_table.h"
+
+namespace stepscope::report {
+
+namespace {
+
+double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+std::string section(std::string_view title) { return fmt::format("\n{}\n", title); }
+
+// Per-rank summary: one column per rank (or min/median/max over ranks).
+std::string rank_summary(const AnalyzeReport& r, const TerminalOptions& o) {
+  struct Metric {
+    std::string label;
+    std::function<std::string(const analysis::RankAnalysis&)> cell;
+    std::function<double(const analysis::RankAnalysis&)> value;  // for summaries
+    std::function<std::string(double)> format;
+  };
+  auto ms_metric = [](std::string label, auto get) {
+    return Metric{std::move(label), [get](const auto& a) { return fmt_ms(us(get(a))); },
+                  [get](const auto& a) { return us(get(a)); }, [](double v) { return fmt_ms(v); }};
+  };
+  auto pct_metric = [](std::string label, auto get) {
+    return Metric{std::move(label), [get](const auto& a) { return fmt_pct(get(a)); },
+                  [get](const auto& a) { return get(a); }, [](double v) { return fmt_pct(v); }};
+  };
+  std::vector<Metric> metrics = {
+      ms_metric("GPU span, first to last activity (ms)", [](const auto& a) { return a.temporal.rank.kernel_time_ns; }),
+      ms_metric("  idle (ms)", [](const auto& a) { return a.temporal.rank.idle_time_ns; }),
+      ms_metric("  compute (ms)", [](const auto& a) { return a.temporal.rank.compute_time_ns; }),
+      ms_metric("  non-compute (ms)", [](const auto& a) { return a.temporal.rank.non_compute_time_ns; }),
+      pct_metric("idle share", [](const auto& a) { return a.temporal.rank.idle_pct; }),
+      pct_metric("compute share", [](const auto& a) { return a.temporal.rank.compute_pct; }),
+      pct_metric("non-compute share", [](const auto& a) { return a.temporal.rank.non_compute_pct; }),
+      ms_metric("communication, union (ms)", [](const auto& a) { return a.temporal.rank.communication_time_ns; }),
+      ms_metric("memory copies, union (ms)", [](const auto& a) { return a.temporal.rank.memory_time_ns; }),
+      Metric{"comm hidden behind compute",
+             [](const auto& a) { return a.overlap.overlap_pct ? fmt_pct(*a.overlap.overlap_pct) : std::string("n/a"); },
+             [](const auto& a) { return a.overlap.overlap_pct.value_or(0.0); }, [](double v) { return fmt_pct(v); }},
+      Metric{"GPU activities", [](const auto& a) { return fmt_count(a.gpu_activities); },
+             [](const auto& a) { return static_cast<double>(a.gpu_activities); },
+             [](double v) { return fmt_count(static_cast<int64_t>(v)); }},
+      Metric{"profiler steps", [](const auto& a) { return fmt_count(static_cast<int64_t>(a.steps.steps.size())); },
+             [](const auto& a) { return static_cast<double>(a.steps.steps.size()); },
+             [](double v) { return fmt_count(static_cast<int64_t>(v)); }},
+  };
+  TextTable t;
+  t.add_column("", TextTable::Align::kLeft);
+  bool side = r.ranks.size() <= o.max_side_by_side;
+  if (side) {
+    for (const auto& a : r.ranks) t.add_column(fmt::format("rank {}", a.rank));
+  } else {
+    t.add_column("min");
+    t.add_column("median");
+    t.add_column("max");
+    t.add_column("max rank");
+  }
+  for (const auto& m : metrics) {
+    std::vector<std::string> row{m.label};
+    if (side) {
+      for (const auto& a : r.ranks) row.push_back(m.cell(a));
+    } else {
+      std::vector<std::pair<double, int64_t>> v;
+      for (const auto& a : r.ranks) v.emplace_back(m.value(a), a.rank);
+      std::sort(v.begin(), v.end());
+      row.push_back(m.format(v.front().first));
+      row.push_back(m.format(v[(v.size() - 1) / 2].first));
+      row.push_back(m.format(v.back().first));
+      row.push_back(std::to_string(v.back().second));
+    }
+    t.add_row(std::move(row));
+  }
+  return t.render();
+}
+
+std::string steps_table(const analysis::RankAnalysis& a) {
+  TextTable t;
+  t.add_column("step");
+  t.add_column("CPU (ms)");
+  t.add_column("GPU span (ms)");
+  t.add_column("kernels");
+  t.add_column("idle");
+  t.add_column("compute");
+  t.add_column("non-compute");
+  for (size_t i = 0; i < a.steps.steps.size(); ++i) {
+    const auto& s = a.steps.steps[i];
+    const analysis::TemporalBreakdown* b = i < a.temporal.steps.size() ? &a.temporal.steps[i].breakdown : nullptr;
+    t.add_row({std::to_string(s.step), fmt_ms(us(s.cpu_duration_ns)), fmt_ms(us(s.gpu_duration_ns)),
+               fmt_count(s.gpu_activities), b ? fmt_pct(b->idle_pct) : "", b ? fmt_pct(b->compute_pct) : "",
+               b ? fmt_pct(b->non_compute_pct) : ""});
+  }
+  return t.render();
+}
+
+std::string kernels_table(const analysis::RankAnalysis& a, const TerminalOptions& o) {
+  TextTable types;
+  types.add_column("type", TextTable::Align::kLeft);
+  types.add_column("kernels");
+  types.add_column("total (ms)");
+  types.add_column("share of GPU time");
+  std::vector<const analysis::KernelStat*> all;
+  for (const auto& c : a.kernels.classes) {
+    if (c.duration.count == 0) continue;
+    types.add_row({std::string(analysis::to_string(c.cls)), fmt_count(c.duration.count),
+                   fmt_ms(us(c.duration.total_ns)), fmt_pct(c.pct_of_all)});
+    for (const auto& k : c.top) all.push_back(&k);
+  }
+  std::sort(all.begin(), all.end(), [](const auto* x, const auto* y) {
+    return x->duration.total_ns != y->duration.total_ns ? x->duration.total_ns > y->duration.total_ns : x->name < y->name;
+  });
+  if (all.size() > o.top_kernels) all.resize(o.top_kernels);
+  TextTable top;
+  top.add_column("kernel", TextTable::Align::kLeft);
+  top.add_column("type", TextTable::Align::kLeft);
+  top.add_column("count");
+  top.add_column("total (ms)");
+  top.add_column("mean (µs)");
+  top.add_column("min (µs)");
+  top.add_column("max (µs)");
+  top.add_column("std (µs)");
+  for (const auto* k : all) {
+    top.add_row({shorten(k->name, o.name_width), std::string(analysis::to_string(k->cls)),
+                 fmt_count(k->duration.count), fmt_ms(us(k->duration.total_ns)), fmt_us(k->duration.mean_us),
+                 fmt_us(us(k->duration.min_ns)), fmt_us(us(k->duration.max_ns)), fmt_us(k->duration.stddev_us)});
+  }
+  std::string out = types.render();
+  if (!a.kernels.families.empty()) {
+    TextTable fam;
+    fam.add_column("compute family", TextTable::Align::kLeft);
+    fam.add_column("kernels");
+    fam.add_column("total (ms)");
+    fam.add_column("share of compute");
+    for (const auto& f : a.kernels.families)
+      fam.add_row({std::string(analysis::to_string(f.family)), fmt_count(f.duration.count),
+                   fmt_ms(us(f.duration.total_ns)), fmt_pct(f.pct_of_compute)});
+    out += "\n" + fam.render();
+  }
+  return out + "\n" + top.render();
+}
+
+std::string idle_table(const analysis::RankAnalysis& a) {
+  TextTable t;
+  t.add_column("device");
+  t.add_column("stream");
+  t.add_column("idle (ms)");
+  t.add_column("host wait (ms)");
+  t.add_column("kernel wait (ms)");
+  t.add_column("other (ms)");
+  t.add_column("host wait share");
+  for (const auto& s : a.idle.streams) {
+    t.add_row({std::to_string(s.device), std::to_string(s.stream), fmt_ms(us(s.idle_ns)), fmt_ms(us(s.host_wait_ns)),
+               fmt_ms(us(s.kernel_wait_ns)), fmt_ms(us(s.other_ns)), fmt_pct(100.0 * s.host_wait_ratio)});
+  }
+  return t.render();
+}
+
+std::string launch_table(const analysis::RankAnalysis& a) {
+  const auto& l = a.launches;
+  TextTable t;
+  t.add_column("per launch", TextTable::Align::kLeft);
+  t.add_column("mean (µs)");
+  t.add_column("p50 (µs)");
+  t.add_column("p90 (µs)");
+  t.add_column("p99 (µs)");
+  t.add_column("max (µs)");
+  auto row = [&](std::string label, const analysis::Distribution& d) {
+    t.add_row({std::move(label), fmt_us(d.mean), fmt_us(d.p50), fmt_us(d.p90), fmt_us(d.p99), fmt_us(d.max)});
+  };
+  row("CPU runtime call", l.cpu_duration_us);
+  row("GPU kernel", l.gpu_duration_us);
+  row("launch delay (GPU start - call end)", l.launch_delay_us);
+  row("start latency (GPU start - call start)", l.start_latency_us);
+  return fmt::format("  {} launches matched, {} GPU activities without a launch; {} launch delays > {} µs, {} calls > {} µs\n",
+                     fmt_count(l.launches), fmt_count(l.unmatched_kernels), fmt_count(l.launch_delay_outliers),
+                     fmt_us(us(l.launch_delay_threshold_ns)), fmt_count(l.cpu_duration_outliers),
+                     fmt_us(us(l.cpu_duration_threshold_ns))) +
+         t.render();
+}
+
+std::string queue_table(const analysis::RankAnalysis& a) {
+  TextTable t;
+  t.add_column("device");
+  t.add_column("stream");
+  t.add_column("launches");
+  t.add_column("mean length (time-weighted)");
+  t.add_column("max length");
+  t.add_column(fmt::format("time at >= {} (ms)", a.queues.queue_limit));
+  for (const auto& q : a.queues.streams)
+    t.add_row({std::to_string(q.device), std::to_string(q.stream), fmt_count(q.activities),
+               fmt::format("{:.2f}", q.mean_length), fmt_count(q.max_length), fmt_ms(us(q.time_at_limit_ns))});
+  return t.render();
+}
+
+std::string copies_table(const analysis::RankAnalysis& a) {
+  TextTable t;
+  t.add_column("copy", TextTable::Align::kLeft);
+  t.add_column("count");
+  t.add_column("bytes");
+  t.add_column("time (ms)");
+  t.add_column("GB/s");
+  for (const auto& c : a.copies.kinds)
+    t.add_row({c.name, fmt_count(c.count), fmt_bytes(static_cast<double>(c.bytes)), fmt_ms(us(c.time_ns)),
+               fmt::format("{:.1f}", c.achieved_gbps)});
+  return t.render();
+}
+
+std::string allocator_table(const analysis::RankAnalysis& a) {
+  TextTable t;
+  t.add_column("device", TextTable::Align::kLeft);
+  t.add_column("samples");
+  t.add_column("peak allocated");
+  t.add_column("peak reserved");
+  t.add_column("max reserved - allocated");
+  for (const auto& d : a.memory.devices) {
+    std::string dev = d.device_type == 0 ? "cpu" : fmt::format("gpu {}", d.device_id);
+    t.add_row({dev, fmt_count(d.samples), fmt_bytes(static_cast<double>(d.peak_allocated_bytes)),
+               fmt_bytes(static_cast<double>(d.peak_reserved_bytes)),
+               fmt_bytes(static_cast<double>(d.max_reserved_minus_allocated_bytes))});
+  }
+  return t.render();
+}
+
+std::string multi_rank_section(const AnalyzeReport& r) {
+  const auto& m = r.multi;
+  std::string out;
+  if (!m.steps.empty()) {
+    TextTable t;
+    t.add_column("step");
+    t.add_column("CPU min (ms)");
+    t.add_column("CPU max (ms)");
+    t.add_column("slowest rank");
+    t.add_column("GPU min (ms)");
+    t.add_column("GPU max (ms)");
+    t.add_column("spread (ms)");
+    for (const auto& s : m.steps)
+      t.add_row({std::to_string(s.step), fmt_ms(us(s.cpu.min_ns)), fmt_ms(us(s.cpu.max_ns)),
+                 std::to_string(s.cpu.slowest_rank), fmt_ms(us(s.gpu.min_ns)), fmt_ms(us(s.gpu.max_ns)),
+                 fmt_ms(us(s.gpu.spread_ns))});
+    out += t.render();
+  }
+  const auto& c = m.collectives;
+  out += fmt::format("  collectives matched across ranks: {} (unmatched {}); start skew mean {} µs, max {} µs\n",
+                     fmt_count(c.matched_calls), fmt_count(c.unmatched_calls), fmt_us(c.mean_skew_us),
+                     fmt_us(us(c.max_skew_ns)));
+  if (!c.ranks.empty()) {
+    TextTable t;
+    t.add_column("rank");
+    t.add_column("collectives");
+    t.add_column("mean lateness (µs)");
+    t.add_column("max lateness (µs)");
+    t.add_column("times last");
+    t.add_column("straggler", TextTable::Align::kLeft);
+    for (const auto& x : c.ranks)
+      t.add_row({std::to_string(x.rank), fmt_count(x.collectives), fmt_us(x.mean_lateness_us),
+                 fmt_us(us(x.max_lateness_ns)), fmt_count(x.times_last), x.straggler ? "yes" : ""});
+    out += t.render();
+  }
+  out += fmt::format("  compute time across ranks: mean {} ms, stddev {} ms (cv {:.3f})\n",
+                     fmt_ms(m.gpu_time.mean_compute_us), fmt_ms(m.gpu_time.stddev_compute_us), m.gpu_time.cv_compute);
+  return out;
+}
+
+std::string import_summary(const AnalyzeReport& r) {
+  std::string out;
+  for (size_t i = 0; i < r.stores.size(); ++i) {
+    const auto& s = *r.stores[i];
+    uint64_t skipped = s.stats.skipped_records();
+    bool truncated = s.stats.count(trace::ImportCounter::kTruncatedInput) > 0;
+    if (skipped == 0 && !truncated) continue;
+    out += fmt::format("  rank {} ({}): {} records skipped{}\n", s.rank, s.source_path, fmt_count(static_cast<int64_t>(skipped)),
+                       truncated ? ", input truncated (salvaged)" : "");
+    for (const auto& e : s.stats.log())
+      out += fmt::format("    {} at byte {}: {}\n", trace::counter_info(e.counter).name, e.byte_offset, e.message);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
+  std::string out = fmt::format("stepscope analyze: {} rank{}, {:.1f} MB of trace JSON read in {:.2f} s, analysed in {:.2f} s (mode: {})\n",
+                                r.ranks.size(), r.ranks.size() == 1 ? "" : "s", r.uncompressed_bytes / 1e6,
+                                r.read_seconds, r.analysis_seconds, r.mode);
+  for (const auto& w : r.warnings) out += "  warning: " + w + "\n";
+  for (const auto& n : r.notes) out += "  note: " + n + "\n";
+  std::string imports = import_summary(r);
+  if (!imports.empty()) out += section("Input problems (skipped records are not analysed)") + imports;
+
+  out += section("GPU time breakdown (idle / compute / non-compute over the GPU span)");
+  out += rank_summary(r, o);
+
+  // Detail tables for one rank: the only one, or the slowest by GPU span.
+  const analysis::RankAnalysis* focus = &r.ranks.front();
+  for (const auto& a : r.ranks)
+    if (a.temporal.rank.kernel_time_ns > focus->temporal.rank.kernel_time_ns) focus = &a;
+  std::string who = r.ranks.size() == 1 ? "" : fmt::format(" (rank {}, the longest GPU span)", focus->rank);
+  if (focus->gpu_activities == 0) {
+    out += "\n  The trace has no GPU events: only CPU-side results are available.\n";
+  }
+  if (!focus->steps.steps.empty()) out += section("Steps" + who) + steps_table(*focus);
+  if (focus->gpu_activities > 0) {
+    out += section("Kernels by type and top kernels by total time" + who) + kernels_table(*focus, o);
+    out += section("Idle time per stream: host wait / kernel wait / other" + who) + idle_table(*focus);
+    if (focus->launches.launches > 0) out += section("Kernel launches" + who) + launch_table(*focus);
+    if (!focus->queues.streams.empty()) out += section("Launch queue length per stream" + who) + queue_table(*focus);
+    if (!focus->copies.kinds.empty()) out += section("Memory copies and sets" + who) + copies_table(*focus);
+  }
+  if (!focus->memory.devices.empty()) out += section("Caching allocator" + who) + allocator_table(*focus);
+  if (r.ranks.size() >= 2) out += section("Across ranks") + multi_rank_section(r);
+  return out;
+}
+
+}  // namespace stepscope::report

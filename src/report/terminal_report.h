@@ -1,0 +1,19 @@
+// The human-readable report of `stepscope analyze`: aligned tables with units,
+// ranks side by side (summarised by min/median/max past kMaxSideBySide ranks).
+#pragma once
+
+#include <string>
+
+#include "report/analyze_report.h"
+
+namespace stepscope::report {
+
+struct TerminalOptions {
+  size_t max_side_by_side = 8;  // ranks shown as columns before switching to a summary
+  size_t top_kernels = 10;      // kernel rows shown
+  size_t name_width = 60;       // kernel names are cut to this many characters
+};
+
+std::string render_terminal(const AnalyzeReport& report, const TerminalOptions& options = {});
+
+}  // namespace stepscope::report
