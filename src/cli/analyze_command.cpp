@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "analysis/hta_compat/run_hta_compat.h"
 #include "analysis/multi_rank.h"
 #include "analysis/rank_analysis.h"
 #include "cli/commands.h"
@@ -81,6 +82,14 @@ int run_analyze(const AnalyzeArgs& args) {
     std::vector<const analysis::RankAnalysis*> ptrs;
     for (const auto& r : rep.ranks) ptrs.push_back(&r);
     rep.multi = analysis::analyze_ranks(ptrs, options);
+  }
+  if (args.compat == "hta") {
+    rep.hta = analysis::hta::run_hta_compat(rep.stores);
+    if (rep.stores.size() == 1) {
+      rep.hta_rank_kernel_types.push_back(rep.hta->kernel_type_breakdown);
+    } else {
+      for (const auto* s : rep.stores) rep.hta_rank_kernel_types.push_back(analysis::hta::run_hta_compat(*s).kernel_type_breakdown);
+    }
   }
   rep.analysis_seconds = std::chrono::duration<double>(clock::now() - t1).count();
 

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "analysis/hta_compat/hta_result.h"
 #include "analysis/multi_rank.h"
 #include "analysis/rank_analysis.h"
 #include "trace/event_store.h"
@@ -28,6 +31,10 @@ struct AnalyzeReport {
   std::vector<const trace::EventStore*> stores;  // one per rank, rank order
   std::vector<analysis::RankAnalysis> ranks;     // same order as stores
   analysis::MultiRankAnalysis multi;             // cross-rank results (meaningful with >= 2 ranks)
+  // --compat hta: HTA 0.6.1's tables over all ranks, and per rank the kernel
+  // type table of that rank alone (HTA pools it over ranks).
+  std::optional<analysis::hta::HtaResult> hta;
+  std::vector<std::vector<analysis::hta::HtaKernelTypeRow>> hta_rank_kernel_types;
 };
 
 }  // namespace stepscope::report

@@ -1,6 +1,7 @@
 #include "report/json_report.h"
 
 #include "analysis/kernel_class.h"
+#include "report/hta_json.h"
 
 namespace stepscope::report {
 
@@ -248,9 +249,18 @@ ordered_json build_analyze_json(const AnalyzeReport& report) {
   j["notes"] = report.notes;
   j["warnings"] = report.warnings;
   ordered_json ranks = ordered_json::array();
-  for (size_t i = 0; i < report.ranks.size(); ++i) ranks.push_back(rank_json(*report.stores[i], report.ranks[i]));
+  for (size_t i = 0; i < report.ranks.size(); ++i) {
+    ordered_json rj = rank_json(*report.stores[i], report.ranks[i]);
+    if (report.hta) {
+      static const std::vector<analysis::hta::HtaKernelTypeRow> kNone;
+      apply_hta_to_rank(*report.hta, i < report.hta_rank_kernel_types.size() ? report.hta_rank_kernel_types[i] : kNone,
+                        report.ranks[i].rank, rj);
+    }
+    ranks.push_back(std::move(rj));
+  }
   j["ranks"] = ranks;
   j["multi_rank"] = report.ranks.size() >= 2 ? multi_json(report.multi) : ordered_json(nullptr);
+  if (report.hta) j["hta"] = hta_tables_json(*report.hta);
   return j;
 }
 

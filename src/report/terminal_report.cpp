@@ -6,6 +6,7 @@
 #include <map>
 
 #include "analysis/kernel_class.h"
+#include "report/hta_terminal.h"
 #include "report/text_table.h"
 
 namespace stepscope::report {
@@ -315,6 +316,7 @@ std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
   }
   if (!focus->memory.devices.empty()) out += section("Caching allocator" + who) + allocator_table(*focus);
   if (r.ranks.size() >= 2) out += section("Across ranks") + multi_rank_section(r);
+  if (r.hta) out += render_hta_terminal(*r.hta, o.name_width);
   return out;
 }
 

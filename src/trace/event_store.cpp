@@ -1,6 +1,7 @@
 #include "trace/event_store.h"
 
 #include <algorithm>
+#include <bit>
 #include <unordered_map>
 
 namespace stepscope::trace {
@@ -25,7 +26,8 @@ std::optional<int64_t> EventStore::arg_int(size_t i, StringId key) const {
 
 std::optional<double> EventStore::arg_number(size_t i, StringId key) const {
   return find_arg(*this, i, key, [&](size_t k) -> std::optional<double> {
-    if (args.type[k] == ArgType::kInt || args.type[k] == ArgType::kDouble) return args.double_value[k];
+    if (args.type[k] == ArgType::kInt) return static_cast<double>(args.int_value[k]);
+    if (args.type[k] == ArgType::kDouble) return std::bit_cast<double>(args.int_value[k]);
     return std::nullopt;
   });
 }
@@ -82,7 +84,15 @@ void EventStore::build_indexes() {
     if (ext == kNone && launch_of_gpu[g] != kNoRow) ext = events.external_id[launch_of_gpu[g]];
     if (ext != kNone) {
       auto it = op_by_ext.find(ext);
-      if (it != op_by_ext.end()) cpu_op_of_gpu[g] = it->second;
+      // Traces of 2021-2023 number GPU rows' External id like their correlation,
+      // so an op with the same number can be an unrelated op: accept it only if
+      // it encloses the launch call on the launching thread.
+      uint32_t launch = launch_of_gpu[g];
+      if (it != op_by_ext.end() &&
+          (launch == kNoRow || (events.tid[it->second] == events.tid[launch] &&
+                                events.ts_ns[it->second] <= events.ts_ns[launch] &&
+                                events.ts_ns[launch] <= events.ts_ns[it->second] + events.dur_ns[it->second])))
+        cpu_op_of_gpu[g] = it->second;
     }
   }
 }

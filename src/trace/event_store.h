@@ -19,6 +19,12 @@ namespace stepscope::trace {
 
 constexpr int64_t kNone = -1;  // missing correlation / external id / stream
 
+// Per-event provenance bits.
+enum EventFlags : uint8_t {
+  kStreamFromTid = 1,  // the GPU stream was read from tid ("stream 7"), not args.stream
+  kNoDuration = 2,     // the record had no "dur" (instants; an "X" without one gets dur 0)
+};
+
 // One column per field; row i of every column is event i. Events are sorted by
 // (ts_ns, insertion order) after import, so analyses can sweep in time order.
 struct EventColumns {
@@ -29,10 +35,14 @@ struct EventColumns {
   std::vector<EventKind> kind;       // classified category
   std::vector<int32_t> pid;          // process id (device id for GPU rows in most traces)
   std::vector<int64_t> tid;          // thread id; GPU rows: stream ("stream 7" -> 7)
-  std::vector<int32_t> stream;       // GPU stream id, kNone on host rows
+  // args.stream as written (kNone if absent). GPU rows always have one (from
+  // tid in 2021 traces, see flags); host rows keep a numeric args.stream only.
+  std::vector<int64_t> stream;
+  std::vector<uint8_t> flags;        // EventFlags bits
   std::vector<int32_t> device;       // GPU device ordinal from args.device, kNone if absent
   std::vector<int64_t> correlation;  // runtime call <-> GPU activity id, kNone if absent
   std::vector<int64_t> external_id;  // GPU activity / runtime call -> CPU op id, kNone if absent
+  std::vector<uint32_t> seq;         // position of the record in traceEvents (file order)
   std::vector<uint32_t> args_begin;  // first row of this event's args in ArgColumns
 
   size_t size() const { return ts_ns.size(); }
@@ -43,11 +53,13 @@ struct EventColumns {
 // counted in ImportStats so the store stays smaller than the JSON.
 enum class ArgType : uint8_t { kInt, kDouble, kString, kJson };
 
+// Numbers share one 8-byte column (a trace holds millions of arguments, and a
+// separate double column cost 8 bytes on each): read them through arg_int /
+// arg_number, which decode by type.
 struct ArgColumns {
   std::vector<StringId> key;
   std::vector<ArgType> type;
-  std::vector<int64_t> int_value;     // kInt
-  std::vector<double> double_value;   // kDouble (and kInt, converted)
+  std::vector<int64_t> int_value;     // kInt: the value; kDouble: the double's bits (std::bit_cast)
   std::vector<StringId> string_value; // kString, or raw JSON text for kJson
   size_t size() const { return key.size(); }
 };
@@ -80,6 +92,7 @@ struct TraceMetadata {
   std::string backend;                // distributedInfo.backend
   int64_t base_time_ns = 0;           // baseTimeNanoseconds
   std::optional<int64_t> schema_version;
+  bool fractional_timestamps = false;  // some "ts" was written with a fraction or exponent
   std::vector<DeviceProperties> devices;
   std::vector<std::pair<int64_t, std::string>> thread_names;   // (tid, name) from "M" events
   std::vector<std::pair<int32_t, std::string>> process_names;  // (pid, name)

@@ -1,7 +1,9 @@
 #include "trace/store_builder.h"
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
+#include <tuple>
 
 namespace stepscope::trace {
 
@@ -10,7 +12,6 @@ void StoreBuilder::stage_int_arg(StringId key, int64_t v) {
   a.key.push_back(key);
   a.type.push_back(ArgType::kInt);
   a.int_value.push_back(v);
-  a.double_value.push_back(static_cast<double>(v));
   a.string_value.push_back(0);
 }
 
@@ -18,8 +19,7 @@ void StoreBuilder::stage_double_arg(StringId key, double v) {
   auto& a = store_.args;
   a.key.push_back(key);
   a.type.push_back(ArgType::kDouble);
-  a.int_value.push_back(0);
-  a.double_value.push_back(v);
+  a.int_value.push_back(std::bit_cast<int64_t>(v));
   a.string_value.push_back(0);
 }
 
@@ -28,7 +28,6 @@ void StoreBuilder::stage_string_arg(StringId key, StringId v, ArgType type) {
   a.key.push_back(key);
   a.type.push_back(type);
   a.int_value.push_back(0);
-  a.double_value.push_back(0);
   a.string_value.push_back(v);
 }
 
@@ -37,7 +36,6 @@ void StoreBuilder::discard_staged_args() {
   a.key.resize(staged_from_);
   a.type.resize(staged_from_);
   a.int_value.resize(staged_from_);
-  a.double_value.resize(staged_from_);
   a.string_value.resize(staged_from_);
 }
 
@@ -51,11 +49,43 @@ void StoreBuilder::add_event(const EventRow& r) {
   e.pid.push_back(r.pid);
   e.tid.push_back(r.tid);
   e.stream.push_back(r.stream);
+  e.flags.push_back(r.flags);
+  e.seq.push_back(r.seq);
   e.device.push_back(r.device);
   e.correlation.push_back(r.correlation);
   e.external_id.push_back(r.external_id);
   e.args_begin.push_back(static_cast<uint32_t>(staged_from_));
   staged_from_ = store_.args.size();
+}
+
+void StoreBuilder::reserve(size_t events, size_t args, size_t flows) {
+  auto& e = store_.events;
+  e.ts_ns.reserve(events);
+  e.dur_ns.reserve(events);
+  e.name.reserve(events);
+  e.category.reserve(events);
+  e.kind.reserve(events);
+  e.pid.reserve(events);
+  e.tid.reserve(events);
+  e.stream.reserve(events);
+  e.flags.reserve(events);
+  e.seq.reserve(events);
+  e.device.reserve(events);
+  e.correlation.reserve(events);
+  e.external_id.reserve(events);
+  e.args_begin.reserve(events + 1);
+  auto& a = store_.args;
+  a.key.reserve(args);
+  a.type.reserve(args);
+  a.int_value.reserve(args);
+  a.string_value.reserve(args);
+  auto& f = store_.flows;
+  f.id.reserve(flows);
+  f.category.reserve(flows);
+  f.phase.reserve(flows);
+  f.ts_ns.reserve(flows);
+  f.pid.reserve(flows);
+  f.tid.reserve(flows);
 }
 
 void StoreBuilder::add_flow(int64_t id, StringId category, char phase, int64_t ts_ns, int32_t pid,
@@ -71,12 +101,28 @@ void StoreBuilder::add_flow(int64_t id, StringId category, char phase, int64_t t
 
 namespace {
 
-template <typename T>
-void permute(std::vector<T>& v, const std::vector<uint32_t>& order) {
-  std::vector<T> out(v.size());
-  for (size_t i = 0; i < order.size(); ++i) out[i] = v[order[i]];
-  v.swap(out);
-}
+// Reorders columns through one scratch buffer per element type: the buffer a
+// column gives up becomes the scratch of the next column of that type, so a
+// sort allocates one extra column per type instead of one per column (the
+// store's peak memory is reached here, on the largest rank).
+class Permuter {
+ public:
+  explicit Permuter(const std::vector<uint32_t>& order) : order_(order) {}
+
+  template <typename T>
+  void operator()(std::vector<T>& v) {
+    std::vector<T>& scratch = std::get<std::vector<T>>(scratch_);
+    scratch.resize(order_.size());
+    for (size_t i = 0; i < order_.size(); ++i) scratch[i] = v[order_[i]];
+    v.swap(scratch);
+  }
+
+ private:
+  const std::vector<uint32_t>& order_;
+  std::tuple<std::vector<int64_t>, std::vector<uint32_t>, std::vector<int32_t>, std::vector<uint8_t>,
+             std::vector<EventKind>, std::vector<ArgType>>
+      scratch_;
+};
 
 }  // namespace
 
@@ -85,43 +131,46 @@ void StoreBuilder::finish() {
   auto& e = store_.events;
   auto& a = store_.args;
   const size_t n = e.size();
-  // Close the CSR ranges: args of event i are [args_begin[i], args_end(i)).
-  std::vector<uint32_t> arg_end(n);
-  for (size_t i = 0; i < n; ++i)
-    arg_end[i] = i + 1 < n ? e.args_begin[i + 1] : static_cast<uint32_t>(a.size());
-
-  std::vector<uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
   bool sorted = std::is_sorted(e.ts_ns.begin(), e.ts_ns.end());
   if (!sorted) {
+    std::vector<uint32_t> order(n);
+    std::iota(order.begin(), order.end(), 0u);
     std::stable_sort(order.begin(), order.end(),
                      [&](uint32_t x, uint32_t y) { return e.ts_ns[x] < e.ts_ns[y]; });
-    permute(e.ts_ns, order);
-    permute(e.dur_ns, order);
-    permute(e.name, order);
-    permute(e.category, order);
-    permute(e.kind, order);
-    permute(e.pid, order);
-    permute(e.tid, order);
-    permute(e.stream, order);
-    permute(e.device, order);
-    permute(e.correlation, order);
-    permute(e.external_id, order);
-    // Rebuild the argument table in the new event order.
-    ArgColumns sorted_args;
+    // The argument rows in the new event order: event i's arguments are the
+    // CSR range [args_begin[i], args_begin[i + 1]) (the last one ends at a.size()).
+    std::vector<uint32_t> arg_order;
+    arg_order.reserve(a.size());
     std::vector<uint32_t> begins(n);
     for (size_t i = 0; i < n; ++i) {
-      uint32_t old = order[i];
-      begins[i] = static_cast<uint32_t>(sorted_args.size());
-      for (uint32_t k = e.args_begin[old]; k < arg_end[old]; ++k) {
-        sorted_args.key.push_back(a.key[k]);
-        sorted_args.type.push_back(a.type[k]);
-        sorted_args.int_value.push_back(a.int_value[k]);
-        sorted_args.double_value.push_back(a.double_value[k]);
-        sorted_args.string_value.push_back(a.string_value[k]);
-      }
+      const uint32_t old = order[i];
+      const uint32_t end = old + 1 < n ? e.args_begin[old + 1] : static_cast<uint32_t>(a.size());
+      begins[i] = static_cast<uint32_t>(arg_order.size());
+      for (uint32_t k = e.args_begin[old]; k < end; ++k) arg_order.push_back(k);
     }
-    a = std::move(sorted_args);
+    {
+      Permuter permute(order);
+      permute(e.ts_ns);
+      permute(e.dur_ns);
+      permute(e.name);
+      permute(e.category);
+      permute(e.kind);
+      permute(e.pid);
+      permute(e.tid);
+      permute(e.stream);
+      permute(e.flags);
+      permute(e.seq);
+      permute(e.device);
+      permute(e.correlation);
+      permute(e.external_id);
+    }
+    {
+      Permuter permute(arg_order);
+      permute(a.key);
+      permute(a.type);
+      permute(a.int_value);
+      permute(a.string_value);
+    }
     e.args_begin = std::move(begins);
   }
   e.args_begin.push_back(static_cast<uint32_t>(a.size()));  // sentinel: end of the last range

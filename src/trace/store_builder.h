@@ -18,7 +18,9 @@ struct EventRow {
   EventKind kind = EventKind::kOther;
   int32_t pid = 0;
   int64_t tid = 0;
-  int32_t stream = static_cast<int32_t>(kNone);
+  int64_t stream = kNone;
+  uint8_t flags = 0;
+  uint32_t seq = 0;
   int32_t device = static_cast<int32_t>(kNone);
   int64_t correlation = kNone;
   int64_t external_id = kNone;
@@ -37,6 +39,11 @@ class StoreBuilder {
   void stage_double_arg(StringId key, double v);
   void stage_string_arg(StringId key, StringId v, ArgType type = ArgType::kString);
   void discard_staged_args();
+
+  // Sizes the columns for about this many rows before reading, so appending
+  // does not reallocate and copy them as they grow. A generous guess costs
+  // address space only: pages of the unused tail are never touched.
+  void reserve(size_t events, size_t args, size_t flows);
 
   void add_event(const EventRow& row);
   void add_flow(int64_t id, StringId category, char phase, int64_t ts_ns, int32_t pid, int64_t tid);

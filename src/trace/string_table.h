@@ -2,13 +2,16 @@
 // once per rank and referred to by a dense 32-bit id. Trace files repeat the
 // same few thousand kernel and operator names millions of times, so interning
 // is what keeps the store smaller than the JSON it came from.
+//
+// intern() runs several times per event, so the table is built for it: an
+// open-addressing index of (hash, id) pairs probed linearly, a hash that reads
+// 8 bytes per step (kernel names run to hundreds of bytes), and the text in
+// large arena blocks that never move.
 #pragma once
 
 #include <cstdint>
-#include <deque>
-#include <string>
+#include <memory>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace stepscope::trace {
@@ -31,14 +34,21 @@ class StringTable {
   static constexpr StringId kMissing = UINT32_MAX;
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept;
+  struct Slot {
+    uint32_t hash = 0;        // high bits of the 64-bit hash, to skip most compares
+    StringId id = kMissing;   // kMissing: empty slot
   };
-  // Strings live in stable deque storage so the views and map keys never move.
-  std::deque<std::string> storage_;
+  static uint64_t hash(std::string_view s);
+  // The slot holding `s`, or the empty slot where it would go.
+  size_t probe(std::string_view s, uint64_t h) const;
+  void grow();
+  std::string_view store_text(std::string_view s);
+
+  std::vector<Slot> slots_;  // power-of-two size, at most half full
   std::vector<std::string_view> views_;
-  std::unordered_map<std::string_view, StringId, Hash, std::equal_to<>> index_;
+  std::vector<std::unique_ptr<char[]>> blocks_;  // arena: views point here
+  size_t block_used_ = 0;
+  size_t block_size_ = 0;
 };
 
 }  // namespace stepscope::trace

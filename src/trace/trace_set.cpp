@@ -116,6 +116,7 @@ LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions
   for (auto& t : pool) t.join();
 
   TraceSet& set = result.set;
+  std::string first_error;  // of a rank dropped under salvage
   bool from_folder = false;
   for (const auto& in : inputs) {
     std::error_code ec;
@@ -126,7 +127,13 @@ LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions
     set.uncompressed_bytes += o.uncompressed_bytes;
     set.file_bytes += o.file_bytes;
     if (o.not_a_trace && (from_folder || n > 1)) {
-      set.notes.push_back("skipped " + files[i] + ": not a trace (no \"traceEvents\")");
+      set.notes.push_back("skipped " + o.error);
+      continue;
+    }
+    if (!o.ok && options.salvage && !o.not_a_trace) {
+      // Nothing of this rank was readable: analyse the others and say so.
+      if (first_error.empty()) first_error = o.error;
+      set.warnings.push_back("dropped " + o.error);
       continue;
     }
     if (!o.ok) {
@@ -137,7 +144,9 @@ LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions
     set.ranks.push_back(std::move(stores[i]));
   }
   if (set.ranks.empty()) {
-    result.error = n == 1 ? files[0] + ": not a trace" : "no trace files among " + std::to_string(n) + " inputs";
+    result.error = !first_error.empty() ? first_error
+                   : n == 1             ? files[0] + ": not a trace"
+                                        : "no trace files among " + std::to_string(n) + " inputs";
     return result;
   }
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace stepscope::trace {
 namespace {
 
@@ -37,6 +40,50 @@ TEST(DecimalTime, RejectsNonNumbersAndOverflow) {
   EXPECT_FALSE(parse_us_as_ns("1.2.3", out));
   EXPECT_FALSE(parse_us_as_ns("99999999999999999999", out));  // > int64 ns
   EXPECT_FALSE(parse_us_as_ns("1e300", out));
+}
+
+}  // namespace
+}  // namespace stepscope::trace
+
+namespace stepscope::trace {
+namespace {
+
+// The 64-bit fast path and the exact general path agree on every plain
+// decimal, including the edges: 18 vs 19 digits, values near INT64_MAX after
+// scaling, rounding at exactly half, leading zeros, "-0", "5." and ".5".
+TEST(DecimalTime, FastPathAgreesWithTheGeneralPath) {
+  uint64_t state = 0x243F6A8885A308D3ull;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  std::vector<std::string> cases = {"0", "-0", "5.", ".5", "-.5", "0.0005", "0.0015", "-0.0005", "9223372036854775",
+                                    "9223372036854775.807", "9223372036854775.808", "922337203685477.5807",
+                                    "999999999999999999", "99999999999999999.9", "000000000000000001.5",
+                                    "1234567890123456789", ".", "-", "1..2", "1.-2", "--1"};
+  for (int i = 0; i < 200000; ++i) {
+    std::string s;
+    if (next() % 3 == 0) s += '-';
+    int int_digits = static_cast<int>(next() % 20);
+    int frac_digits = static_cast<int>(next() % 8);
+    for (int k = 0; k < int_digits; ++k) s += static_cast<char>('0' + next() % 10);
+    if (next() % 4 != 0) {
+      s += '.';
+      for (int k = 0; k < frac_digits; ++k) s += static_cast<char>('0' + (next() % 3 == 0 ? 5 : next() % 10));
+    }
+    cases.push_back(std::move(s));
+  }
+  for (const auto& s : cases) {
+    for (int scale : {0, 3}) {
+      int64_t fast = 7, general = 7;
+      bool ok_fast = parse_scaled_decimal(s, scale, fast);
+      bool ok_general = parse_scaled_decimal_general(s, scale, general);
+      ASSERT_EQ(ok_fast, ok_general) << '"' << s << "\" scale " << scale;
+      if (ok_fast) ASSERT_EQ(fast, general) << '"' << s << "\" scale " << scale;
+    }
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 namespace stepscope::analysis::hta {
 namespace {
@@ -206,13 +207,8 @@ HtaFrames build_hta_frames(const std::vector<const trace::EventStore*>& stores) 
     const int64_t rank = s->meta.rank.value_or(0);
     auto [it, fresh] = by_rank.emplace(rank, s);
     if (!fresh) {
-      const trace::EventStore* loser = it->second;
-      if (s->source_path > it->second->source_path) {
-        loser = it->second;
-        it->second = s;
-      } else {
-        loser = s;
-      }
+      const trace::EventStore* loser = s;
+      if (s->source_path > it->second->source_path) std::swap(loser, it->second);
       out.notes.push_back("rank " + std::to_string(rank) + " is given by two traces; HTA keeps the one listed last, " +
                           "ignoring " + loser->source_path);
     }
@@ -235,30 +231,27 @@ HtaFrames build_hta_frames(const std::vector<const trace::EventStore*>& stores) 
     for (size_t i = 0; i < d.ts_us.size(); ++i) d.frame.events[i].ts = static_cast<double>(d.ts_us[i] - min_ts);
 
   // Distinct names and categories, over all ranks, that contain "ProfilerStep".
+  auto names_a_step = [](std::string_view s) { return s.find("ProfilerStep") != std::string_view::npos; };
   std::set<std::string, std::less<>> step_symbols;
-  std::vector<std::vector<bool>> is_step_name(drafts.size());
-  for (size_t r = 0; r < drafts.size(); ++r) {
-    const auto& frame = drafts[r].frame;
-    const auto& strings = frame.store->strings;
-    std::vector<uint8_t> used(strings.size(), 0);
-    for (const auto& e : frame.events) {
-      used[e.name] = 1;
-      used[e.category] = 1;
+  for (const auto& d : drafts) {
+    const auto& strings = d.frame.store->strings;
+    std::vector<bool> used(strings.size(), false);
+    for (const auto& e : d.frame.events) {
+      used[e.name] = true;
+      used[e.category] = true;
     }
-    is_step_name[r].assign(strings.size(), false);
-    for (trace::StringId id = 0; id < used.size(); ++id) {
-      if (!used[id] || strings.get(id).find("ProfilerStep") == std::string_view::npos) continue;
-      step_symbols.emplace(strings.get(id));
-    }
+    for (trace::StringId id = 0; id < used.size(); ++id)
+      if (used[id] && names_a_step(strings.get(id))) step_symbols.emplace(strings.get(id));
   }
   out.step_filter_applied = step_symbols.size() >= 2;
-  for (size_t r = 0; r < drafts.size(); ++r) {
-    HtaRankFrame& frame = drafts[r].frame;
+  for (auto& d : drafts) {
+    HtaRankFrame& frame = d.frame;
     if (out.step_filter_applied) {
       const auto& strings = frame.store->strings;
+      std::vector<bool> is_step_name(strings.size(), false);
       for (trace::StringId id = 0; id < strings.size(); ++id)
-        is_step_name[r][id] = step_symbols.count(strings.get(id)) > 0;
-      filter_to_steps(frame, is_step_name[r]);
+        is_step_name[id] = names_a_step(strings.get(id)) && step_symbols.count(strings.get(id)) > 0;
+      filter_to_steps(frame, is_step_name);
     }
     for (const auto& e : frame.events)
       if (e.on_stream() && e.dur < 0) ++frame.negative_durations;

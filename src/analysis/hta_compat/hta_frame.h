@@ -4,7 +4,7 @@
 //
 // What the builder reproduces, in order:
 //   * rank = distributedInfo.rank, else 0 (HTA scans the text for the first
-//     `"rank":\s+N`; see rank notes in hta_frame.cpp); duplicate ranks: the
+//     `"rank":\s+N`, see docs/hta_compat.md §11); duplicate ranks: the
 //     file that sorts last wins;
 //   * frame order = record order in traceEvents (EventStore::events.seq);
 //   * HTA's µs rounding when any "ts" had a fraction: ts = ceil(ts),

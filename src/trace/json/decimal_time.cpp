@@ -2,7 +2,7 @@
 
 namespace stepscope::trace {
 
-bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out) {
+bool parse_scaled_decimal_general(std::string_view s, int scale, int64_t& out) {
   size_t i = 0;
   bool negative = false;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) {
@@ -78,6 +78,71 @@ bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out) {
   }
   if (mantissa > kLimit) return false;
   out = negative ? -static_cast<int64_t>(mantissa) : static_cast<int64_t>(mantissa);
+  return true;
+}
+
+namespace {
+constexpr uint64_t kPow10[19] = {1ull,
+                                 10ull,
+                                 100ull,
+                                 1000ull,
+                                 10000ull,
+                                 100000ull,
+                                 1000000ull,
+                                 10000000ull,
+                                 100000000ull,
+                                 1000000000ull,
+                                 10000000000ull,
+                                 100000000000ull,
+                                 1000000000000ull,
+                                 10000000000000ull,
+                                 100000000000000ull,
+                                 1000000000000000ull,
+                                 10000000000000000ull,
+                                 100000000000000000ull,
+                                 1000000000000000000ull};
+}  // namespace
+
+bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out) {
+  // Fast path for what traces hold: [-]digits[.digits] with at most 18 digits
+  // in all, so the digits fit a uint64 and scaling needs no 128-bit maths.
+  // Anything else (exponents, '+', long mantissas, overflow) takes the
+  // general path, which defines the result.
+  const char* p = s.data();
+  const char* end = p + s.size();
+  bool negative = false;
+  if (p < end && *p == '-') {
+    negative = true;
+    ++p;
+  }
+  uint64_t v = 0;
+  int digits = 0, fraction = 0;
+  bool dot = false;
+  for (; p < end; ++p) {
+    const unsigned d = static_cast<unsigned char>(*p) - '0';
+    if (d <= 9) {
+      if (++digits > 18) return parse_scaled_decimal_general(s, scale, out);
+      v = v * 10 + d;
+      fraction += dot;
+    } else if (*p == '.' && !dot) {
+      dot = true;
+    } else {
+      return parse_scaled_decimal_general(s, scale, out);
+    }
+  }
+  if (digits == 0 || scale < 0 || scale > 18) return parse_scaled_decimal_general(s, scale, out);
+  const int exponent = scale - fraction;
+  if (exponent >= 0) {
+    const uint64_t m = kPow10[exponent];
+    if (v > static_cast<uint64_t>(INT64_MAX) / m) return parse_scaled_decimal_general(s, scale, out);
+    v *= m;
+  } else {
+    const uint64_t div = kPow10[-exponent];
+    const uint64_t r = v % div;
+    v /= div;
+    if (r * 2 >= div) ++v;  // half away from zero (on the magnitude)
+  }
+  out = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
   return true;
 }
 

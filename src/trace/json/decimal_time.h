@@ -13,6 +13,11 @@ namespace stepscope::trace {
 // zero. False if the text is not a number or the result does not fit int64.
 bool parse_scaled_decimal(std::string_view text, int scale, int64_t& out);
 
+// The exact path behind parse_scaled_decimal for any JSON number (exponents,
+// up to 36 significant digits). parse_scaled_decimal tries a 64-bit fast path
+// for plain decimals first and must agree with this one (tests compare them).
+bool parse_scaled_decimal_general(std::string_view text, int scale, int64_t& out);
+
 // Microseconds as text -> nanoseconds.
 inline bool parse_us_as_ns(std::string_view text, int64_t& out) {
   return parse_scaled_decimal(text, 3, out);

@@ -1,6 +1,11 @@
 #include "trace/json/json_tokenizer.h"
 
+#include <algorithm>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 namespace stepscope::trace {
 namespace {
@@ -80,6 +85,141 @@ Scan skip_string(const char* p, size_t end, size_t& pos) {
   }
 }
 
+// Structural characters of one 64-byte block, one bit per byte (bit i is
+// byte i). '[' and '{' differ only in bit 0x20, as do ']' and '}', so one
+// compare after OR-ing 0x20 finds both brackets of a kind.
+struct BlockMasks {
+  uint64_t quote, backslash, open, close;
+};
+
+inline BlockMasks block_masks(const char* p) {
+  BlockMasks m;
+#if defined(__AVX2__)
+  const __m256i quote = _mm256_set1_epi8('"'), slash = _mm256_set1_epi8('\\');
+  const __m256i open = _mm256_set1_epi8('{'), close = _mm256_set1_epi8('}'), low = _mm256_set1_epi8(0x20);
+  auto half = [&](const char* q, int shift) {
+    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+    __m256i folded = _mm256_or_si256(v, low);
+    auto bits = [](__m256i x) { return static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(x))); };
+    m.quote |= bits(_mm256_cmpeq_epi8(v, quote)) << shift;
+    m.backslash |= bits(_mm256_cmpeq_epi8(v, slash)) << shift;
+    m.open |= bits(_mm256_cmpeq_epi8(folded, open)) << shift;
+    m.close |= bits(_mm256_cmpeq_epi8(folded, close)) << shift;
+  };
+  m = {0, 0, 0, 0};
+  half(p, 0);
+  half(p + 32, 32);
+#elif defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
+  const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'), low = _mm_set1_epi8(0x20);
+  m = {0, 0, 0, 0};
+  for (int k = 0; k < 4; ++k) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    __m128i folded = _mm_or_si128(v, low);
+    auto bits = [](__m128i x) { return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(x))); };
+    m.quote |= bits(_mm_cmpeq_epi8(v, quote)) << (16 * k);
+    m.backslash |= bits(_mm_cmpeq_epi8(v, slash)) << (16 * k);
+    m.open |= bits(_mm_cmpeq_epi8(folded, open)) << (16 * k);
+    m.close |= bits(_mm_cmpeq_epi8(folded, close)) << (16 * k);
+  }
+#else
+  m = {0, 0, 0, 0};
+  for (int i = 0; i < 64; ++i) {
+    const char c = p[i];
+    const uint64_t bit = uint64_t{1} << i;
+    if (c == '"') m.quote |= bit;
+    if (c == '\\') m.backslash |= bit;
+    if (c == '{' || c == '[') m.open |= bit;
+    if (c == '}' || c == ']') m.close |= bit;
+  }
+#endif
+  return m;
+}
+
+// Bit i of the result is the XOR of bits 0..i: with quote bits in, it marks
+// the bytes from an opening quote up to (not including) its closing quote.
+inline uint64_t prefix_xor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+// Skips the object or array whose opening bracket is at p[pos]. Scans 64
+// bytes at a time: quote bits give the in-string mask, brackets outside
+// strings move the depth, and a block that cannot bring the depth to zero
+// (fewer closes than the depth) is passed with two popcounts. Blocks holding
+// a backslash, and the block where the value may end, go byte by byte, with
+// exactly the rules of the scalar scan (escapes count only inside strings).
+// Needs 64 readable bytes past `end` (the window's padding).
+Scan skip_container(const char* p, size_t end, size_t& pos, int max_depth, std::string& why) {
+  size_t i = pos + 1;
+  int depth = 1;
+  bool in_string = false;
+  bool escaped = false;  // the next byte is escaped (a backslash ended the last block)
+  auto too_deep = [&](size_t at) {
+    why = "nesting deeper than " + std::to_string(max_depth) + " levels";
+    pos = at;
+    return Scan::kBad;
+  };
+  if (max_depth < 1) return too_deep(pos);
+  while (i < end) {
+    const size_t n = std::min<size_t>(64, end - i);
+    const uint64_t valid = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+    BlockMasks m = block_masks(p + i);
+    if (((m.backslash & valid) == 0) && !escaped) {
+      const uint64_t strings = prefix_xor(m.quote & valid) ^ (in_string ? ~uint64_t{0} : 0);
+      const uint64_t open = m.open & valid & ~strings;
+      const uint64_t close = m.close & valid & ~strings;
+      const int opens = __builtin_popcountll(open), closes = __builtin_popcountll(close);
+      if (depth - closes > 0 && depth + opens <= max_depth) {
+        depth += opens - closes;
+        in_string = (strings >> 63) & 1;
+        i += n;
+        continue;
+      }
+      // The value may end (or nest too deep) here: walk its brackets in order.
+      for (uint64_t b = open | close; b; b &= b - 1) {
+        const size_t at = i + static_cast<size_t>(__builtin_ctzll(b));
+        if ((open >> (at - i)) & 1) {
+          if (++depth > max_depth) return too_deep(at);
+        } else if (--depth == 0) {
+          pos = at + 1;
+          return Scan::kDone;
+        }
+      }
+      in_string = (strings >> 63) & 1;
+      i += n;
+      continue;
+    }
+    // Byte by byte through a block with backslashes.
+    for (size_t k = i; k < i + n; ++k) {
+      const char c = p[k];
+      if (in_string) {
+        if (escaped) escaped = false;
+        else if (c == '\\') escaped = true;
+        else if (c == '"') in_string = false;
+        continue;
+      }
+      if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        if (++depth > max_depth) return too_deep(k);
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) {
+          pos = k + 1;
+          return Scan::kDone;
+        }
+      }
+    }
+    i += n;
+  }
+  return Scan::kNeedMore;
+}
+
 // Skips one JSON value starting at pos (which must not be whitespace). This is
 // a structural scan only; the parser validates the record's JSON.
 Scan skip_value(const char* p, size_t end, size_t& pos, int max_depth, bool at_eof,
@@ -92,31 +232,7 @@ Scan skip_value(const char* p, size_t end, size_t& pos, int max_depth, bool at_e
     if (s == Scan::kDone) pos = i;
     return s;
   }
-  if (c == '{' || c == '[') {
-    int depth = 0;
-    while (i < end) {
-      char ch = p[i];
-      if (ch == '"') {
-        Scan s = skip_string(p, end, i);
-        if (s != Scan::kDone) return s;
-        continue;
-      }
-      if (ch == '{' || ch == '[') {
-        if (++depth > max_depth) {
-          why = "nesting deeper than " + std::to_string(max_depth) + " levels";
-          pos = i;
-          return Scan::kBad;
-        }
-      } else if (ch == '}' || ch == ']') {
-        if (--depth == 0) {
-          pos = i + 1;
-          return Scan::kDone;
-        }
-      }
-      ++i;
-    }
-    return Scan::kNeedMore;
-  }
+  if (c == '{' || c == '[') return skip_container(p, end, pos, max_depth, why);
   // Scalar: number, true, false, null. Ends at a delimiter.
   if (c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n') {
     while (i < end && !is_ws(p[i]) && p[i] != ',' && p[i] != '}' && p[i] != ']') ++i;
@@ -193,6 +309,7 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
           state = State::kMemberOrEnd;
         } else if (c == '[') {
           bare_array = true;
+          result.bare_array = true;
           result.saw_trace_events = true;
           state = State::kEventOrEnd;
         } else {
@@ -229,7 +346,7 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
         if (!w.refill(keep, opt.max_record_bytes)) {
           if (!w.error().empty() && !w.too_large())
             return fail(TokenizeStatus::kReadError, w.error(), w.end());
-          return fail(TokenizeStatus::kTruncated, "unexpected end of input in a member name", w.end());
+          return fail(TokenizeStatus::kTruncated, "unexpected end of input in a member name (file truncated?)", w.end());
         }
         pos = start - (before - keep);
         continue;
@@ -297,7 +414,7 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
         // The stream ended inside this record: scalars at eof are complete.
         return fail(TokenizeStatus::kTruncated,
                     state == State::kEvent ? "unexpected end of input inside a traceEvents record (file truncated?)"
-                                           : "unexpected end of input inside member \"" + key + "\"",
+                                           : "unexpected end of input inside member \"" + key + "\" (file truncated?)",
                     w.end());
       }
       pos = start - (before - keep);

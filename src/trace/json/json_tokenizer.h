@@ -31,6 +31,7 @@ struct TokenizeResult {
   std::string message;       // one line, with what was expected
   uint64_t byte_offset = 0;  // uncompressed offset where the problem is
   bool saw_trace_events = false;
+  bool bare_array = false;   // the document is a top-level array of events, not an object
   uint64_t events = 0;
 };
 

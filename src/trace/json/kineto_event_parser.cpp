@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <array>
 #include <charconv>
 #include <string>
 #include <unordered_map>
@@ -40,11 +41,39 @@ struct KinetoEventParser::Impl {
   StoreBuilder& b;
   EventStore& store;
   od::parser parser;
-  std::unordered_map<std::string_view, StringId> kept;
+  // Kept argument keys -> their id in the store's string table. Looked up for
+  // every argument of every event, so without hashing: a bucket per (length,
+  // first byte) holds the few keys that could match, each checked with one
+  // compare. Most dropped keys ("Ev Idx", "Input Strides") hit an empty bucket.
+  struct KeptKeys {
+    struct Entry {
+      std::string_view key;
+      StringId id;
+      int16_t next = -1;  // next entry in the same bucket
+    };
+    std::vector<Entry> entries;
+    std::array<int16_t, 64 * 128> bucket;
+
+    KeptKeys() { bucket.fill(-1); }
+    static size_t slot(std::string_view k) {
+      return (k.size() & 63) * 128 + (static_cast<unsigned char>(k[0]) & 127);
+    }
+    void add(std::string_view k, StringId id) {
+      if (k.empty() || store_id(k) != StringTable::kMissing) return;
+      entries.push_back({k, id, bucket[slot(k)]});
+      bucket[slot(k)] = static_cast<int16_t>(entries.size() - 1);
+    }
+    StringId store_id(std::string_view k) const {
+      if (k.empty()) return StringTable::kMissing;
+      for (int16_t i = bucket[slot(k)]; i >= 0; i = entries[static_cast<size_t>(i)].next)
+        if (entries[static_cast<size_t>(i)].key == k) return entries[static_cast<size_t>(i)].id;
+      return StringTable::kMissing;
+    }
+  } kept;
   StringId empty_cat;
 
   explicit Impl(StoreBuilder& builder) : b(builder), store(builder.store()) {
-    for (auto k : kept_arg_keys()) kept.emplace(k, b.intern(k));
+    for (auto k : kept_arg_keys()) kept.add(k, b.intern(k));
     empty_cat = b.intern("");
   }
 
@@ -88,8 +117,13 @@ struct KinetoEventParser::Impl {
 
   // An id written as an integer, an integral float, or a decimal/hex string.
   bool read_int_like(od::value v, int64_t& out) {
+    bool is_string = false;
+    return read_int_like(v, out, is_string);
+  }
+  bool read_int_like(od::value v, int64_t& out, bool& is_string) {
     auto t = v.type();
     if (t.error()) return false;
+    is_string = t.value_unsafe() == od::json_type::string;
     if (t.value_unsafe() == od::json_type::number) {
       return parse_scaled_decimal(trim(v.raw_json_token()), 0, out);
     }
@@ -165,8 +199,11 @@ struct KinetoEventParser::Impl {
     }
   }
 
+  uint32_t next_seq = 0;
+
   void parse_event(std::string_view raw, uint64_t offset) {
     b.discard_staged_args();
+    const uint32_t seq = next_seq++;
     od::document doc;
     auto err = parser.iterate(raw.data(), raw.size(), raw.size() + kRecordPadding).get(doc);
     if (err) return bad(ImportCounter::kRecordMalformed, offset, simdjson::error_message(err));
@@ -176,11 +213,13 @@ struct KinetoEventParser::Impl {
     }
     char phase = 0;
     EventRow row;
+    row.seq = seq;
     bool has_ts = false, has_dur = false, has_id = false;
     int64_t flow_id = 0;
     std::string_view meta_name;  // args.name of "M" events
     std::string_view tid_text;
     bool tid_is_string = false;
+    bool stream_was_string = false;
     std::string_view name_text;
     std::string_view cat_text;
     uint64_t dropped = 0;
@@ -203,6 +242,10 @@ struct KinetoEventParser::Impl {
       } else if (key == "ts") {
         int rc = read_time(v, row.ts_ns);
         if (rc == 1) return bad(ImportCounter::kBadFieldType, offset, "field \"ts\" is not a number");
+        if (!store.meta.fractional_timestamps) {
+          std::string_view tok = v.raw_json_token();
+          store.meta.fractional_timestamps = tok.find_first_of(".eE") != std::string_view::npos;
+        }
         if (rc == 2) return bad(ImportCounter::kNumberOutOfRange, offset, "field \"ts\" out of range");
         has_ts = true;
       } else if (key == "dur") {
@@ -240,14 +283,21 @@ struct KinetoEventParser::Impl {
             continue;
           }
           if (k == "stream" || k == "device") {
-            // Lenient: HIP writes "0x0", CUDA writes 4294967295 for "no stream".
+            // Lenient: HIP writes "0x0" strings, CUDA writes 4294967295 for
+            // context-wide syncs. Numbers are kept as written (HTA keeps them
+            // too); strings only count on GPU rows (checked below).
             int64_t x;
-            if (!read_int_like(av, x)) {
+            bool is_string = false;
+            if (!read_int_like(av, x, is_string)) {
               store.stats.add_silent(ImportCounter::kUnparsedId);
               continue;
             }
-            if (x == 0xFFFFFFFFll || x > INT32_MAX || x < INT32_MIN) x = kNone;
-            (k == "stream" ? row.stream : row.device) = static_cast<int32_t>(x);
+            if (k == "stream") {
+              row.stream = x;
+              stream_was_string = is_string;
+            } else {
+              row.device = x > INT32_MAX || x < INT32_MIN ? static_cast<int32_t>(kNone) : static_cast<int32_t>(x);
+            }
             continue;
           }
           if (k == "name") {  // metadata events: process/thread names
@@ -258,12 +308,12 @@ struct KinetoEventParser::Impl {
               continue;
             }
           }
-          auto it = kept.find(k);
-          if (it == kept.end()) {
+          const StringId key = kept.store_id(k);
+          if (key == StringTable::kMissing) {
             ++dropped;
             continue;
           }
-          stage_arg(it->second, av);
+          stage_arg(key, av);
         }
       }
     }
@@ -295,14 +345,21 @@ struct KinetoEventParser::Impl {
         return;
     }
     if (!has_ts) return bad(ImportCounter::kMissingTimestamp, offset, "event without \"ts\"");
-    if (phase == 'X' && !has_dur) row.dur_ns = 0;
+    if (!has_dur) {
+      row.dur_ns = 0;
+      row.flags |= kNoDuration;
+    }
     if (row.dur_ns < 0) return bad(ImportCounter::kNegativeDuration, offset, "event with negative \"dur\"");
     row.kind = classify_category(cat_text, name_text, phase == 'X' ? 'X' : 'i');
-    if (is_gpu_kind(row.kind) && row.stream == static_cast<int32_t>(kNone)) {
-      // 2021 traces name the stream only in tid ("stream 7").
-      if (row.tid >= 0 && row.tid <= INT32_MAX) row.stream = static_cast<int32_t>(row.tid);
+    if (is_gpu_kind(row.kind)) {
+      if (row.stream == kNone && row.tid >= 0) {
+        // 2021 traces name the stream only in tid ("stream 7").
+        row.stream = row.tid;
+        row.flags |= kStreamFromTid;
+      }
+    } else if (stream_was_string) {
+      row.stream = kNone;  // e.g. HIP runtime calls: "stream": "0x0" names a queue, not a row
     }
-    if (!is_gpu_kind(row.kind)) row.stream = static_cast<int32_t>(kNone);
     (void)tid_is_string;
     if (dropped) store.stats.add_silent(ImportCounter::kDroppedArgs, dropped);
     b.add_event(row);

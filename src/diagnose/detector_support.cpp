@@ -1,0 +1,124 @@
+#include "diagnose/detector_support.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace stepscope::diagnose {
+
+StepTimes zero_step_times(const DetectorContext& ctx) {
+  StepTimes t(ctx.ranks.size());
+  for (size_t i = 0; i < ctx.ranks.size(); ++i) t[i].assign(ctx.ranks[i].attribution->steps.size(), 0);
+  return t;
+}
+
+double mean_us(const std::vector<int64_t>& per_step) {
+  if (per_step.empty()) return 0;
+  double sum = 0;
+  for (int64_t v : per_step) sum += static_cast<double>(v);
+  return sum / static_cast<double>(per_step.size()) / 1000.0;
+}
+
+void set_saving(Finding& f, const DetectorContext& ctx, const StepTimes& per_step, size_t skip_first) {
+  double best = -1;
+  for (size_t i = 0; i < ctx.ranks.size() && i < per_step.size(); ++i) {
+    const RankAttribution& a = *ctx.ranks[i].attribution;
+    if (a.steps.empty()) continue;
+    // Cap each step at its own wall time: a cause cannot save more than the step.
+    size_t first = per_step[i].size() > skip_first ? skip_first : 0;
+    std::vector<int64_t> capped, walls;
+    for (size_t k = first; k < per_step[i].size() && k < a.steps.size(); ++k) {
+      capped.push_back(std::clamp<int64_t>(per_step[i][k], 0, a.steps[k].wall_ns()));
+      walls.push_back(a.steps[k].wall_ns());
+    }
+    double us = std::min(mean_us(capped), static_cast<double>(a.mean_step_ns()) / 1000.0);
+    if (us > best) {
+      best = us;
+      // Against the mean of the same steps, never above the rank's mean step.
+      double step_us = std::min(mean_us(walls), static_cast<double>(a.mean_step_ns()) / 1000.0);
+      f.estimated_saving_us = us;
+      f.estimated_saving_pct = step_us > 0 ? std::min(100.0, 100.0 * us / step_us) : 0.0;
+      f.saving_rank = ctx.ranks[i].store->rank;
+    }
+  }
+  if (best < 0) {
+    f.estimated_saving_us = 0;
+    f.estimated_saving_pct = 0;
+  }
+  f.severity = severity_for_saving(f.estimated_saving_pct);
+}
+
+int32_t step_index_at(const RankAttribution& a, int64_t t) {
+  auto it = std::upper_bound(a.steps.begin(), a.steps.end(), t,
+                             [](int64_t x, const StepAttribution& s) { return x < s.start_ns; });
+  if (it == a.steps.begin()) return -1;
+  --it;
+  return t < it->end_ns ? static_cast<int32_t>(it - a.steps.begin()) : -1;
+}
+
+int64_t step_number_at(const RankAttribution& a, int64_t t) {
+  int32_t i = step_index_at(a, t);
+  return i < 0 ? -1 : a.steps[static_cast<size_t>(i)].step;
+}
+
+Example example_of_row(const RankView& r, uint32_t row, std::string detail) {
+  const auto& ev = r.store->events;
+  Example e;
+  e.rank = r.store->rank;
+  e.ts_ns = ev.ts_ns[row];
+  e.dur_ns = ev.dur_ns[row];
+  e.name = std::string(r.store->name_of(row));
+  e.step = step_number_at(*r.attribution, e.ts_ns);
+  e.detail = std::move(detail);
+  return e;
+}
+
+int64_t step_count(const RankAttribution& a) { return std::max<int64_t>(1, static_cast<int64_t>(a.steps.size())); }
+
+std::vector<Example> top_examples(std::vector<WeightedExample> candidates, size_t n) {
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const WeightedExample& a, const WeightedExample& b) { return a.weight > b.weight; });
+  std::vector<Example> out;
+  for (size_t i = 0; i < candidates.size() && i < n; ++i) out.push_back(std::move(candidates[i].example));
+  return out;
+}
+
+std::string metric_key(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!out.empty() && out.back() != '_') {
+      out += '_';
+    }
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
+}
+
+std::string human_time(double ns) {
+  double a = ns < 0 ? -ns : ns;
+  if (a >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
+  if (a >= 1e6) return fmt::format("{:.2f} ms", ns / 1e6);
+  if (a >= 1e3) return fmt::format("{:.1f} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
+}
+
+std::string short_name(std::string_view name, size_t max_len) {
+  if (name.starts_with("void ")) name.remove_prefix(5);
+  // Cut the parameter list: the first '(' outside template brackets.
+  int depth = 0;
+  size_t cut = name.size();
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (c == '<') ++depth;
+    else if (c == '>') depth = std::max(0, depth - 1);
+    else if (c == '(' && depth == 0 && i > 0) { cut = i; break; }
+  }
+  std::string out(name.substr(0, cut));
+  if (out.size() > max_len) out = out.substr(0, max_len - 3) + "...";
+  return out;
+}
+
+}  // namespace stepscope::diagnose

@@ -1,0 +1,55 @@
+// Small helpers every detector uses: turning per-step times into a saving,
+// locating a time in a step, and building examples from store rows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "diagnose/detector.h"
+
+namespace stepscope::diagnose {
+
+// Per rank (context order), per attribution step: ns a cause explains.
+using StepTimes = std::vector<std::vector<int64_t>>;
+
+// A StepTimes of zeros shaped like the context's steps.
+StepTimes zero_step_times(const DetectorContext& ctx);
+
+// Sets estimated_saving_us / _pct, saving_rank and severity from the rank
+// whose mean per-step time is largest. Savings are capped at the step time.
+// The first `skip_first` steps are left out of the mean when later steps
+// exist (a detector that judges steady state skips a possible warm-up step).
+void set_saving(Finding& f, const DetectorContext& ctx, const StepTimes& per_step, size_t skip_first = 0);
+
+// Mean over a rank's steps of its per-step times, µs.
+double mean_us(const std::vector<int64_t>& per_step);
+
+// Index of the attribution step whose window holds t, or -1.
+int32_t step_index_at(const RankAttribution& a, int64_t t);
+// ProfilerStep number of the window holding t, or -1.
+int64_t step_number_at(const RankAttribution& a, int64_t t);
+
+// An example for a store row: its start, duration, name, step and rank.
+Example example_of_row(const RankView& r, uint32_t row, std::string detail);
+
+// Number of steps the attribution covers (at least 1 to divide by).
+int64_t step_count(const RankAttribution& a);
+
+// Keeps the `n` examples with the largest weight, largest first.
+struct WeightedExample {
+  double weight = 0;
+  Example example;
+};
+std::vector<Example> top_examples(std::vector<WeightedExample> candidates, size_t n = kMaxExamples);
+
+// A metric name from free text: lower case, runs of other characters as '_'.
+std::string metric_key(std::string_view text);
+
+// "12.3 ms" / "456 us" style, from ns.
+std::string human_time(double ns);
+
+// A kernel name shortened for titles: no "void ", no parameter list, at most max_len.
+std::string short_name(std::string_view name, size_t max_len = 80);
+
+}  // namespace stepscope::diagnose

@@ -1,0 +1,145 @@
+// host_sync: the host blocks until the GPU has drained (cudaStreamSynchronize
+// from .item(), cudaDeviceSynchronize, blocking copies), so the GPU then sits
+// idle until the host has launched new work. The cost of a sync is the idle
+// gap that opened while the host was blocked in it (the host_sync bucket);
+// each sync is traced back to the op that asked for it.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+
+#include "diagnose/detector_support.h"
+#include "diagnose/detectors/detectors.h"
+
+namespace stepscope::diagnose {
+namespace {
+
+constexpr const char* kName = "host_sync";
+
+// The op that caused a runtime call: the outermost aten:: op of the chain of
+// enclosing CPU ops (aten::_local_scalar_dense sits under aten::item), or the
+// innermost enclosing span when no aten op encloses it.
+std::string trigger_of(const RankView& r, uint32_t call_row) {
+  uint32_t best = HostTree::kNoRow, first = HostTree::kNoRow;
+  for (uint32_t p = r.tree->parent(call_row); p != HostTree::kNoRow; p = r.tree->parent(p)) {
+    if (r.store->events.kind[p] == trace::EventKind::kPythonFunction) continue;
+    std::string_view name = r.store->name_of(p);
+    if (first == HostTree::kNoRow) first = p;
+    if (name.starts_with("aten::")) best = p;
+    else if (best != HostTree::kNoRow) break;
+  }
+  if (best != HostTree::kNoRow) return std::string(r.store->name_of(best));
+  if (first != HostTree::kNoRow) return std::string(r.store->name_of(first));
+  return "(called directly)";
+}
+
+std::string remedy_for(const std::map<std::string, int64_t>& idle_by_trigger) {
+  std::vector<std::pair<int64_t, std::string>> order;
+  for (const auto& [name, ns] : idle_by_trigger) order.push_back({ns, name});
+  std::sort(order.rbegin(), order.rend());
+  std::vector<std::string> parts;
+  auto add = [&](const std::string& s) {
+    if (std::find(parts.begin(), parts.end(), s) == parts.end()) parts.push_back(s);
+  };
+  for (const auto& [ns, name] : order) {
+    if (name == "aten::item" || name == "aten::_local_scalar_dense" || name == "aten::is_nonzero")
+      add("stop calling .item() / float(t) / print(t) / `if tensor:` inside the step: keep metrics on the GPU "
+          "(e.g. torch.stack the norms, or accumulate into a device tensor) and read them once every N steps");
+    else if (name == "aten::nonzero" || name == "aten::masked_select" || name == "aten::unique" ||
+             name == "aten::_unique2" || name == "aten::repeat_interleave" || name == "aten::index")
+      add("avoid ops with data-dependent output shapes (boolean-mask indexing, torch.nonzero, torch.unique): use "
+          "fixed-shape forms such as torch.where or masked arithmetic");
+    else if (name == "aten::to" || name == "aten::_to_copy" || name == "aten::copy_" || name == "aten::cpu")
+      add("replace blocking device-to-host copies (.cpu(), .tolist(), .numpy()) with "
+          "t.to('cpu', non_blocking=True) into pinned memory, read after a CUDA event, or do it every N steps");
+    else if (name == "(called directly)")
+      add("remove torch.cuda.synchronize() / stream or event synchronize() calls from the loop (they are only "
+          "needed for timing)");
+  }
+  if (parts.empty())
+    add("find what reads GPU results on the host inside the step (.item(), .cpu(), printing, Python conditionals "
+        "on tensors) and defer or batch it");
+  std::string r;
+  for (size_t i = 0; i < parts.size() && i < 3; ++i) {
+    if (i) r += "; ";
+    r += parts[i];
+  }
+  r[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(r[0])));
+  return r + ".";
+}
+
+DetectorOutput run(const DetectorContext& ctx) {
+  DetectorOutput out;
+  StepTimes saving = zero_step_times(ctx);
+  int64_t syncs = 0, sync_host_ns = 0, idle_ns = 0, dtoh = 0, steps_total = 0;
+  std::map<std::string, int64_t> idle_by_trigger, count_by_trigger, count_by_call;
+  std::vector<WeightedExample> examples;
+
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
+    const RankView& r = ctx.ranks[ri];
+    const RankAttribution& a = *r.attribution;
+    steps_total += static_cast<int64_t>(a.steps.size());
+    std::map<uint32_t, int64_t> idle_by_call;
+    for (const BucketSpan& s : a.spans) {
+      if (s.bucket != Bucket::kHostSync) continue;
+      saving[ri][s.step_index] += s.end_ns - s.start_ns;
+      idle_by_call[s.cause_row] += s.end_ns - s.start_ns;
+      idle_ns += s.end_ns - s.start_ns;
+    }
+    for (const HostCall& c : r.host->syncs.calls()) {
+      if (step_index_at(a, c.start_ns) < 0) continue;
+      ++syncs;
+      sync_host_ns += c.end_ns - c.start_ns;
+      std::string trigger = trigger_of(r, c.row);
+      std::string call(r.store->name_of(c.row));
+      int64_t idle = idle_by_call.count(c.row) ? idle_by_call[c.row] : 0;
+      idle_by_trigger[trigger] += idle;
+      ++count_by_trigger[trigger];
+      ++count_by_call[call];
+      Example e = example_of_row(r, c.row,
+                                 fmt::format("called from {}; host blocked {}, then the GPU sat idle {} until new "
+                                             "work arrived",
+                                             trigger, human_time(static_cast<double>(c.end_ns - c.start_ns)),
+                                             human_time(static_cast<double>(idle))));
+      e.name = trigger + " -> " + call;
+      examples.push_back({static_cast<double>(idle), std::move(e)});
+    }
+    for (const auto& act : r.timeline->activities)
+      if (act.kind == trace::EventKind::kMemcpy && r.store->strings.get(act.name).starts_with("Memcpy DtoH") &&
+          step_index_at(a, act.start_ns) >= 0)
+        ++dtoh;
+  }
+  if (idle_ns <= 0) return out;
+
+  Finding f;
+  f.category = Category::kHostSync;
+  f.detector = kName;
+  f.confidence = Confidence::kHigh;
+  set_saving(f, ctx, saving);
+  double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
+  std::string top_trigger;
+  int64_t top_idle = -1;
+  for (const auto& [name, ns] : idle_by_trigger)
+    if (ns > top_idle) top_idle = ns, top_trigger = name;
+  f.title = fmt::format("{:.0f} host syncs per step leave the GPU idle {} per step ({:.0f}%); most from {}",
+                        static_cast<double>(syncs) / steps, human_time(static_cast<double>(idle_ns) / steps),
+                        f.estimated_saving_pct, top_trigger);
+  auto& m = f.evidence.metrics;
+  m.push_back({"syncs_per_step", static_cast<double>(syncs) / steps, "count"});
+  m.push_back({"host_blocked_in_sync_us_per_step", static_cast<double>(sync_host_ns) / steps / 1e3, "us"});
+  m.push_back({"gpu_idle_after_sync_us_per_step", static_cast<double>(idle_ns) / steps / 1e3, "us"});
+  m.push_back({"dtoh_copies_per_step", static_cast<double>(dtoh) / steps, "count"});
+  for (const auto& [call, n] : count_by_call) m.push_back({metric_key(call) + "_per_step", static_cast<double>(n) / steps, "count"});
+  for (const auto& [trigger, n] : count_by_trigger)
+    m.push_back({"syncs_from_" + metric_key(trigger) + "_per_step", static_cast<double>(n) / steps, "count"});
+  f.evidence.examples = top_examples(std::move(examples));
+  f.remedy = remedy_for(idle_by_trigger);
+  out.findings.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace
+
+Detector host_sync_detector() { return {kName, Category::kHostSync, run}; }
+
+}  // namespace stepscope::diagnose

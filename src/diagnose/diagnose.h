@@ -1,0 +1,46 @@
+// The diagnosis of a trace set: where every step's time went (attribution),
+// what caused the lost time (findings, largest saving first), the primary
+// bottleneck, and what could not be judged from these traces.
+//
+//   std::vector<analysis::RankAnalysis> ranks = ...;   // analyze_rank per store
+//   diagnose::Diagnosis d = diagnose::diagnose(stores, ranks, multi, {});
+//   for (const auto& f : d.findings) ...               // sorted by estimated saving
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/multi_rank.h"
+#include "analysis/rank_analysis.h"
+#include "diagnose/detector.h"
+#include "diagnose/detector_registry.h"
+#include "diagnose/diagnose_options.h"
+#include "diagnose/finding.h"
+#include "diagnose/step_attribution.h"
+#include "trace/event_store.h"
+
+namespace stepscope::diagnose {
+
+struct Diagnosis {
+  std::vector<RankAttribution> attribution;  // one per rank, rank order
+  // Findings whose saving reaches options.min_saving_pct (and findings that
+  // save no time but carry a medium or high risk), largest saving first.
+  std::vector<Finding> findings;
+  std::vector<Finding> minor;  // the rest, largest saving first
+  // Category of the top time-saving finding, or "none" when every rank spends
+  // at least options.none_effective_compute_pct of its steps in effective
+  // compute, or when nothing was found.
+  std::string primary_bottleneck = "none";
+  double effective_compute_pct = 0;  // lowest over ranks of effective compute / wall, %
+  std::vector<NotAssessed> not_assessed;
+  std::vector<DetectorRun> detectors;
+  std::vector<std::string> validation_errors;  // rejected detector output (a bug if non-empty)
+  std::vector<std::string> hardware;            // per rank: the hardware-table row used, or "" if none
+};
+
+// `stores` and `ranks` are parallel (rank order); `multi` may be empty for one rank.
+Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
+                   const std::vector<analysis::RankAnalysis>& ranks, const analysis::MultiRankAnalysis& multi,
+                   const DiagnoseOptions& options);
+
+}  // namespace stepscope::diagnose

@@ -1,0 +1,51 @@
+// Knobs of the diagnosis, each with the reason for its default.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/analysis_options.h"
+
+namespace stepscope::diagnose {
+
+struct DiagnoseOptions {
+  // Detectors to skip, by name (detector_registry.cpp lists them).
+  std::vector<std::string> disabled_detectors;
+
+  // A finding is reported only if its estimated saving is at least this share
+  // of the step, %. Below it a cause is within the run-to-run spread of step
+  // time under the profiler (several % between runs of the same program), so
+  // it is kept in Diagnosis::minor rather than offered as work worth doing.
+  double min_saving_pct = 5.0;
+
+  // primary_bottleneck is "none" when every rank spends at least this share of
+  // its step in effective compute (tensor-core matmuls and other kernels, not
+  // SIMT matmuls), %.
+  double none_effective_compute_pct = 90.0;
+
+  // Launch-bound evidence: kernels shorter than this count as tiny, µs. A
+  // kernel launch costs the host about 5-10 µs (more under the profiler), so
+  // a stream of kernels this short cannot keep the GPU busy.
+  double tiny_kernel_us = 10.0;
+
+  // compute_efficiency: a matmul group counts as slow when it reaches less
+  // than this fraction of the dense datasheet peak for its dtype; its saving
+  // is the time above running at this fraction. Large well-shaped GEMMs reach
+  // 70-80% of the datasheet peak in cuBLAS, so half is a bar that only badly
+  // shaped or badly configured matmuls miss.
+  double matmul_efficient_fraction = 0.5;
+
+  // compute_efficiency: kernels below this "est. achieved occupancy %" are
+  // listed as low-occupancy evidence, %.
+  double low_occupancy_pct = 25.0;
+
+  // communication: a collective smaller than this is latency-bound (NCCL
+  // reaches its bus bandwidth only from a few MB), B.
+  double small_collective_bytes = 1 << 20;
+
+  // The timeline the attribution reads; the exact one unless the caller runs
+  // a compatibility mode.
+  analysis::AnalysisOptions analysis;
+};
+
+}  // namespace stepscope::diagnose

@@ -1,0 +1,70 @@
+#include "diagnose/host_tree.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace stepscope::diagnose {
+
+bool is_host_row(trace::EventKind k) {
+  return k == trace::EventKind::kCpuOp || k == trace::EventKind::kUserAnnotation ||
+         k == trace::EventKind::kPythonFunction || k == trace::EventKind::kRuntime;
+}
+
+HostTree::HostTree(const trace::EventStore& store) {
+  const auto& ev = store.events;
+  const size_t n = ev.size();
+  parent_.assign(n, kNoRow);
+  std::vector<uint32_t> rows;
+  for (uint32_t r = 0; r < n; ++r)
+    if (is_host_row(ev.kind[r])) rows.push_back(r);
+  // Per thread by start; an enclosing span sorts before what it encloses
+  // (same start: longer first). Runtime calls are leaves, so on a tie with an
+  // op of equal length the op goes first.
+  auto end_of = [&](uint32_t r) { return ev.ts_ns[r] + std::max<int64_t>(ev.dur_ns[r], 0); };
+  std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
+    auto key = [&](uint32_t r) {
+      return std::make_tuple(ev.pid[r], ev.tid[r], ev.ts_ns[r], -end_of(r),
+                             ev.kind[r] == trace::EventKind::kRuntime, r);
+    };
+    return key(a) < key(b);
+  });
+  std::vector<uint32_t> stack;
+  int32_t cur_pid = 0;
+  int64_t cur_tid = 0;
+  for (uint32_t r : rows) {
+    if (stack.empty() || ev.pid[r] != cur_pid || ev.tid[r] != cur_tid) {
+      stack.clear();
+      cur_pid = ev.pid[r];
+      cur_tid = ev.tid[r];
+    }
+    // Pop spans that ended before this one starts or cannot hold it whole
+    // (a partial overlap is a recording artefact: treat as a sibling).
+    while (!stack.empty() && end_of(stack.back()) < end_of(r)) stack.pop_back();
+    if (!stack.empty()) parent_[r] = stack.back();
+    else roots_.push_back(r);
+    // Runtime calls hold nothing.
+    if (ev.kind[r] != trace::EventKind::kRuntime) stack.push_back(r);
+  }
+  // Children in CSR form, in the sorted (time) order.
+  child_begin_.assign(n + 1, 0);
+  for (uint32_t r : rows)
+    if (parent_[r] != kNoRow) ++child_begin_[parent_[r] + 1];
+  for (size_t i = 0; i < n; ++i) child_begin_[i + 1] += child_begin_[i];
+  child_rows_.resize(child_begin_[n]);
+  std::vector<uint32_t> fill(child_begin_.begin(), child_begin_.end() - 1);
+  for (uint32_t r : rows)
+    if (parent_[r] != kNoRow) child_rows_[fill[parent_[r]]++] = r;
+}
+
+std::span<const uint32_t> HostTree::children(uint32_t row) const {
+  if (row + 1 >= child_begin_.size()) return {};
+  return {child_rows_.data() + child_begin_[row], child_begin_[row + 1] - child_begin_[row]};
+}
+
+int HostTree::depth(uint32_t row) const {
+  int d = 0;
+  for (uint32_t p = parent(row); p != kNoRow; p = parent(p)) ++d;
+  return d;
+}
+
+}  // namespace stepscope::diagnose
