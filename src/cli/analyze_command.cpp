@@ -10,9 +10,12 @@
 
 #include "analysis/hta_compat/run_hta_compat.h"
 #include "analysis/multi_rank.h"
+#include "diagnose/diagnose.h"
 #include "analysis/rank_analysis.h"
 #include "cli/commands.h"
+#include "report/html_report.h"
 #include "report/json_report.h"
+#include "report/perfetto_report.h"
 #include "report/terminal_report.h"
 #include "trace/trace_set.h"
 
@@ -29,6 +32,9 @@ struct AnalyzeArgs {
   int top = 10;
   unsigned threads = 0;
   bool quiet = false;
+  std::vector<std::string> disabled_detectors;
+  std::string html_path;
+  std::string perfetto_path;
 };
 
 bool write_text(const std::string& path, const std::string& text) {
@@ -91,6 +97,9 @@ int run_analyze(const AnalyzeArgs& args) {
       for (const auto* s : rep.stores) rep.hta_rank_kernel_types.push_back(analysis::hta::run_hta_compat(*s).kernel_type_breakdown);
     }
   }
+  diagnose::DiagnoseOptions dopt;
+  dopt.disabled_detectors = args.disabled_detectors;
+  rep.diagnosis = diagnose::diagnose(rep.stores, rep.ranks, rep.multi, dopt);
   rep.analysis_seconds = std::chrono::duration<double>(clock::now() - t1).count();
 
   for (const auto& w : rep.warnings) fmt::print(stderr, "stepscope: warning: {}\n", w);
@@ -105,6 +114,17 @@ int run_analyze(const AnalyzeArgs& args) {
     std::string text = report::build_analyze_json(rep).dump(1) + "\n";
     if (!write_text(args.json_path, text)) {
       fmt::print(stderr, "stepscope: error: {}: cannot write JSON output\n", args.json_path);
+      return 2;
+    }
+  }
+  if (!args.html_path.empty() && !write_text(args.html_path, report::render_html(rep))) {
+    fmt::print(stderr, "stepscope: error: {}: cannot write HTML report\n", args.html_path);
+    return 2;
+  }
+  if (!args.perfetto_path.empty()) {
+    report::PerfettoResult pr = report::write_perfetto(rep, args.perfetto_path);
+    if (!pr.ok) {
+      fmt::print(stderr, "stepscope: error: {}\n", pr.error);
       return 2;
     }
   }
@@ -130,7 +150,11 @@ void register_analyze(CLI::App& app) {
   cmd->add_option("--gzip", args->gzip, "gzip decoder: isal (default) or zlib")->check(CLI::IsMember({"isal", "zlib"}));
   cmd->add_option("--top", args->top, "kernels listed per type (default 10)")->check(CLI::Range(1, 100000));
   cmd->add_option("--threads", args->threads, "ranks read and analysed in parallel (default: cores)");
+  cmd->add_option("--html", args->html_path, "write a self-contained HTML report to FILE");
+  cmd->add_option("--perfetto", args->perfetto_path,
+                  "write the trace with the findings as a Chrome JSON trace for ui.perfetto.dev to FILE (.gz: gzip)");
   cmd->add_flag("-q,--quiet", args->quiet, "no terminal report");
+  cmd->add_option("--disable-detector", args->disabled_detectors, "skip a detector by name (repeatable)");
   cmd->callback([args] { set_exit_code(run_analyze(*args)); });
 }
 

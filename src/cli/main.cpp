@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "stepscope 0.1.0");
   stepscope::cli::register_analyze(app);
+  stepscope::cli::register_diff(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -74,6 +74,66 @@ Example example_of_row(const RankView& r, uint32_t row, std::string detail) {
   return e;
 }
 
+IntervalSet claimed_idle(const DetectorContext& ctx, int64_t rank) {
+  std::vector<Interval> v;
+  if (ctx.prior)
+    for (const Finding& f : *ctx.prior)
+      for (const IdleClaim& c : f.claims)
+        if (c.rank == rank) v.push_back({c.start_ns, c.end_ns});
+  return IntervalSet(std::move(v));
+}
+
+std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, const IntervalSet* within,
+                                         std::vector<Interval>* counted) {
+  const RankView& r = ctx.ranks[ri];
+  std::vector<int64_t> out(r.attribution->steps.size(), 0);
+  IntervalSet claimed = claimed_idle(ctx, r.store->rank);
+  std::vector<Interval> in_claim, free_parts, inside, outside;
+  for (const BucketSpan& s : r.attribution->spans) {
+    if (s.bucket != Bucket::kHostOverhead) continue;
+    in_claim.clear();
+    free_parts.clear();
+    claimed.split(s.start_ns, s.end_ns, in_claim, free_parts);
+    for (const Interval& p : free_parts) {
+      if (within) {
+        inside.clear();
+        outside.clear();
+        within->split(p.start_ns, p.end_ns, inside, outside);
+        for (const Interval& i : inside) {
+          out[s.step_index] += i.end_ns - i.start_ns;
+          if (counted) counted->push_back(i);
+        }
+      } else {
+        out[s.step_index] += p.end_ns - p.start_ns;
+        if (counted) counted->push_back(p);
+      }
+    }
+  }
+  return out;
+}
+
+int64_t take_idle_after(const DetectorContext& ctx, size_t ri, size_t k, int64_t t, int64_t amount,
+                        std::vector<Interval>& taken) {
+  if (amount <= 0) return 0;
+  IntervalSet busy(taken);
+  int64_t got = 0;
+  std::vector<Interval> in, free_parts;
+  for (const BucketSpan& s : ctx.ranks[ri].attribution->spans) {
+    if (got >= amount) break;
+    if (s.step_index != k || s.bucket != Bucket::kHostOverhead || s.end_ns <= t) continue;
+    in.clear();
+    free_parts.clear();
+    busy.split(std::max(s.start_ns, t), s.end_ns, in, free_parts);
+    for (const Interval& p : free_parts) {
+      int64_t take = std::min(p.end_ns - p.start_ns, amount - got);
+      if (take <= 0) break;
+      taken.push_back({p.start_ns, p.start_ns + take});
+      got += take;
+    }
+  }
+  return got;
+}
+
 int64_t step_count(const RankAttribution& a) { return std::max<int64_t>(1, static_cast<int64_t>(a.steps.size())); }
 
 std::vector<Example> top_examples(std::vector<WeightedExample> candidates, size_t n) {

@@ -33,6 +33,23 @@ int64_t step_number_at(const RankAttribution& a, int64_t t);
 // An example for a store row: its start, duration, name, step and rank.
 Example example_of_row(const RankView& r, uint32_t row, std::string detail);
 
+// The host_overhead idle of a rank that earlier findings (ctx.prior) claimed.
+IntervalSet claimed_idle(const DetectorContext& ctx, int64_t rank);
+
+// Per step, the host_overhead idle of rank `ri` that lies in `within` and
+// outside the intervals earlier findings claimed; appends the intervals it
+// counted to `counted` when given.
+std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, const IntervalSet* within,
+                                         std::vector<Interval>* counted = nullptr);
+
+// Host work removed from a host-bound step lets every later launch happen
+// earlier, so it shortens the host-caused gaps that follow it. Takes up to
+// `amount` ns of host_overhead idle of step `k` of rank `ri` from time `t`
+// on, skipping `taken` (start it with claimed_idle intervals; what is taken
+// is appended), and returns the ns taken.
+int64_t take_idle_after(const DetectorContext& ctx, size_t ri, size_t k, int64_t t, int64_t amount,
+                        std::vector<Interval>& taken);
+
 // Number of steps the attribution covers (at least 1 to divide by).
 int64_t step_count(const RankAttribution& a);
 

@@ -1,5 +1,7 @@
 #include "diagnose/diagnose.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <memory>
 
@@ -99,6 +101,23 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
       if (f.saves_time && f.estimated_saving_us > 0) {
         d.primary_bottleneck = std::string(to_string(f.category));
         break;
+      }
+    }
+    // Lost time no detector explains: say where it went instead of guessing a cause.
+    if (any && d.primary_bottleneck == "none") {
+      for (const RankAttribution& a : d.attribution) {
+        if (a.total.wall_ns() <= 0) continue;
+        Bucket worst = Bucket::kComputeSimtMatmul;
+        for (int b = 0; b < kBucketCount; ++b)
+          if (!is_effective_compute(static_cast<Bucket>(b)) && a.total.of(static_cast<Bucket>(b)) > a.total.of(worst))
+            worst = static_cast<Bucket>(b);
+        d.not_assessed.push_back(
+            {"ranking", "rank " + std::to_string(a.rank) + ": primary bottleneck",
+             fmt::format("{:.0f}% of the step is not effective compute but no detector explains {:.0f}% or more of "
+                         "it; the largest share is {} ({:.0f}%)",
+                         100.0 - 100.0 * static_cast<double>(a.total.effective_compute_ns()) /
+                                     static_cast<double>(a.total.wall_ns()),
+                         options.min_saving_pct, to_string(worst), a.total.pct(worst))});
       }
     }
   }

@@ -67,13 +67,14 @@ struct Evidence {
   std::vector<Example> examples;  // at most kMaxExamples, most telling first
 };
 
-// Host-caused GPU idle of one step that a finding explains. The host_overhead
-// detector runs after the detectors of specific host causes and subtracts
-// these, so one idle nanosecond is not offered as a saving twice.
+// Host-caused GPU idle (host_overhead bucket time) that a finding explains,
+// as an interval on one rank's trace clock. Detectors that run later (
+// host_overhead last) leave claimed intervals out, so one idle nanosecond is
+// not offered as a saving twice.
 struct IdleClaim {
   int64_t rank = 0;
-  size_t step_index = 0;  // index into that rank's attribution steps
-  int64_t ns = 0;         // ns of host_overhead idle explained
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
 };
 
 struct Finding {

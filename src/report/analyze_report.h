@@ -12,6 +12,7 @@
 #include "analysis/hta_compat/hta_result.h"
 #include "analysis/multi_rank.h"
 #include "analysis/rank_analysis.h"
+#include "diagnose/diagnose.h"
 #include "trace/event_store.h"
 
 namespace stepscope::report {
@@ -31,6 +32,7 @@ struct AnalyzeReport {
   std::vector<const trace::EventStore*> stores;  // one per rank, rank order
   std::vector<analysis::RankAnalysis> ranks;     // same order as stores
   analysis::MultiRankAnalysis multi;             // cross-rank results (meaningful with >= 2 ranks)
+  std::optional<diagnose::Diagnosis> diagnosis;  // absent only when diagnosis was not run
   // --compat hta: HTA 0.6.1's tables over all ranks, and per rank the kernel
   // type table of that rank alone (HTA pools it over ranks).
   std::optional<analysis::hta::HtaResult> hta;

@@ -1,6 +1,7 @@
 #include "report/json_report.h"
 
 #include "analysis/kernel_class.h"
+#include "report/diagnosis_json.h"
 #include "report/hta_json.h"
 
 namespace stepscope::report {
@@ -251,6 +252,8 @@ ordered_json build_analyze_json(const AnalyzeReport& report) {
   ordered_json ranks = ordered_json::array();
   for (size_t i = 0; i < report.ranks.size(); ++i) {
     ordered_json rj = rank_json(*report.stores[i], report.ranks[i]);
+    if (report.diagnosis && i < report.diagnosis->attribution.size())
+      rj["attribution"] = attribution_json(report.diagnosis->attribution[i]);
     if (report.hta) {
       static const std::vector<analysis::hta::HtaKernelTypeRow> kNone;
       apply_hta_to_rank(*report.hta, i < report.hta_rank_kernel_types.size() ? report.hta_rank_kernel_types[i] : kNone,
@@ -261,6 +264,10 @@ ordered_json build_analyze_json(const AnalyzeReport& report) {
   j["ranks"] = ranks;
   j["multi_rank"] = report.ranks.size() >= 2 ? multi_json(report.multi) : ordered_json(nullptr);
   if (report.hta) j["hta"] = hta_tables_json(*report.hta);
+  if (report.diagnosis) {
+    j["primary_bottleneck"] = report.diagnosis->primary_bottleneck;
+    j["diagnosis"] = diagnosis_json(*report.diagnosis);
+  }
   return j;
 }
 

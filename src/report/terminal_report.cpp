@@ -6,6 +6,7 @@
 #include <map>
 
 #include "analysis/kernel_class.h"
+#include "report/diagnosis_terminal.h"
 #include "report/hta_terminal.h"
 #include "report/text_table.h"
 
@@ -294,6 +295,8 @@ std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
   for (const auto& n : r.notes) out += "  note: " + n + "\n";
   std::string imports = import_summary(r);
   if (!imports.empty()) out += section("Input problems (skipped records are not analysed)") + imports;
+
+  if (r.diagnosis) out += render_diagnosis_terminal(*r.diagnosis, o.max_findings);
 
   out += section("GPU time breakdown (idle / compute / non-compute over the GPU span)");
   out += rank_summary(r, o);

@@ -12,6 +12,7 @@ struct TerminalOptions {
   size_t max_side_by_side = 8;  // ranks shown as columns before switching to a summary
   size_t top_kernels = 10;      // kernel rows shown
   size_t name_width = 60;       // kernel names are cut to this many characters
+  size_t max_findings = 8;      // findings printed with their remedies
 };
 
 std::string render_terminal(const AnalyzeReport& report, const TerminalOptions& options = {});

@@ -94,8 +94,9 @@ struct TraceMetadata {
   std::optional<int64_t> schema_version;
   bool fractional_timestamps = false;  // some "ts" was written with a fraction or exponent
   std::vector<DeviceProperties> devices;
-  std::vector<std::pair<int64_t, std::string>> thread_names;   // (tid, name) from "M" events
-  std::vector<std::pair<int32_t, std::string>> process_names;  // (pid, name)
+  // (tid, name) from "M" events; a record repeating an id's current name is not added again.
+  std::vector<std::pair<int64_t, std::string>> thread_names;
+  std::vector<std::pair<int32_t, std::string>> process_names;  // (pid, name), likewise
 };
 
 class EventStore {

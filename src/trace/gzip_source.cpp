@@ -3,13 +3,14 @@
 #include <isa-l/igzip_lib.h>
 #include <zlib.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace stepscope::trace {
 namespace {
 
-constexpr size_t kInputChunk = 1 << 20;
+constexpr size_t kInputChunk = 256 << 10;  // compressed bytes per read(); small, as it is resident per open file
 
 std::string at_offset(const std::string& what, uint64_t offset) {
   return what + " at compressed byte " + std::to_string(offset);
@@ -18,16 +19,17 @@ std::string at_offset(const std::string& what, uint64_t offset) {
 // Shared input side: refills from the file and tracks how far we are.
 class CompressedInput {
  public:
-  explicit CompressedInput(int fd) : file_(fd), buffer_(kInputChunk) {}
+  // Uninitialised: a small file touches only the pages it fills.
+  explicit CompressedInput(int fd) : file_(fd), buffer_(new char[kInputChunk]) {}
   // Returns false and sets error on a read failure.
   bool refill(const unsigned char*& next, size_t& avail, std::string& error) {
-    ReadResult r = file_.read(buffer_.data(), buffer_.size());
+    ReadResult r = file_.read(buffer_.get(), kInputChunk);
     if (!r.error.empty()) {
       error = r.error;
       return false;
     }
     eof_ = r.eof;
-    next = reinterpret_cast<const unsigned char*>(buffer_.data());
+    next = reinterpret_cast<const unsigned char*>(buffer_.get());
     avail = r.bytes;
     return true;
   }
@@ -36,7 +38,7 @@ class CompressedInput {
 
  private:
   FileReader file_;
-  std::vector<char> buffer_;
+  std::unique_ptr<char[]> buffer_;
   bool eof_ = false;
 };
 

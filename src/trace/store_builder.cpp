@@ -164,6 +164,7 @@ void StoreBuilder::finish() {
       permute(e.correlation);
       permute(e.external_id);
     }
+    std::vector<uint32_t>().swap(order);  // not needed for the arguments: free it first
     {
       Permuter permute(arg_order);
       permute(a.key);

@@ -9,6 +9,7 @@
 
 #include "trace/json/json_tokenizer.h"
 #include "trace/json/kineto_event_parser.h"
+#include "trace/json/record_pipeline.h"
 #include "trace/store_builder.h"
 
 namespace stepscope::trace {
@@ -88,7 +89,7 @@ ReadOutcome read_trace_file(const std::string& path, EventStore& store, const Re
     parser.parse_member(key, raw, offset);
   };
   cb.on_event = [&](std::string_view raw, uint64_t offset) { parser.parse_event(raw, offset); };
-  TokenizeResult tr = tokenize_trace(counting, cb);
+  TokenizeResult tr = options.pipeline ? tokenize_trace_pipelined(counting, cb) : tokenize_trace(counting, cb);
   out.uncompressed_bytes = counting.total();
 
   if (tr.status == TokenizeStatus::kOk && !tr.saw_trace_events) {

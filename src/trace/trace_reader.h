@@ -11,6 +11,9 @@ namespace stepscope::trace {
 struct ReadOptions {
   GzipBackend gzip = GzipBackend::kIsal;
   bool salvage = false;  // keep what was read before a fatal error
+  // Inflate and tokenize on a second thread while this one parses (the same
+  // store results). load_traces turns it on when there are cores to spare.
+  bool pipeline = false;
 };
 
 struct ReadOutcome {

@@ -101,12 +101,16 @@ LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions
   std::vector<std::unique_ptr<EventStore>> stores(n);
   std::vector<ReadOutcome> outcomes(n);
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  // With at least two cores per file, each file is also read as a pipeline
+  // (inflate + tokenize on one thread, parse on another).
+  ReadOptions per_file = options;
+  if (threads >= 2 * n) per_file.pipeline = true;
   threads = static_cast<unsigned>(std::min<size_t>(threads, n));
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < n; i = next++) {
       stores[i] = std::make_unique<EventStore>();
-      outcomes[i] = read_trace_file(files[i], *stores[i], options);
+      outcomes[i] = read_trace_file(files[i], *stores[i], per_file);
       if (!outcomes[i].ok) stores[i].reset();  // free a failed rank's memory at once
     }
   };

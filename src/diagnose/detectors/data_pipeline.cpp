@@ -100,12 +100,13 @@ DetectorOutput run(const DetectorContext& ctx) {
   set_saving(f, ctx, saving);
   double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
   if (loader_idle_ns >= exposed_htod_ns) {
-    f.title = fmt::format("GPU idle {} per step while the DataLoader produces batches ({:.0f}% of the step)",
-                          human_time(static_cast<double>(loader_idle_ns) / steps), f.estimated_saving_pct);
+    f.title = fmt::format("GPU idle while the DataLoader produces batches: {} per step ({:.0f}% of the step)",
+                          human_time(f.estimated_saving_us * 1e3), f.estimated_saving_pct);
     f.confidence = Confidence::kHigh;
   } else {
-    f.title = fmt::format("Host-to-device copies on the critical path: {} per step with no kernel running",
-                          human_time(static_cast<double>(exposed_htod_ns) / steps));
+    f.title = fmt::format("Host-to-device copies on the critical path: {} per step with no kernel running ({:.0f}% "
+                          "of the step)",
+                          human_time(f.estimated_saving_us * 1e3), f.estimated_saving_pct);
     f.confidence = Confidence::kMedium;
   }
   auto& m = f.evidence.metrics;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -15,13 +16,16 @@ bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 enum class Scan { kDone, kNeedMore, kBad };
 
 // A growable window over the stream: [data+begin, data+end) is unread text.
+// The buffer is left uninitialised (only the padding is zeroed), so a small
+// file touches only the pages its bytes land on, not the whole chunk.
 class Window {
  public:
-  Window(ByteSource& src, size_t chunk) : src_(src), chunk_(chunk) {
-    buf_.resize(chunk + kRecordPadding, '\0');
+  Window(ByteSource& src, size_t chunk)
+      : src_(src), chunk_(chunk), cap_(chunk + kRecordPadding), buf_(new char[cap_]) {
+    std::memset(buf_.get(), 0, kRecordPadding);
   }
 
-  const char* data() const { return buf_.data(); }
+  const char* data() const { return buf_.get(); }
   size_t end() const { return end_; }
   bool eof() const { return eof_; }
   const std::string& error() const { return error_; }
@@ -32,23 +36,26 @@ class Window {
   bool refill(size_t& keep, size_t max_record) {
     if (eof_ || !error_.empty()) return false;
     if (keep > 0) {
-      std::memmove(buf_.data(), buf_.data() + keep, end_ - keep);
+      std::memmove(buf_.get(), buf_.get() + keep, end_ - keep);
       end_ -= keep;
       base_ += keep;
       keep = 0;
     }
-    if (buf_.size() - kRecordPadding - end_ < chunk_ / 2) {
-      size_t want = std::max(buf_.size() * 2, end_ + chunk_ + kRecordPadding);
+    if (cap_ - kRecordPadding - end_ < chunk_ / 2) {
+      size_t want = std::max(cap_ * 2, end_ + chunk_ + kRecordPadding);
       if (end_ > max_record) {
         error_ = "record larger than " + std::to_string(max_record) + " bytes";
         too_large_ = true;
         return false;
       }
-      buf_.resize(want, '\0');
+      std::unique_ptr<char[]> grown(new char[want]);
+      std::memcpy(grown.get(), buf_.get(), end_);
+      buf_ = std::move(grown);
+      cap_ = want;
     }
-    ReadResult r = src_.read(buf_.data() + end_, buf_.size() - kRecordPadding - end_);
+    ReadResult r = src_.read(buf_.get() + end_, cap_ - kRecordPadding - end_);
     end_ += r.bytes;
-    std::memset(buf_.data() + end_, 0, kRecordPadding);
+    std::memset(buf_.get() + end_, 0, kRecordPadding);
     if (!r.error.empty()) error_ = r.error;
     if (r.eof) eof_ = true;
     return r.bytes > 0 || (!eof_ && error_.empty());
@@ -58,7 +65,8 @@ class Window {
  private:
   ByteSource& src_;
   size_t chunk_;
-  std::string buf_;
+  size_t cap_;  // bytes in buf_, padding included
+  std::unique_ptr<char[]> buf_;
   size_t end_ = 0;
   uint64_t base_ = 0;
   bool eof_ = false;

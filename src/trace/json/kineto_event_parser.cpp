@@ -77,6 +77,19 @@ struct KinetoEventParser::Impl {
     empty_cat = b.intern("");
   }
 
+  // Some traces repeat the same "M" record per event (the MTIA test trace has
+  // 124k thread/process names, 10 distinct): a name is added unless it is
+  // already the current name of that id.
+  std::unordered_map<int64_t, size_t> last_thread_name, last_process_name;  // id -> index
+  template <typename Id>
+  void add_name(std::vector<std::pair<Id, std::string>>& names, std::unordered_map<int64_t, size_t>& last, Id id,
+                std::string_view name) {
+    auto it = last.find(id);
+    if (it != last.end() && names[it->second].second == name) return;
+    last[id] = names.size();
+    names.emplace_back(id, std::string(name));
+  }
+
   void bad(ImportCounter c, uint64_t offset, std::string msg) {
     b.discard_staged_args();
     store.stats.add(c, offset, std::move(msg));
@@ -333,9 +346,9 @@ struct KinetoEventParser::Impl {
       case 'M':
         b.discard_staged_args();
         if (name_text == "thread_name" && !meta_name.empty())
-          store.meta.thread_names.emplace_back(row.tid, std::string(meta_name));
+          add_name(store.meta.thread_names, last_thread_name, row.tid, meta_name);
         else if (name_text == "process_name" && !meta_name.empty())
-          store.meta.process_names.emplace_back(row.pid, std::string(meta_name));
+          add_name(store.meta.process_names, last_process_name, row.pid, meta_name);
         return;
       case 0:
         return bad(ImportCounter::kBadFieldType, offset, "event without \"ph\"");

@@ -1,0 +1,160 @@
+// bench_gzip: the gzip decoders stepscope can use, on the same files.
+//
+//   isal        ISA-L igzip, streaming (stepscope's default)
+//   zlib        zlib inflate, streaming (`stepscope analyze --gzip zlib`)
+//   libdeflate  libdeflate, whole buffer: it has no streaming API, so the
+//               compressed file and the entire uncompressed output must be in
+//               memory at once (the figure stepscope avoids by streaming)
+//
+// Streaming decoders go through stepscope's own ByteSource (1 MB compressed
+// reads, 4 MB output chunks, as the reader uses them). Each backend runs
+// --repeat times per file; the best thread CPU time is reported, with the
+// decoder's buffer memory: chunk buffers for streaming, input + whole output
+// for libdeflate. Run one backend per process (--backend) under
+// /usr/bin/time -v to see each one's peak RSS.
+//
+//   build/bench/bench_gzip [--repeat N] [--backend isal|zlib|libdeflate|all] FILE.gz...
+#include <libdeflate.h>
+
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "trace/byte_source.h"
+
+using namespace stepscope::trace;
+
+namespace {
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+constexpr size_t kChunk = 4 << 20;       // the tokenizer's read size
+constexpr size_t kInputChunk = 1 << 20;  // gzip_source's compressed read size
+
+struct Run {
+  uint64_t bytes = 0;
+  size_t buffer_bytes = 0;  // what the decoder needs in memory besides its state
+  bool ok = false;
+};
+
+Run streaming(const std::string& path, GzipBackend gz) {
+  Run r;
+  std::string err;
+  auto src = open_byte_source(path, gz, err);
+  if (!src) return r;
+  std::vector<char> buf(kChunk);
+  while (true) {
+    ReadResult rr = src->read(buf.data(), buf.size());
+    r.bytes += rr.bytes;
+    if (!rr.error.empty()) return r;
+    if (rr.eof || rr.bytes == 0) break;
+  }
+  r.buffer_bytes = kChunk + kInputChunk;
+  r.ok = true;
+  return r;
+}
+
+Run whole_buffer(const std::string& path) {
+  Run r;
+  std::ifstream f(path, std::ios::binary);
+  std::vector<char> in((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (in.size() < 18) return r;
+  libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+  std::vector<char> out;
+  size_t pos = 0;
+  // A gzip file may hold several members; ISIZE (the last 4 bytes of each)
+  // is the size mod 2^32, so the buffer grows if a member is larger.
+  uint32_t isize = 0;
+  std::memcpy(&isize, in.data() + in.size() - 4, 4);
+  size_t cap = std::max<size_t>(isize, in.size() * 4);
+  while (pos < in.size()) {
+    size_t in_used = 0, out_got = 0;
+    while (true) {
+      if (out.size() - r.bytes < cap) out.resize(r.bytes + cap);
+      libdeflate_result res = libdeflate_gzip_decompress_ex(d, in.data() + pos, in.size() - pos, out.data() + r.bytes,
+                                                            out.size() - r.bytes, &in_used, &out_got);
+      if (res == LIBDEFLATE_INSUFFICIENT_SPACE) {
+        cap *= 2;
+        out.resize(r.bytes + cap);
+        continue;
+      }
+      if (res != LIBDEFLATE_SUCCESS) {
+        libdeflate_free_decompressor(d);
+        return r;
+      }
+      break;
+    }
+    r.bytes += out_got;
+    pos += in_used;
+  }
+  libdeflate_free_decompressor(d);
+  r.buffer_bytes = in.size() + out.size();
+  r.ok = true;
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeat = 3;
+  std::string backend = "all";
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--repeat" && i + 1 < argc) {
+      repeat = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--backend" && i + 1 < argc) {
+      backend = argv[++i];
+    } else if (a == "-h" || a == "--help") {
+      std::printf("usage: bench_gzip [--repeat N] [--backend isal|zlib|libdeflate|all] FILE.gz...\n");
+      return 0;
+    } else {
+      files.push_back(a);
+    }
+  }
+  if (files.empty()) {
+    std::fprintf(stderr, "bench_gzip: no input files\n");
+    return 2;
+  }
+  std::vector<std::string> backends;
+  if (backend == "all") backends = {"isal", "zlib", "libdeflate"};
+  else backends = {backend};
+
+  std::printf("%-44s %-11s %10s %10s %10s %12s\n", "file", "backend", "MB out", "s CPU", "MB/s", "buffers MB");
+  int errors = 0;
+  for (const auto& f : files) {
+    for (const auto& b : backends) {
+      Run best;
+      double best_t = 1e30;
+      for (int i = 0; i < repeat; ++i) {
+        double t0 = thread_cpu_seconds();
+        Run r = b == "isal"   ? streaming(f, GzipBackend::kIsal)
+                : b == "zlib" ? streaming(f, GzipBackend::kZlib)
+                              : whole_buffer(f);
+        double t = thread_cpu_seconds() - t0;
+        if (!r.ok) {
+          std::fprintf(stderr, "bench_gzip: %s: %s failed\n", f.c_str(), b.c_str());
+          ++errors;
+          break;
+        }
+        if (t < best_t) {
+          best_t = t;
+          best = r;
+        }
+      }
+      if (!best.ok) continue;
+      std::string name = f.size() > 44 ? "..." + f.substr(f.size() - 41) : f;
+      std::printf("%-44s %-11s %10.1f %10.3f %10.0f %12.1f\n", name.c_str(), b.c_str(), best.bytes / 1e6, best_t,
+                  best.bytes / 1e6 / best_t, best.buffer_bytes / 1e6);
+    }
+  }
+  return errors ? 1 : 0;
+}

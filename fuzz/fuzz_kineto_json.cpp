@@ -1,0 +1,97 @@
+// libFuzzer entry point for the Kineto JSON reader: bytes -> tokenizer ->
+// event parser -> finished store (sort, joins). Any crash, sanitizer finding,
+// hang or unbounded allocation is a bug: the reader must count bad records and
+// stop with an error, never fall over.
+//
+// Each input is read twice, with a large chunk and with a tiny one, and the two
+// stores must agree: cutting the stream at other places must not change what
+// is read (records straddling chunk boundaries are the tokenizer's hard part).
+//
+//   cmake -S . -B build-fuzz -G Ninja -DSTEPSCOPE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ ...
+//   ./build-fuzz/fuzz/fuzz_kineto_json -max_total_time=600 fuzz/corpus   (docs/fuzzing.md)
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "trace/event_store.h"
+#include "trace/json/json_tokenizer.h"
+#include "trace/json/kineto_event_parser.h"
+#include "trace/memory_source.h"
+#include "trace/store_builder.h"
+
+namespace {
+
+using namespace stepscope::trace;
+
+struct Read {
+  TokenizeResult result;
+  EventStore store;
+};
+
+void read_with_chunk(std::string_view bytes, size_t chunk, Read& out) {
+  MemorySource source(bytes);
+  StoreBuilder builder(out.store);
+  KinetoEventParser parser(builder);
+  TokenizerCallbacks cb;
+  cb.on_member = [&](std::string_view key, std::string_view raw, uint64_t offset) {
+    parser.parse_member(key, raw, offset);
+  };
+  cb.on_event = [&](std::string_view raw, uint64_t offset) { parser.parse_event(raw, offset); };
+  TokenizerOptions options;
+  options.chunk_bytes = chunk;
+  out.result = tokenize_trace(source, cb, options);
+  builder.finish();
+}
+
+// Touches every index and argument so the sanitizers check them.
+void walk(const EventStore& s) {
+  const size_t n = s.events.size();
+  if (s.events.args_begin.size() != n + 1) std::abort();
+  for (size_t i = 0; i < n; ++i) {
+    if (s.events.args_begin[i] > s.events.args_begin[i + 1]) std::abort();
+    for (uint32_t k = s.events.args_begin[i]; k < s.events.args_begin[i + 1]; ++k) {
+      (void)s.arg_number(i, s.args.key[k]);
+      (void)s.arg_string(i, s.args.key[k]);
+    }
+    if (i > 0 && s.events.ts_ns[i - 1] > s.events.ts_ns[i]) std::abort();  // time-sorted
+    (void)s.name_of(i);
+  }
+  for (size_t g = 0; g < s.gpu_rows.size(); ++g) {
+    if (s.gpu_rows[g] >= n) std::abort();
+    if (s.launch_of_gpu[g] != EventStore::kNoRow && s.launch_of_gpu[g] >= n) std::abort();
+    if (s.cpu_op_of_gpu[g] != EventStore::kNoRow && s.cpu_op_of_gpu[g] >= n) std::abort();
+  }
+}
+
+void require_same(const Read& a, const Read& b) {
+  bool same = a.result.status == b.result.status && a.result.events == b.result.events &&
+              a.result.byte_offset == b.result.byte_offset &&
+              a.store.events.ts_ns == b.store.events.ts_ns &&
+              a.store.events.dur_ns == b.store.events.dur_ns &&
+              a.store.events.correlation == b.store.events.correlation &&
+              a.store.events.stream == b.store.events.stream &&
+              a.store.args.size() == b.store.args.size() && a.store.flows.id == b.store.flows.id;
+  if (!same) {
+    std::fprintf(stderr, "chunking changed the result: status %d/%d events %llu/%llu offset %llu/%llu rows %zu/%zu\n",
+                 static_cast<int>(a.result.status), static_cast<int>(b.result.status),
+                 static_cast<unsigned long long>(a.result.events),
+                 static_cast<unsigned long long>(b.result.events),
+                 static_cast<unsigned long long>(a.result.byte_offset),
+                 static_cast<unsigned long long>(b.result.byte_offset), a.store.events.size(),
+                 b.store.events.size());
+    std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  Read large, small;
+  read_with_chunk(bytes, 1 << 16, large);
+  read_with_chunk(bytes, 7, small);
+  walk(large.store);
+  require_same(large, small);
+  return 0;
+}

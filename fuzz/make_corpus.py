@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Rebuilds fuzz/corpus/: small seed inputs cut from the real traces in
+../shared (a few events of each category from each trace, numbers kept
+exactly as written), plus truncated variants and a few hand-written shapes
+the shared traces lack (2021 "stream 7" rows, a bare event array).
+
+    python3 fuzz/make_corpus.py [../shared]
+
+Keeps the corpus small (well under 200 KB): the fuzzer mutates, it does not
+need volume."""
+import gzip
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent
+SHARED = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ROOT.parent.parent / "shared")
+OUT = ROOT / "corpus"
+
+SOURCES = [
+    "conformance/hta/critical_path_simple_add",
+    "conformance/hta/amd_trace",
+    "conformance/hta/mtia_trace_single_rank",
+    "conformance/hta/ns_resolution_trace",
+    "conformance/hta/cpu_only",
+    "conformance/hta/nccl_parser_config",
+    "conformance/param/dlrm_8rank",
+    "traces/h200/gpt_baseline_bf16",
+    "traces/h200/ddp_single_rank",
+]
+PER_CATEGORY = 3
+MAX_FILE_BYTES = 12_000
+
+
+class Raw(str):
+    """A number kept as its original text."""
+
+
+def dump(v):
+    if isinstance(v, Raw):
+        return str(v)
+    if isinstance(v, bool) or v is None:
+        return json.dumps(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(k)}: {dump(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(dump(x) for x in v) + "]"
+    return str(v)
+
+
+def load(path):
+    with gzip.open(path, "rt") as f:
+        return json.load(f, parse_float=Raw, parse_int=Raw)
+
+
+def sample(doc):
+    """A few events per category, plus the runtime launch of each kept kernel."""
+    events = doc.get("traceEvents", [])
+    per_cat = {}
+    kept = []
+    corr_wanted = set()
+    for e in events:
+        cat = e.get("cat", e.get("ph", "?"))
+        if per_cat.get(cat, 0) >= PER_CATEGORY:
+            continue
+        per_cat[cat] = per_cat.get(cat, 0) + 1
+        kept.append(e)
+        c = e.get("args", {}).get("correlation")
+        if c is not None:
+            corr_wanted.add(str(c))
+    for e in events:
+        if e in kept:
+            continue
+        c = e.get("args", {}).get("correlation")
+        if c is not None and str(c) in corr_wanted:
+            kept.append(e)
+            corr_wanted.discard(str(c))
+    out = {}
+    for k, v in doc.items():
+        if k == "traceEvents":
+            continue
+        out[k] = v[:1] if k == "deviceProperties" else v
+    # Long kernel names and shape lists make seeds big without making them interesting.
+    for e in kept:
+        if isinstance(e.get("name"), str) and len(e["name"]) > 120:
+            e["name"] = e["name"][:120]
+        for k in list(e.get("args", {})):
+            if isinstance(e["args"][k], str) and len(e["args"][k]) > 120:
+                e["args"][k] = e["args"][k][:120]
+    out["traceEvents"] = kept
+    return out
+
+
+def write(name, text):
+    data = text.encode()
+    (OUT / name).write_bytes(data)
+    return len(data)
+
+
+def main():
+    if not SHARED.is_dir():
+        sys.exit(f"{SHARED} not found")
+    OUT.mkdir(exist_ok=True)
+    for old in OUT.iterdir():
+        old.unlink()
+    total = 0
+    for rel in SOURCES:
+        folder = SHARED / rel
+        trace = sorted(p for p in folder.glob("*.gz"))[0]
+        doc = sample(load(trace))
+        # Drop events from the end until the seed is small.
+        while len(dump(doc)) > MAX_FILE_BYTES and len(doc["traceEvents"]) > 4:
+            doc["traceEvents"].pop()
+        text = dump(doc)
+        stem = rel.split("/")[-1]
+        total += write(f"{stem}.json", text)
+        # Truncated variants: inside traceEvents, and inside the header.
+        total += write(f"{stem}_cut_events.json", text[: len(text) * 2 // 3])
+        total += write(f"{stem}_cut_header.json", text[: min(len(text) // 10, 200)])
+    # Shapes the shared traces lack.
+    total += write("kineto_2021_stream_tid.json", dump({
+        "schemaVersion": Raw("1"),
+        "traceEvents": [
+            {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": Raw("12"), "tid": Raw("34"),
+             "ts": Raw("1621401187223005"), "dur": Raw("12"), "args": {"correlation": Raw("7001"), "external id": Raw("50")}},
+            {"ph": "X", "cat": "Kernel", "name": "volta_sgemm_128x64_nn", "pid": Raw("0"), "tid": "stream 7",
+             "ts": Raw("1621401187223020"), "dur": Raw("85"),
+             "args": {"queued": Raw("0"), "device": Raw("0"), "context": Raw("1"), "stream": Raw("7"), "correlation": Raw("7001")}},
+            {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": Raw("0"), "tid": "stream 7",
+             "ts": Raw("1621401187223110"), "dur": Raw("3"), "args": {"bytes": Raw("4096")}},
+            {"ph": "M", "name": "thread_name", "pid": Raw("0"), "tid": "stream 7", "args": {"name": "stream 7"}},
+            {"ph": "s", "id": Raw("7001"), "pid": Raw("12"), "tid": Raw("34"), "ts": Raw("1621401187223005"), "cat": "async_gpu", "name": "launch"},
+        ]}))
+    total += write("bare_array.json", '[{"ph": "X", "name": "a", "ts": 1.5, "dur": 2, "pid": 1, "tid": 1}, '
+                                      '{"ph": "i", "name": "b", "ts": 3, "s": "t", "pid": 1, "tid": 1}]')
+    total += write("wrong_types.json", '{"traceEvents": [{"ph": "X", "ts": "abc", "dur": 1}, {"ph": "X", "ts": 1, "dur": {}}, '
+                                       '{"ph": "X", "ts": 1, "dur": 1, "pid": []}, {"ph": "X", "ts": 1e300, "dur": 1}, '
+                                       '{"ph": "X", "name": "ok", "ts": 2, "dur": 1, "args": {"stream": "0x1f", "correlation": "0x10"}}]}')
+    print(f"wrote {len(list(OUT.iterdir()))} seeds, {total} bytes, to {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+// `stepscope diff BEFORE AFTER`: load, analyse and diagnose two runs, then
+// report what changed between them.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "diff/run_diff.h"
+#include "pipeline/load_run.h"
+#include "report/diff_json.h"
+#include "report/diff_report.h"
+
+namespace stepscope::cli {
+
+namespace {
+
+struct DiffArgs {
+  std::string before;
+  std::string after;
+  bool salvage = false;
+  std::string gzip = "isal";
+  std::string json_path;
+  int top = 10;
+  double mean_change_pct = 5.0;
+  double mean_change_us = 1.0;
+  unsigned threads = 0;
+  bool quiet = false;
+  std::vector<std::string> disabled_detectors;
+};
+
+bool write_text(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text;
+    return static_cast<bool>(std::cout);
+  }
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  return static_cast<bool>(f);
+}
+
+// Loads one side and reports its problems on stderr; false when it cannot be read.
+bool load_side(const char* side, const std::string& input, const pipeline::RunOptions& options,
+               pipeline::LoadedRun& run, std::vector<std::string>& warnings) {
+  run = pipeline::load_run({input}, options);
+  if (!run.ok) {
+    fmt::print(stderr, "stepscope: error: {}: {}\n", side, run.error);
+    return false;
+  }
+  for (const auto& w : run.set.warnings) warnings.push_back(fmt::format("{}: {}", side, w));
+  for (const auto* s : run.stores) {
+    uint64_t skipped = s->stats.skipped_records();
+    if (skipped > 0)
+      warnings.push_back(fmt::format("{}: {}: {} malformed records skipped", side, s->source_path, skipped));
+  }
+  return true;
+}
+
+int run_diff(const DiffArgs& args) {
+  pipeline::RunOptions options;
+  options.read.salvage = args.salvage;
+  options.read.gzip = args.gzip == "zlib" ? trace::GzipBackend::kZlib : trace::GzipBackend::kIsal;
+  options.threads = args.threads;
+  options.diagnosis.disabled_detectors = args.disabled_detectors;
+
+  report::DiffReport rep;
+  rep.before_inputs = {args.before};
+  rep.after_inputs = {args.after};
+  rep.options.top_kernels = static_cast<size_t>(args.top);
+  rep.options.kernel_mean_change_pct = args.mean_change_pct;
+  rep.options.kernel_mean_change_us = args.mean_change_us;
+
+  pipeline::LoadedRun before, after;
+  if (!load_side("before", args.before, options, before, rep.warnings)) return 2;
+  if (!load_side("after", args.after, options, after, rep.warnings)) return 2;
+  rep.result = diff::diff_runs({&before.stores, &before.ranks, &before.diagnosis},
+                               {&after.stores, &after.ranks, &after.diagnosis}, options.analysis, rep.options);
+  for (const auto& w : rep.warnings) fmt::print(stderr, "stepscope: warning: {}\n", w);
+
+  bool json_to_stdout = args.json_path == "-";
+  if (!args.json_path.empty()) {
+    std::string text = report::build_diff_json(rep).dump(1) + "\n";
+    if (!write_text(args.json_path, text)) {
+      fmt::print(stderr, "stepscope: error: {}: cannot write JSON output\n", args.json_path);
+      return 2;
+    }
+  }
+  if (!args.quiet && !json_to_stdout) std::cout << report::render_diff_terminal(rep);
+  return 0;
+}
+
+}  // namespace
+
+void register_diff(CLI::App& app) {
+  auto args = std::make_shared<DiffArgs>();
+  auto* cmd = app.add_subcommand("diff", "Compare two runs: step time, attribution, findings and kernels before -> after");
+  cmd->add_option("before", args->before, "the run before the change: trace file, folder or glob (one file per rank)")
+      ->required();
+  cmd->add_option("after", args->after, "the run after the change: trace file, folder or glob")->required();
+  cmd->add_option("--json", args->json_path, "write the JSON diff to FILE ('-' for stdout)");
+  cmd->add_option("--top", args->top, "kernels listed per kind of change (default 10)")->check(CLI::Range(1, 100000));
+  cmd->add_option("--min-mean-change-pct", args->mean_change_pct,
+                  "a kernel is slower/faster when its mean changes by more than this % (default 5)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--min-mean-change-us", args->mean_change_us,
+                  "... and by more than this many µs (default 1)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--salvage", args->salvage, "analyse what was read from damaged files instead of failing");
+  cmd->add_option("--gzip", args->gzip, "gzip decoder: isal (default) or zlib")->check(CLI::IsMember({"isal", "zlib"}));
+  cmd->add_option("--threads", args->threads, "ranks read and analysed in parallel (default: cores)");
+  cmd->add_flag("-q,--quiet", args->quiet, "no terminal report");
+  cmd->add_option("--disable-detector", args->disabled_detectors,
+                  "skip a detector by name on both sides (repeatable)");
+  cmd->callback([args] { set_exit_code(run_diff(*args)); });
+}
+
+}  // namespace stepscope::cli

@@ -1,0 +1,262 @@
+// compute_efficiency: matmuls that run slower than the GPU allows. Three
+// disjoint parts, each an upper bound from kernel time and the peak table:
+//   SIMT matmuls    - GEMM/conv kernels on the FFMA path (TF32 off, FP32):
+//                     their exposed time times (1 - fp32 peak / bf16 peak);
+//   FP32 on TF32    - tensor-core matmuls of float inputs: kernel time times
+//                     (1 - tf32 peak / bf16 peak), what bf16 autocast offers;
+//   slow matmuls    - bf16/fp16/fp8 matmuls whose achieved TFLOP/s (FLOPs
+//                     from the recorded shapes) is below
+//                     options.matmul_efficient_fraction of the dense peak:
+//                     time above running at that fraction.
+// Low-occupancy kernels are listed as evidence only: occupancy bounds no time.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "diagnose/detector_support.h"
+#include "diagnose/detectors/detectors.h"
+#include "diagnose/matmul_path.h"
+#include "diagnose/op_args.h"
+
+namespace stepscope::diagnose {
+namespace {
+
+constexpr const char* kName = "compute_efficiency";
+
+// Innermost matmul op enclosing a launch on its thread, or kNoRow.
+uint32_t matmul_op_of_launch(const RankView& r, uint32_t launch_row) {
+  if (launch_row == HostTree::kNoRow) return HostTree::kNoRow;
+  for (uint32_t p = r.tree->parent(launch_row); p != HostTree::kNoRow; p = r.tree->parent(p))
+    if (r.store->events.kind[p] == trace::EventKind::kCpuOp && is_matmul_op(r.store->name_of(p))) return p;
+  return HostTree::kNoRow;
+}
+
+bool is_float32(std::string_view t) { return t == "float" || t == "float32"; }
+
+struct KernelTotal {
+  int64_t ns = 0;
+  int64_t calls = 0;
+  uint32_t row = 0;    // one activity row, for the example
+  int64_t rank = 0;
+  size_t rank_index = 0;
+};
+
+struct MatmulGroup {     // one (op, shapes, dtype) signature
+  std::string op, dims, dtype;
+  double flops = 0;
+  int64_t ns = 0;
+  int64_t calls = 0;
+  double peak = 0;
+  uint32_t row = 0;
+  size_t rank_index = 0;
+};
+
+DetectorOutput run(const DetectorContext& ctx) {
+  DetectorOutput out;
+  const DiagnoseOptions& opt = *ctx.options;
+  StepTimes saving = zero_step_times(ctx);
+  int64_t simt_ns = 0, float_tc_ns = 0, slow_ns_saved = 0, steps_total = 0, matmul_ns = 0;
+  double simt_saving_ns = 0, float_saving_ns = 0;
+  double all_flops = 0;
+  int64_t all_flop_ns = 0;
+  int64_t compute_ns = 0, low_occ_ns = 0;
+  bool any_dims = false, any_types = false, any_occupancy = false, unknown_peaks = false;
+  std::map<std::string, KernelTotal> simt_kernels, low_occ_kernels;
+  std::map<std::string, MatmulGroup> groups;
+
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
+    const RankView& r = ctx.ranks[ri];
+    const RankAttribution& a = *r.attribution;
+    steps_total += static_cast<int64_t>(a.steps.size());
+    const GpuPeaks* peaks = r.peaks;
+    if (!peaks) unknown_peaks = true;
+    OpArgReader args(*r.store);
+    any_dims = any_dims || args.has_shapes();
+    const trace::StringId occ_key = r.store->strings.find("est. achieved occupancy %");
+    // Target rate for a matmul fixed to tensor cores: bf16 where the chip has it.
+    double target = peaks ? std::max({peaks->bf16_tflops, peaks->fp16_tflops, peaks->tf32_tflops}) : 0;
+
+    // SIMT: the exposed (attributed) SIMT time of each step.
+    if (peaks && target > peaks->fp32_tflops)
+      for (size_t k = 0; k < a.steps.size(); ++k) {
+        double s = static_cast<double>(a.steps[k].of(Bucket::kComputeSimtMatmul)) * (1.0 - peaks->fp32_tflops / target);
+        saving[ri][k] += static_cast<int64_t>(s);
+        simt_saving_ns += s;
+      }
+
+    std::unordered_map<uint32_t, std::pair<int64_t, int32_t>> op_ns;  // matmul op row -> (kernel ns, step)
+    for (const auto& act : r.timeline->activities) {
+      if (act.kind != trace::EventKind::kKernel) continue;
+      int32_t si = step_index_at(a, act.start_ns);
+      if (si < 0) continue;
+      std::string_view name = r.store->strings.get(act.name);
+      if (act.cls == analysis::KernelClass::kComputation) {
+        compute_ns += act.duration_ns();
+        if (occ_key != trace::StringTable::kMissing) {
+          if (auto occ = r.store->arg_number(act.row, occ_key)) {
+            any_occupancy = true;
+            if (*occ < opt.low_occupancy_pct) {
+              low_occ_ns += act.duration_ns();
+              auto& t = low_occ_kernels[std::string(name)];
+              t.ns += act.duration_ns();
+              ++t.calls;
+              t.row = act.row;
+              t.rank = r.store->rank;
+              t.rank_index = ri;
+            }
+          }
+        }
+      }
+      MatmulPath path = matmul_path(name, act.family);
+      if (path == MatmulPath::kNotMatmul) continue;
+      matmul_ns += act.duration_ns();
+      if (path == MatmulPath::kSimt) {
+        simt_ns += act.duration_ns();
+        auto& t = simt_kernels[std::string(name)];
+        t.ns += act.duration_ns();
+        ++t.calls;
+        t.row = act.row;
+        t.rank = r.store->rank;
+        t.rank_index = ri;
+        continue;
+      }
+      uint32_t op = matmul_op_of_launch(r, act.launch_row);
+      if (op == HostTree::kNoRow) continue;
+      auto& slot = op_ns[op];
+      slot.first += act.duration_ns();
+      slot.second = si;
+    }
+
+    for (const auto& [op, entry] : op_ns) {
+      const auto [ns, si] = entry;
+      OpArgs oa = args.read(op);
+      if (!oa.types.empty()) any_types = true;
+      std::string dtype = oa.types.empty() ? std::string() : oa.types.front();
+      std::string_view op_name = r.store->name_of(op);
+      if (is_float32(dtype)) {
+        float_tc_ns += ns;
+        if (peaks && peaks->tf32_tflops > 0 && peaks->bf16_tflops > peaks->tf32_tflops) {
+          double s = static_cast<double>(ns) * (1.0 - peaks->tf32_tflops / peaks->bf16_tflops);
+          saving[ri][static_cast<size_t>(si)] += static_cast<int64_t>(s);
+          float_saving_ns += s;
+        }
+      }
+      auto flops = matmul_flops(op_name, oa.shapes);
+      if (!flops || *flops <= 0 || ns <= 0) continue;
+      all_flops += *flops;
+      all_flop_ns += ns;
+      double peak = peaks ? matmul_peak_tflops(*peaks, dtype, true) : 0;
+      std::string key = fmt::format("{}|{}|{}", op_name, oa.dims_text, dtype);
+      MatmulGroup& g = groups[key];
+      if (g.calls == 0) {
+        g.op = std::string(op_name);
+        g.dims = oa.dims_text;
+        g.dtype = dtype;
+        g.peak = peak;
+        g.row = op;
+        g.rank_index = ri;
+      }
+      g.flops += *flops;
+      g.ns += ns;
+      ++g.calls;
+      // Shape-limited matmuls of low-precision types (FP32 is covered above).
+      if (peak > 0 && !is_float32(dtype)) {
+        double floor_ns = *flops / (opt.matmul_efficient_fraction * peak * 1e3);
+        if (static_cast<double>(ns) > floor_ns) {
+          int64_t s = static_cast<int64_t>(static_cast<double>(ns) - floor_ns);
+          saving[ri][static_cast<size_t>(si)] += s;
+          slow_ns_saved += s;
+        }
+      }
+    }
+  }
+
+  double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
+  if (!any_dims)
+    out.not_assessed.push_back({kName, "achieved TFLOP/s of matmuls",
+                                "no operator shapes in the trace (profile with record_shapes=True)"});
+  else if (!any_types)
+    out.not_assessed.push_back({kName, "matmul dtypes (fp32 where bf16 would do)", "no \"Input type\" on operators"});
+  if (unknown_peaks && (simt_ns > 0 || matmul_ns > 0))
+    out.not_assessed.push_back({kName, "savings of slow matmuls",
+                                "the GPU is not in the hardware table, so no peak bounds the achievable rate"});
+  if (!any_occupancy && compute_ns > 0)
+    out.not_assessed.push_back({kName, "kernel occupancy", "kernels carry no \"est. achieved occupancy %\""});
+
+  double total_saving = simt_saving_ns + float_saving_ns + static_cast<double>(slow_ns_saved);
+  if (total_saving <= 0 && simt_ns == 0) return out;
+
+  Finding f;
+  f.category = Category::kComputeEfficiency;
+  f.detector = kName;
+  set_saving(f, ctx, saving);
+  auto& m = f.evidence.metrics;
+  m.push_back({"matmul_kernel_us_per_step", static_cast<double>(matmul_ns) / steps / 1e3, "us"});
+  m.push_back({"simt_matmul_us_per_step", static_cast<double>(simt_ns) / steps / 1e3, "us"});
+  m.push_back({"fp32_tensor_core_matmul_us_per_step", static_cast<double>(float_tc_ns) / steps / 1e3, "us"});
+  if (all_flop_ns > 0) m.push_back({"matmul_achieved_tflops", all_flops / static_cast<double>(all_flop_ns) / 1e3, "TFLOP/s"});
+  m.push_back({"slow_matmul_excess_us_per_step", static_cast<double>(slow_ns_saved) / steps / 1e3, "us"});
+  if (compute_ns > 0)
+    m.push_back({"low_occupancy_kernel_time_pct", 100.0 * static_cast<double>(low_occ_ns) / static_cast<double>(compute_ns), "%"});
+
+  std::vector<WeightedExample> ex;
+  for (const auto& [name, t] : simt_kernels)
+    ex.push_back({static_cast<double>(t.ns) * 4,  // SIMT kernels first: they are the cause named in the title
+                  example_of_row(ctx.ranks[t.rank_index], t.row,
+                                 fmt::format("SIMT/FFMA matmul: {} calls, {} per step", t.calls,
+                                             human_time(static_cast<double>(t.ns) / steps)))});
+  for (const auto& [key, g] : groups) {
+    if (g.peak <= 0) continue;
+    double achieved = g.flops / static_cast<double>(g.ns) / 1e3;
+    if (achieved >= opt.matmul_efficient_fraction * g.peak && !is_float32(g.dtype)) continue;
+    Example e = example_of_row(ctx.ranks[g.rank_index], g.row,
+                               fmt::format("{} {}: {:.0f} TFLOP/s = {:.0f}% of the {:.0f} TFLOP/s peak, {} calls",
+                                           g.dtype, g.dims, achieved, 100.0 * achieved / g.peak, g.peak, g.calls));
+    ex.push_back({static_cast<double>(g.ns) * (1.0 - achieved / g.peak), std::move(e)});
+  }
+  for (const auto& [name, t] : low_occ_kernels)
+    if (ex.size() < kMaxExamples)
+      ex.push_back({0, example_of_row(ctx.ranks[t.rank_index], t.row,
+                                      fmt::format("occupancy below {:.0f}%: {} calls, {} per step", opt.low_occupancy_pct,
+                                                  t.calls, human_time(static_cast<double>(t.ns) / steps)))});
+  f.evidence.examples = top_examples(std::move(ex));
+
+  std::vector<std::string> remedies;
+  if (simt_saving_ns >= float_saving_ns && simt_saving_ns >= static_cast<double>(slow_ns_saved) && simt_ns > 0) {
+    f.title = fmt::format("Matmuls run on the FP32 SIMT path without tensor cores: {} per step",
+                          human_time(static_cast<double>(simt_ns) / steps));
+    f.confidence = Confidence::kHigh;
+  } else if (float_saving_ns >= static_cast<double>(slow_ns_saved)) {
+    f.title = fmt::format("FP32 matmuls on TF32 tensor cores ({} per step): bf16 doubles the peak",
+                          human_time(static_cast<double>(float_tc_ns) / steps));
+    f.confidence = Confidence::kMedium;
+  } else {
+    f.title = fmt::format("Matmuls below {:.0f}% of the GPU's peak: {} per step above that rate",
+                          100 * opt.matmul_efficient_fraction, human_time(static_cast<double>(slow_ns_saved) / steps));
+    f.confidence = Confidence::kMedium;
+  }
+  if (simt_ns > 0)
+    remedies.push_back("enable TF32 for FP32 matmuls and convolutions (torch.set_float32_matmul_precision('high'), "
+                       "torch.backends.cudnn.allow_tf32 = True) or, better, train in bf16");
+  if (float_tc_ns > 0 || simt_ns > 0)
+    remedies.push_back("run the model in bf16 with torch.autocast(device_type='cuda', dtype=torch.bfloat16) (or "
+                       "bf16 parameters) so matmuls use the full tensor-core rate");
+  if (slow_ns_saved > 0)
+    remedies.push_back("make matmul dimensions multiples of 64 (128 on Hopper) and large enough to fill every SM "
+                       "(larger batch, fused projections), and try torch.compile(mode='max-autotune') for better "
+                       "kernels");
+  std::string r;
+  for (size_t i = 0; i < remedies.size(); ++i) r += (i ? "; " : "") + remedies[i];
+  r[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(r[0])));
+  f.remedy = r + ".";
+  out.findings.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace
+
+Detector compute_efficiency_detector() { return {kName, Category::kComputeEfficiency, run}; }
+
+}  // namespace stepscope::diagnose

@@ -1,0 +1,229 @@
+// fusion_opportunity: work issued as several kernels that one kernel could do.
+//   Sibling matmuls - consecutive matmul ops under one parent with the same
+//     first-input shape and dtype (separate q/k/v projections of one x),
+//     with nothing between them but ops that launch no kernel. One fused
+//     matmul needs one host call instead of n.
+//   Elementwise chains - three or more elementwise kernels back to back on a
+//     stream, from different ops.
+// The saving is what fusing removes for certain: host-caused GPU idle during
+// the extra matmul calls (all but the first of a group) and inside each
+// chain (between its first and last kernel), outside the idle earlier
+// findings claimed. The memory traffic a fused
+// elementwise kernel saves is not counted: the trace does not record which
+// op consumes which tensor, so the chain's GPU time is evidence only. The
+// idle is not claimed: host_overhead's remedy (torch.compile) removes it too.
+// Kernels inside optimizer steps are left to unfused_optimizer.
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "diagnose/detector_support.h"
+#include "diagnose/detectors/detectors.h"
+#include "diagnose/op_args.h"
+
+namespace stepscope::diagnose {
+namespace {
+
+constexpr const char* kName = "fusion_opportunity";
+constexpr size_t kMinChain = 3;  // elementwise kernels in a row
+
+DetectorOutput run(const DetectorContext& ctx) {
+  DetectorOutput out;
+  StepTimes saving = zero_step_times(ctx);
+  int64_t groups = 0, grouped_ops = 0, chains = 0, chain_kernels = 0, steps_total = 0;
+  int64_t group_host_ns = 0, chain_gpu_ns = 0, group_idle_ns = 0, chain_idle_ns = 0;
+  bool any_shapes = false;
+  std::vector<WeightedExample> examples;
+
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
+    const RankView& r = ctx.ranks[ri];
+    const RankAttribution& a = *r.attribution;
+    const auto& ev = r.store->events;
+    steps_total += static_cast<int64_t>(a.steps.size());
+    OpArgReader args(*r.store);
+    std::vector<Interval> extra_calls, chain_insides;
+    any_shapes = any_shapes || args.has_shapes();
+
+    // Ops that (directly or below them) launched GPU work.
+    std::set<uint32_t> launches;
+    for (const auto& act : r.timeline->activities)
+      for (uint32_t p = act.launch_row == HostTree::kNoRow ? HostTree::kNoRow : r.tree->parent(act.launch_row);
+           p != HostTree::kNoRow && launches.insert(p).second; p = r.tree->parent(p)) {
+      }
+
+    // Sibling matmuls on the same input shape.
+    std::set<uint32_t> parents;
+    for (uint32_t row : r.store->cpu_op_rows) {
+      if (!is_matmul_op(r.store->name_of(row))) continue;
+      uint32_t p = r.tree->parent(row);
+      if (p != HostTree::kNoRow && !is_matmul_op(r.store->name_of(p))) parents.insert(p);
+    }
+    for (uint32_t p : parents) {
+      std::vector<uint32_t> group;
+      std::string key;
+      auto flush = [&] {
+        if (group.size() >= 2) {
+          int32_t si = step_index_at(a, ev.ts_ns[group.front()]);
+          if (si >= 0) {
+            int64_t sum = 0, longest = 0;
+            for (uint32_t g : group) {
+              sum += ev.dur_ns[g];
+              longest = std::max(longest, ev.dur_ns[g]);
+            }
+            for (size_t g = 1; g < group.size(); ++g)
+              extra_calls.push_back({ev.ts_ns[group[g]], ev.ts_ns[group[g]] + ev.dur_ns[group[g]]});
+            group_host_ns += sum - longest;
+            ++groups;
+            grouped_ops += static_cast<int64_t>(group.size());
+            Example e = example_of_row(r, group.front(),
+                                       fmt::format("{} {} calls back to back on the same input {}; one fused call "
+                                                   "saves {} of host time",
+                                                   group.size(), r.store->name_of(group.front()), key.substr(0, key.find('|')),
+                                                   human_time(static_cast<double>(sum - longest))));
+            e.dur_ns = ev.ts_ns[group.back()] + ev.dur_ns[group.back()] - ev.ts_ns[group.front()];
+            examples.push_back({static_cast<double>(sum - longest), std::move(e)});
+          }
+        }
+        group.clear();
+        key.clear();
+      };
+      for (uint32_t c : r.tree->children(p)) {
+        std::string_view cn = r.store->name_of(c);
+        if (ev.kind[c] != trace::EventKind::kCpuOp) continue;
+        if (!is_matmul_op(cn)) {
+          if (launches.count(c)) flush();  // a kernel in between: not back to back
+          continue;
+        }
+        OpArgs oa = args.read(c);
+        if (oa.shapes.empty() || oa.shapes.front().list) {
+          flush();
+          continue;
+        }
+        // aten::addmm's first input is the bias; its matrix input is the second.
+        const InputShape& in = (cn == "aten::addmm" && oa.shapes.size() >= 2) ? oa.shapes[1] : oa.shapes.front();
+        std::string k = fmt::format("[{}]|{}|{}", fmt::join(in.dims, ", "), oa.types.empty() ? "" : oa.types.front(), cn);
+        if (!group.empty() && k != key) flush();
+        group.push_back(c);
+        key = k;
+      }
+      flush();
+    }
+
+    // Elementwise chains per stream, outside optimizer steps.
+    std::map<uint32_t, std::vector<const analysis::GpuActivity*>> by_lane;
+    for (const auto& act : r.timeline->activities) by_lane[act.lane].push_back(&act);
+    for (auto& [lane, acts] : by_lane) {
+      std::vector<const analysis::GpuActivity*> chain;
+      auto op_of = [&](const analysis::GpuActivity* x) {
+        return x->launch_row == HostTree::kNoRow ? HostTree::kNoRow : r.tree->parent(x->launch_row);
+      };
+      auto close = [&] {
+        if (chain.size() >= kMinChain) {
+          int32_t si = step_index_at(a, chain.front()->start_ns);
+          if (si >= 0) {
+            int64_t sum = 0, longest = 0;
+            for (auto* x : chain) {
+              sum += x->duration_ns();
+              longest = std::max(longest, x->duration_ns());
+            }
+            chain_insides.push_back({chain.front()->end_ns, chain.back()->start_ns});
+            chain_gpu_ns += sum;
+            ++chains;
+            chain_kernels += static_cast<int64_t>(chain.size());
+            if (examples.size() < 64) {
+              Example e = example_of_row(r, chain.front()->row,
+                                         fmt::format("{} elementwise kernels in a row from separate ops, {} of GPU "
+                                                     "time, {} from first start to last end",
+                                                     chain.size(), human_time(static_cast<double>(sum)),
+                                                     human_time(static_cast<double>(chain.back()->end_ns -
+                                                                                    chain.front()->start_ns))));
+              e.dur_ns = chain.back()->end_ns - chain.front()->start_ns;
+              examples.push_back({static_cast<double>(chain.back()->end_ns - chain.front()->start_ns - sum),
+                                  std::move(e)});
+            }
+          }
+        }
+        chain.clear();
+      };
+      for (const auto* x : acts) {
+        bool elementwise = x->kind == trace::EventKind::kKernel && x->family == analysis::KernelFamily::kElementwise &&
+                           x->has_launch() && !r.host->optimizer_steps.containing(x->launch_start_ns);
+        if (!elementwise) {
+          close();
+          continue;
+        }
+        // Kernels of one op (e.g. a copy and a cast) are that op's business.
+        if (!chain.empty() && op_of(chain.back()) == op_of(x) && op_of(x) != HostTree::kNoRow) continue;
+        chain.push_back(x);
+      }
+      close();
+    }
+    // Host-caused idle during the removable calls and inside the chains,
+    // outside what earlier findings claimed.
+    IntervalSet calls(extra_calls), insides(chain_insides);
+    std::vector<Interval> both = extra_calls;
+    both.insert(both.end(), chain_insides.begin(), chain_insides.end());
+    IntervalSet fusable(std::move(both));
+    std::vector<Interval> counted;
+    std::vector<int64_t> idle = unclaimed_host_idle(ctx, ri, &fusable, &counted);
+    for (size_t k = 0; k < idle.size(); ++k) saving[ri][k] += idle[k];
+    for (const Interval& i : counted) {
+      group_idle_ns += calls.overlap(i.start_ns, i.end_ns);
+      chain_idle_ns += insides.overlap(i.start_ns, i.end_ns);
+    }
+  }
+  if (!any_shapes)
+    out.not_assessed.push_back({kName, "matmuls that share an input (q/k/v projections)",
+                                "no operator shapes (profile with record_shapes=True)"});
+
+  int64_t total = 0;
+  for (const auto& v : saving)
+    for (int64_t x : v) total += x;
+  if (total <= 0) return out;
+
+  Finding f;
+  f.category = Category::kFusionOpportunity;
+  f.detector = kName;
+  f.confidence = Confidence::kMedium;
+  set_saving(f, ctx, saving);
+  double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
+  if (groups > 0 && group_idle_ns >= chain_idle_ns)
+    f.title = fmt::format("{:.0f} groups of matmuls per step read the same input separately (e.g. q/k/v "
+                          "projections); the extra calls leave the GPU idle {} per step",
+                          static_cast<double>(groups) / steps, human_time(static_cast<double>(group_idle_ns) / steps));
+  else
+    f.title = fmt::format("{:.0f} chains of elementwise kernels per step ({} of GPU time) wait on their launches: "
+                          "{} of GPU idle inside them per step",
+                          static_cast<double>(chains) / steps, human_time(static_cast<double>(chain_gpu_ns) / steps),
+                          human_time(static_cast<double>(chain_idle_ns) / steps));
+  auto& m = f.evidence.metrics;
+  m.push_back({"shared_input_matmul_groups_per_step", static_cast<double>(groups) / steps, "count"});
+  m.push_back({"shared_input_matmul_ops_per_step", static_cast<double>(grouped_ops) / steps, "count"});
+  m.push_back({"shared_input_matmul_extra_host_us_per_step", static_cast<double>(group_host_ns) / steps / 1e3, "us"});
+  m.push_back({"elementwise_chains_per_step", static_cast<double>(chains) / steps, "count"});
+  m.push_back({"elementwise_chain_kernels_per_step", static_cast<double>(chain_kernels) / steps, "count"});
+  m.push_back({"shared_input_matmul_idle_us_per_step", static_cast<double>(group_idle_ns) / steps / 1e3, "us"});
+  m.push_back({"elementwise_chain_gpu_us_per_step", static_cast<double>(chain_gpu_ns) / steps / 1e3, "us"});
+  m.push_back({"elementwise_chain_inner_idle_us_per_step", static_cast<double>(chain_idle_ns) / steps / 1e3, "us"});
+  f.evidence.examples = top_examples(std::move(examples));
+  std::string remedy;
+  if (groups > 0)
+    remedy = "Fuse projections that read the same input into one layer (qkv = nn.Linear(d, 3 * d); q, k, v = "
+             "qkv(x).split(d, dim=-1)); ";
+  remedy += "let torch.compile fuse chains of elementwise ops into single kernels (or use fused ops such as "
+            "F.scaled_dot_product_attention and fused norm/activation kernels).";
+  remedy[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(remedy[0])));
+  f.remedy = remedy;
+  out.findings.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace
+
+Detector fusion_opportunity_detector() { return {kName, Category::kFusionOpportunity, run}; }
+
+}  // namespace stepscope::diagnose

@@ -1,0 +1,130 @@
+// load_imbalance: in synchronous data-parallel training every rank waits at
+// the next collective for the slowest one. Per step, each rank's own GPU work
+// (compute and copies: its wall minus idle and exposed communication) is
+// compared across ranks; the slowest rank's excess over the mean is time the
+// others spend waiting, and what balancing could recover. Stragglers from
+// collective start skew and the step-time spread are evidence.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+
+#include "diagnose/detector_support.h"
+#include "diagnose/detectors/detectors.h"
+
+namespace stepscope::diagnose {
+namespace {
+
+constexpr const char* kName = "load_imbalance";
+
+int64_t own_work_ns(const StepAttribution& s) {
+  return s.wall_ns() - s.idle_ns() - s.of(Bucket::kCommunication);
+}
+
+DetectorOutput run(const DetectorContext& ctx) {
+  DetectorOutput out;
+  if (ctx.ranks.size() < 2) {
+    out.not_assessed.push_back({kName, "load balance across ranks",
+                                "one rank's trace: imbalance needs the traces of at least two ranks"});
+    return out;
+  }
+  // step number -> per context rank: (step index, own work)
+  std::map<int64_t, std::vector<std::pair<int32_t, int64_t>>> by_step;
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
+    const RankAttribution& a = *ctx.ranks[ri].attribution;
+    for (size_t k = 0; k < a.steps.size(); ++k) {
+      auto& v = by_step[a.steps[k].step];
+      v.resize(ctx.ranks.size(), {-1, 0});
+      v[ri] = {static_cast<int32_t>(k), own_work_ns(a.steps[k])};
+    }
+  }
+  StepTimes saving = zero_step_times(ctx);
+  std::vector<WeightedExample> examples;
+  std::vector<double> rank_work(ctx.ranks.size(), 0);
+  std::vector<int64_t> rank_steps(ctx.ranks.size(), 0);
+  int64_t compared = 0;
+  double total_excess = 0;
+  for (const auto& [step, v] : by_step) {
+    int64_t n = 0, sum = 0, best = -1;
+    size_t slow = 0;
+    for (size_t ri = 0; ri < v.size(); ++ri) {
+      if (v[ri].first < 0) continue;
+      ++n;
+      sum += v[ri].second;
+      rank_work[ri] += static_cast<double>(v[ri].second);
+      ++rank_steps[ri];
+      if (v[ri].second > best) best = v[ri].second, slow = ri;
+    }
+    if (n < 2) continue;
+    ++compared;
+    int64_t excess = best - sum / n;
+    total_excess += static_cast<double>(excess);
+    for (size_t ri = 0; ri < v.size(); ++ri)
+      if (v[ri].first >= 0) saving[ri][static_cast<size_t>(v[ri].first)] = excess;
+    const RankView& r = ctx.ranks[slow];
+    const StepAttribution& s = r.attribution->steps[static_cast<size_t>(v[slow].first)];
+    Example e;
+    e.rank = r.store->rank;
+    e.step = step;
+    e.ts_ns = s.start_ns;
+    e.dur_ns = s.wall_ns();
+    e.name = "ProfilerStep#" + std::to_string(step);
+    e.detail = fmt::format("slowest rank: {} of GPU work against a mean of {} over {} ranks",
+                           human_time(static_cast<double>(best)), human_time(static_cast<double>(sum / n)), n);
+    examples.push_back({static_cast<double>(excess), std::move(e)});
+  }
+  if (compared == 0) {
+    out.not_assessed.push_back({kName, "load balance across ranks", "no ProfilerStep number is shared by two ranks"});
+    return out;
+  }
+  if (total_excess <= 0) return out;
+
+  Finding f;
+  f.category = Category::kLoadImbalance;
+  f.detector = kName;
+  f.confidence = Confidence::kMedium;
+  set_saving(f, ctx, saving);
+  const auto& multi = *ctx.multi;
+  double lo = 1e300, hi = 0;
+  for (size_t ri = 0; ri < rank_work.size(); ++ri) {
+    if (rank_steps[ri] == 0) continue;
+    double w = rank_work[ri] / static_cast<double>(rank_steps[ri]);
+    lo = std::min(lo, w);
+    hi = std::max(hi, w);
+  }
+  f.title = fmt::format("Ranks wait for the slowest: {} per step of GPU-work imbalance ({:.0f}% of the step)",
+                        human_time(f.estimated_saving_us * 1e3), f.estimated_saving_pct);
+  auto& m = f.evidence.metrics;
+  m.push_back({"ranks", static_cast<double>(ctx.ranks.size()), "count"});
+  m.push_back({"steps_compared", static_cast<double>(compared), "count"});
+  m.push_back({"slowest_minus_mean_work_us_per_step", total_excess / static_cast<double>(compared) / 1e3, "us"});
+  m.push_back({"min_rank_work_us_per_step", lo / 1e3, "us"});
+  m.push_back({"max_rank_work_us_per_step", hi / 1e3, "us"});
+  m.push_back({"compute_time_cv_across_ranks", multi.gpu_time.cv_compute, "ratio"});
+  m.push_back({"collective_start_skew_mean_us", multi.collectives.mean_skew_us, "us"});
+  m.push_back({"straggler_ranks", static_cast<double>(multi.collectives.stragglers.size()), "count"});
+  for (int64_t s : multi.collectives.stragglers) {
+    for (const auto& rl : multi.collectives.ranks) {
+      if (rl.rank != s) continue;
+      Example e;
+      e.rank = s;
+      e.name = "straggler rank " + std::to_string(s);
+      e.detail = fmt::format("starts collectives {:.1f} us after the first rank on average, last in {} calls",
+                             rl.mean_lateness_us, rl.times_last);
+      examples.push_back({1e18, std::move(e)});  // stragglers first
+    }
+  }
+  f.evidence.examples = top_examples(std::move(examples));
+  f.remedy = "Give every rank the same work per step: pack or bucket sequences to equal token counts (a "
+             "length-grouped sampler) instead of padding-free batches of varying size, split uneven pipeline or "
+             "expert loads evenly, and check the slowest rank's host (data loading, CPU contention) and GPU (clocks, "
+             "thermal throttling).";
+  out.findings.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace
+
+Detector load_imbalance_detector() { return {kName, Category::kLoadImbalance, run}; }
+
+}  // namespace stepscope::diagnose

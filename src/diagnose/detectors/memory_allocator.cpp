@@ -1,0 +1,121 @@
+// memory_allocator: PyTorch's caching allocator should stop calling the
+// driver once the first steps have filled its cache. cudaMalloc/cudaFree in
+// later steps (torch.cuda.empty_cache() in the loop, caching disabled,
+// allocation retries near capacity) cost host time, and cudaFree also waits
+// for the whole device. The cost is the allocator bucket: GPU idle during
+// those calls plus gaps a cudaFree's implicit sync opened. The first
+// profiled step is left out as possible warm-up.
+#include <fmt/core.h>
+
+#include <map>
+
+#include "diagnose/detector_support.h"
+#include "diagnose/detectors/detectors.h"
+
+namespace stepscope::diagnose {
+namespace {
+
+constexpr const char* kName = "memory_allocator";
+
+DetectorOutput run(const DetectorContext& ctx) {
+  DetectorOutput out;
+  StepTimes saving = zero_step_times(ctx);
+  int64_t calls = 0, host_ns = 0, idle_ns = 0, steady_steps = 0, reserved_drops = 0, released_bytes = 0;
+  int64_t alloc_samples = 0;
+  std::map<std::string, int64_t> count_by_call;
+  std::vector<WeightedExample> examples;
+
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
+    const RankView& r = ctx.ranks[ri];
+    const RankAttribution& a = *r.attribution;
+    const size_t first = a.steps.size() > 1 ? 1 : 0;  // steady state: from the second step on
+    steady_steps += static_cast<int64_t>(a.steps.size() - first);
+    std::map<uint32_t, int64_t> idle_by_call;
+    for (const BucketSpan& s : a.spans) {
+      if (s.bucket != Bucket::kAllocator) continue;
+      saving[ri][s.step_index] += s.end_ns - s.start_ns;
+      idle_by_call[s.cause_row] += s.end_ns - s.start_ns;
+      if (s.step_index >= first) idle_ns += s.end_ns - s.start_ns;
+    }
+    for (const HostCall& c : r.host->allocator.calls()) {
+      int32_t si = step_index_at(a, c.start_ns);
+      if (si < static_cast<int32_t>(first)) continue;
+      ++calls;
+      host_ns += c.end_ns - c.start_ns;
+      std::string name(r.store->name_of(c.row));
+      ++count_by_call[name];
+      int64_t idle = idle_by_call.count(c.row) ? idle_by_call[c.row] : 0;
+      examples.push_back({static_cast<double>(idle) + 1e-3 * static_cast<double>(c.end_ns - c.start_ns),
+                          example_of_row(r, c.row,
+                                         fmt::format("{} on the host; GPU idle {} because of it",
+                                                     human_time(static_cast<double>(c.end_ns - c.start_ns)),
+                                                     human_time(static_cast<double>(idle))))});
+    }
+    // The cache shrinking (Total Reserved falling) means blocks went back to
+    // the driver: empty_cache() or a retry after a failed allocation.
+    const trace::StringId reserved_key = r.store->strings.find("Total Reserved");
+    const trace::StringId bytes_key = r.store->strings.find("Bytes");
+    int64_t prev = -1;
+    for (uint32_t row = 0; row < r.store->events.size(); ++row) {
+      if (r.store->events.kind[row] != trace::EventKind::kMemory) continue;
+      int32_t si = step_index_at(a, r.store->events.ts_ns[row]);
+      auto reserved = r.store->arg_int(row, reserved_key);
+      if (!reserved) continue;
+      if (si >= static_cast<int32_t>(first)) {
+        if (prev >= 0 && *reserved < prev) {
+          ++reserved_drops;
+          released_bytes += prev - *reserved;
+        }
+        if (r.store->arg_int(row, bytes_key).value_or(0) > 0) ++alloc_samples;
+      }
+      prev = *reserved;
+    }
+  }
+  if (calls == 0 || idle_ns <= 0) return out;
+
+  Finding f;
+  f.category = Category::kMemoryAllocator;
+  f.detector = kName;
+  f.confidence = Confidence::kHigh;
+  set_saving(f, ctx, saving, 1);
+  double steps = static_cast<double>(std::max<int64_t>(1, steady_steps));
+  auto count_of = [&](const char* name) {
+    auto it = count_by_call.find(name);
+    return it == count_by_call.end() ? int64_t{0} : it->second;
+  };
+  int64_t mallocs = count_of("cudaMalloc") + count_of("cuMemAlloc_v2") + count_of("hipMalloc") + count_of("cuMemCreate");
+  f.title = fmt::format("{:.0f} allocator calls to the driver per steady-state step leave the GPU idle {} per step "
+                        "({:.0f}%)",
+                        static_cast<double>(calls) / steps, human_time(f.estimated_saving_us * 1e3),
+                        f.estimated_saving_pct);
+  auto& m = f.evidence.metrics;
+  m.push_back({"allocator_calls_per_step", static_cast<double>(calls) / steps, "count"});
+  for (const auto& [name, n] : count_by_call) m.push_back({metric_key(name) + "_per_step", static_cast<double>(n) / steps, "count"});
+  m.push_back({"allocator_host_us_per_step", static_cast<double>(host_ns) / steps / 1e3, "us"});
+  m.push_back({"gpu_idle_in_allocator_us_per_step", static_cast<double>(idle_ns) / steps / 1e3, "us"});
+  m.push_back({"reserved_memory_drops_per_step", static_cast<double>(reserved_drops) / steps, "count"});
+  m.push_back({"reserved_bytes_released_per_step", static_cast<double>(released_bytes) / steps, "B"});
+  f.evidence.examples = top_examples(std::move(examples));
+  std::string remedy;
+  // Caching off: nearly every tensor allocation reaches the driver.
+  if (alloc_samples > 0 && mallocs * 2 >= alloc_samples)
+    remedy = "Nearly every tensor allocation calls cudaMalloc: the caching allocator looks disabled; unset "
+             "PYTORCH_NO_CUDA_MEMORY_CACHING";
+  else if (reserved_drops > 0)
+    remedy = "The cache is emptied inside the loop (reserved memory falls every step): remove "
+             "torch.cuda.empty_cache() (and gc-triggered empty_cache) from the training step";
+  else
+    remedy = "Keep allocations out of steady-state steps: remove torch.cuda.empty_cache() from the loop and avoid "
+             "changing tensor sizes every step";
+  remedy += "; if the frees are retries near full memory, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True and "
+            "lower peak memory (activation checkpointing, smaller micro-batch).";
+  f.remedy = remedy;
+  out.findings.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace
+
+Detector memory_allocator_detector() { return {kName, Category::kMemoryAllocator, run}; }
+
+}  // namespace stepscope::diagnose

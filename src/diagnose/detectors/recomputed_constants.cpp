@@ -1,0 +1,218 @@
+// recomputed_constants: tables that depend on no input, such as RoPE cos/sin
+// or ALiBi slopes, rebuilt every layer and every step. A rebuild is a chain of
+// sibling ops on one thread that starts at a tensor factory with only scalar
+// inputs (aten::arange / linspace / logspace), continues through ops whose
+// tensor inputs are at most 2-D (tables, not batched activations) and that
+// are not matmuls, and contains real math (pow, exp, sin, cos, outer, ...).
+// A chain whose exact ops, shapes and scalar arguments occur at least twice
+// in the profiled steps is a recomputed constant: caching it removes every
+// occurrence. Saving per step: the occurrences' GPU kernel time plus their
+// host time as far as host-caused GPU idle follows them in the step (host
+// time saved shortens the step only while the GPU waits on the host); that
+// idle is claimed from host_overhead.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+
+#include "diagnose/detector_support.h"
+#include "diagnose/detectors/detectors.h"
+#include "diagnose/op_args.h"
+
+namespace stepscope::diagnose {
+namespace {
+
+constexpr const char* kName = "recomputed_constants";
+constexpr size_t kMaxChain = 64;  // ops; longer runs are model code, not a table
+
+bool is_factory(std::string_view n) { return n == "aten::arange" || n == "aten::linspace" || n == "aten::logspace"; }
+
+bool is_table_math(std::string_view n) {
+  return n == "aten::sin" || n == "aten::cos" || n == "aten::exp" || n == "aten::pow" || n == "aten::outer" ||
+         n == "aten::polar" || n == "aten::log" || n == "aten::reciprocal" || n == "aten::rsqrt" ||
+         n == "aten::sqrt" || n == "aten::einsum" || n == "aten::exp2" || n == "aten::sigmoid";
+}
+
+bool ends_chain(std::string_view n) {
+  return is_matmul_op(n) || n.find("attention") != std::string_view::npos || n.find("conv") != std::string_view::npos ||
+         n == "aten::embedding" || n.find("layer_norm") != std::string_view::npos;
+}
+
+bool scalar_inputs_only(const OpArgs& a) {
+  for (const InputShape& s : a.shapes)
+    if (s.list || !s.dims.empty()) {
+      // arange.start_out's empty out tensor ([0]) is still no input data.
+      if (!s.list && s.numel() == 0) continue;
+      return false;
+    }
+  return a.has_dims;
+}
+
+bool table_sized(const OpArgs& a) {
+  for (const InputShape& s : a.shapes)
+    if (!s.list && s.dims.size() > 2) return false;
+  return true;
+}
+
+struct Occurrence {
+  size_t rank_index = 0;
+  uint32_t step_index = 0;
+  uint32_t first_row = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  size_t ops = 0;
+  std::string first, last;
+  int64_t gpu_ns = 0;
+};
+
+DetectorOutput run(const DetectorContext& ctx) {
+  DetectorOutput out;
+  bool any_shapes = false;
+  std::map<std::string, std::vector<Occurrence>> by_signature;
+
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
+    const RankView& r = ctx.ranks[ri];
+    const auto& ev = r.store->events;
+    OpArgReader args(*r.store);
+    if (!args.has_shapes()) continue;
+    any_shapes = true;
+    std::map<int64_t, int64_t> chain_end_by_tid;  // a factory op inside an earlier chain starts none
+    for (uint32_t row : r.store->cpu_op_rows) {
+      std::string_view name = r.store->name_of(row);
+      if (!is_factory(name)) continue;
+      if (ev.ts_ns[row] < chain_end_by_tid[ev.tid[row]]) continue;
+      uint32_t parent = r.tree->parent(row);
+      if (parent != HostTree::kNoRow && is_factory(r.store->name_of(parent))) continue;  // inner overload call
+      int32_t si = step_index_at(*r.attribution, ev.ts_ns[row]);
+      if (si < 0) continue;
+      OpArgs fa = args.read(row);
+      if (!scalar_inputs_only(fa)) continue;
+      // Siblings after the factory op.
+      std::span<const uint32_t> sib =
+          parent == HostTree::kNoRow ? std::span<const uint32_t>(r.tree->roots()) : r.tree->children(parent);
+      auto pos = std::find(sib.begin(), sib.end(), row);
+      if (pos == sib.end()) continue;
+      std::string signature;
+      Occurrence o;
+      o.rank_index = ri;
+      o.step_index = static_cast<uint32_t>(si);
+      o.first_row = row;
+      o.start_ns = ev.ts_ns[row];
+      o.first = std::string(name);
+      bool math = false;
+      int64_t window_end = r.attribution->steps[static_cast<size_t>(si)].end_ns;
+      for (auto it = pos; it != sib.end() && o.ops < kMaxChain; ++it) {
+        uint32_t s = *it;
+        if (ev.kind[s] != trace::EventKind::kCpuOp || ev.tid[s] != ev.tid[row] || ev.ts_ns[s] >= window_end) break;
+        std::string_view sn = r.store->name_of(s);
+        if (!sn.starts_with("aten::") || ends_chain(sn)) break;
+        OpArgs sa = it == pos ? fa : args.read(s);
+        if (!table_sized(sa)) break;
+        math = math || is_table_math(sn);
+        signature += fmt::format("{}{}{};", sn, sa.dims_text, sa.concrete_text);
+        o.end_ns = std::max(o.end_ns, ev.ts_ns[s] + ev.dur_ns[s]);
+        o.last = std::string(sn);
+        ++o.ops;
+      }
+      if (!math || o.ops < 2) continue;
+      chain_end_by_tid[ev.tid[row]] = o.end_ns;
+      by_signature[signature].push_back(o);
+    }
+  }
+  if (!any_shapes) {
+    out.not_assessed.push_back({kName, "tables rebuilt every layer or step",
+                                "no operator shapes and scalar arguments (profile with record_shapes=True): identical "
+                                "rebuilds cannot be recognised"});
+    return out;
+  }
+
+  // Repeated chains only; their kernels' GPU time.
+  std::vector<Occurrence*> repeated;
+  for (auto& [sig, occ] : by_signature)
+    if (occ.size() >= 2)
+      for (Occurrence& o : occ) repeated.push_back(&o);
+  if (repeated.empty()) return out;
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
+    std::vector<Occurrence*> mine;
+    for (Occurrence* o : repeated)
+      if (o->rank_index == ri) mine.push_back(o);
+    if (mine.empty()) continue;
+    std::sort(mine.begin(), mine.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+    for (const auto& act : ctx.ranks[ri].timeline->activities) {
+      if (!act.has_launch()) continue;
+      auto it = std::upper_bound(mine.begin(), mine.end(), act.launch_start_ns,
+                                 [](int64_t t, const Occurrence* o) { return t < o->start_ns; });
+      if (it == mine.begin()) continue;
+      Occurrence* o = *(it - 1);
+      if (act.launch_start_ns <= o->end_ns) o->gpu_ns += act.duration_ns();
+    }
+  }
+
+  // Per step: the rebuilds' GPU time plus their host time, the latter only as
+  // far as host-caused GPU idle follows each rebuild in its step (removing
+  // host work shortens the step only while the GPU waits on the host). That
+  // idle is claimed, so host_overhead does not offer it again.
+  StepTimes saving = zero_step_times(ctx);
+  int64_t host_total = 0, gpu_total = 0, idle_total = 0, occurrences = 0, steps_total = 0;
+  std::vector<IdleClaim> claims;
+  std::sort(repeated.begin(), repeated.end(), [](const Occurrence* x, const Occurrence* y) {
+    return x->rank_index != y->rank_index ? x->rank_index < y->rank_index : x->start_ns < y->start_ns;
+  });
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
+    steps_total += static_cast<int64_t>(ctx.ranks[ri].attribution->steps.size());
+    std::vector<Interval> taken = claimed_idle(ctx, ctx.ranks[ri].store->rank).intervals();
+    size_t prior = taken.size();
+    for (const Occurrence* o : repeated) {
+      if (o->rank_index != ri) continue;
+      int64_t got = take_idle_after(ctx, ri, o->step_index, o->start_ns, o->end_ns - o->start_ns, taken);
+      saving[ri][o->step_index] += got + o->gpu_ns;
+      idle_total += got;
+      host_total += o->end_ns - o->start_ns;
+      gpu_total += o->gpu_ns;
+      ++occurrences;
+    }
+    for (size_t i = prior; i < taken.size(); ++i)
+      claims.push_back({ctx.ranks[ri].store->rank, taken[i].start_ns, taken[i].end_ns});
+  }
+
+  Finding f;
+  f.category = Category::kRecomputedConstants;
+  f.detector = kName;
+  f.confidence = Confidence::kMedium;
+  set_saving(f, ctx, saving);
+  f.claims = std::move(claims);
+  double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
+  size_t tables = 0;
+  std::vector<WeightedExample> ex;
+  for (const auto& [sig, occ] : by_signature) {
+    if (occ.size() < 2) continue;
+    ++tables;
+    const Occurrence& o = occ.front();
+    Example e = example_of_row(ctx.ranks[o.rank_index], o.first_row,
+                               fmt::format("{} -> ... -> {} ({} ops) rebuilt {} times in the profiled steps; {} of "
+                                           "host time each",
+                                           o.first, o.last, o.ops, occ.size(), human_time(static_cast<double>(o.end_ns - o.start_ns))));
+    e.dur_ns = o.end_ns - o.start_ns;
+    ex.push_back({static_cast<double>(occ.size()) * static_cast<double>(o.end_ns - o.start_ns), std::move(e)});
+  }
+  f.title = fmt::format("{} constant table(s) rebuilt {:.0f} times per step: {} of host and {} of GPU time per step",
+                        tables, static_cast<double>(occurrences) / steps, human_time(static_cast<double>(host_total) / steps),
+                        human_time(static_cast<double>(gpu_total) / steps));
+  auto& m = f.evidence.metrics;
+  m.push_back({"distinct_tables", static_cast<double>(tables), "count"});
+  m.push_back({"rebuilds_per_step", static_cast<double>(occurrences) / steps, "count"});
+  m.push_back({"rebuild_host_us_per_step", static_cast<double>(host_total) / steps / 1e3, "us"});
+  m.push_back({"rebuild_gpu_us_per_step", static_cast<double>(gpu_total) / steps / 1e3, "us"});
+  m.push_back({"host_idle_claimed_us_per_step", static_cast<double>(idle_total) / steps / 1e3, "us"});
+  f.evidence.examples = top_examples(std::move(ex));
+  f.remedy = "Build the table once and reuse it: compute the cos/sin (RoPE) or similar tables in __init__ with "
+             "self.register_buffer('cos', ..., persistent=False), or cache them per sequence length on the module, "
+             "and share one cache across layers instead of calling arange/pow/outer/cos/sin in every forward.";
+  out.findings.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace
+
+Detector recomputed_constants_detector() { return {kName, Category::kRecomputedConstants, run}; }
+
+}  // namespace stepscope::diagnose

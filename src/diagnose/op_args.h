@@ -1,0 +1,58 @@
+// Reading the operator arguments record_shapes writes: "Input Dims"
+// ([[8192, 1024], [1024, 3072]]), "Input type" (["c10::BFloat16", ...]) and
+// "Concrete Inputs" (["0", "64", ...]), all kept as raw JSON text in the
+// store, and the FLOPs of a matmul from its shapes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/event_store.h"
+
+namespace stepscope::diagnose {
+
+// One top-level input of an op.
+struct InputShape {
+  std::vector<int64_t> dims;  // [] for scalars and absent inputs
+  bool list = false;          // a TensorList ([[a, b], [c, d]]): dims holds nothing
+  int64_t numel() const;      // product of dims (1 for a scalar, 0 for a list)
+};
+
+// Parses "Input Dims" text; empty on malformed text.
+std::vector<InputShape> parse_input_dims(std::string_view json);
+// Parses a JSON list of strings ("Input type", "Concrete Inputs"); empty on malformed text.
+std::vector<std::string> parse_string_list(std::string_view json);
+
+// The arguments of one op row, read once.
+struct OpArgs {
+  std::vector<InputShape> shapes;   // from "Input Dims"
+  std::vector<std::string> types;   // from "Input type"
+  std::string dims_text;            // "Input Dims" as written ("" if absent)
+  std::string concrete_text;        // "Concrete Inputs" as written ("" if absent)
+  bool has_dims = false;
+};
+
+// Looks up the keys once per store.
+class OpArgReader {
+ public:
+  explicit OpArgReader(const trace::EventStore& store);
+  OpArgs read(uint32_t row) const;
+  // True when the store has any "Input Dims" (record_shapes=True).
+  bool has_shapes() const { return dims_key_ != trace::StringTable::kMissing; }
+
+ private:
+  const trace::EventStore& store_;
+  trace::StringId dims_key_, type_key_, concrete_key_;
+};
+
+// True for the aten ops that are one matrix multiply on the device.
+bool is_matmul_op(std::string_view name);
+// 2*M*N*K (times batch) of aten::mm / addmm / bmm / baddbmm / addbmm /
+// linear / _scaled_mm from their input shapes; nullopt when the shapes do not
+// fit the op.
+std::optional<double> matmul_flops(std::string_view op_name, const std::vector<InputShape>& shapes);
+
+}  // namespace stepscope::diagnose

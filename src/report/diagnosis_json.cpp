@@ -1,0 +1,83 @@
+#include "report/diagnosis_json.h"
+
+namespace stepscope::report {
+
+using nlohmann::ordered_json;
+namespace dg = diagnose;
+
+namespace {
+
+double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+ordered_json finding_json(const dg::Finding& f) {
+  ordered_json metrics = ordered_json::array();
+  for (const auto& m : f.evidence.metrics) metrics.push_back({{"name", m.name}, {"value", m.value}, {"unit", m.unit}});
+  ordered_json examples = ordered_json::array();
+  for (const auto& e : f.evidence.examples)
+    examples.push_back({{"rank", e.rank},
+                        {"step", e.step >= 0 ? ordered_json(e.step) : ordered_json(nullptr)},
+                        {"ts_us", us(e.ts_ns)},
+                        {"dur_us", us(e.dur_ns)},
+                        {"name", e.name},
+                        {"detail", e.detail}});
+  return {{"category", std::string(dg::to_string(f.category))},
+          {"detector", f.detector},
+          {"title", f.title},
+          {"severity", std::string(dg::to_string(f.severity))},
+          {"confidence", std::string(dg::to_string(f.confidence))},
+          {"estimated_saving_us", f.estimated_saving_us},
+          {"estimated_saving_pct", f.estimated_saving_pct},
+          {"saving_rank", f.saving_rank},
+          {"saves_time", f.saves_time},
+          {"evidence", {{"metrics", metrics}, {"examples", examples}}},
+          {"remedy", f.remedy}};
+}
+
+ordered_json buckets_json(const dg::StepAttribution& s) {
+  ordered_json b = ordered_json::object();
+  for (int i = 0; i < dg::kBucketCount; ++i) {
+    auto bucket = static_cast<dg::Bucket>(i);
+    b[std::string(dg::to_string(bucket))] = {{"us", us(s.of(bucket))}, {"pct", s.pct(bucket)}};
+  }
+  return b;
+}
+
+}  // namespace
+
+ordered_json attribution_json(const dg::RankAttribution& a) {
+  ordered_json steps = ordered_json::array();
+  for (const auto& s : a.steps)
+    steps.push_back({{"step", s.step},
+                     {"start_us", us(s.start_ns)},
+                     {"wall_us", us(s.wall_ns())},
+                     {"effective_compute_pct",
+                      s.wall_ns() > 0 ? 100.0 * static_cast<double>(s.effective_compute_ns()) / static_cast<double>(s.wall_ns()) : 0.0},
+                     {"buckets", buckets_json(s)}});
+  return {{"from_profiler_steps", a.from_profiler_steps},
+          {"mean_step_us", us(a.mean_step_ns())},
+          {"total", {{"wall_us", us(a.total.wall_ns())}, {"buckets", buckets_json(a.total)}}},
+          {"steps", steps}};
+}
+
+ordered_json diagnosis_json(const dg::Diagnosis& d) {
+  ordered_json findings = ordered_json::array();
+  for (const auto& f : d.findings) findings.push_back(finding_json(f));
+  ordered_json minor = ordered_json::array();
+  for (const auto& f : d.minor) minor.push_back(finding_json(f));
+  ordered_json na = ordered_json::array();
+  for (const auto& n : d.not_assessed) na.push_back({{"detector", n.detector}, {"what", n.what}, {"reason", n.reason}});
+  ordered_json det = ordered_json::array();
+  for (const auto& r : d.detectors)
+    det.push_back({{"name", r.name}, {"category", std::string(dg::to_string(r.category))}, {"enabled", r.enabled},
+                   {"seconds", r.seconds}, {"findings", r.findings}, {"rejected", r.rejected}});
+  return {{"primary_bottleneck", d.primary_bottleneck},
+          {"effective_compute_pct", d.effective_compute_pct},
+          {"findings", findings},
+          {"minor_findings", minor},
+          {"not_assessed", na},
+          {"hardware", d.hardware},
+          {"detectors", det},
+          {"validation_errors", d.validation_errors}};
+}
+
+}  // namespace stepscope::report

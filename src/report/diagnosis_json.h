@@ -1,0 +1,15 @@
+// The diagnosis parts of the analyze JSON: "diagnosis" at the top level
+// (primary bottleneck, findings, what could not be assessed) and per rank
+// "attribution" (exclusive buckets per step).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "diagnose/diagnose.h"
+
+namespace stepscope::report {
+
+nlohmann::ordered_json diagnosis_json(const diagnose::Diagnosis& d);
+nlohmann::ordered_json attribution_json(const diagnose::RankAttribution& a);
+
+}  // namespace stepscope::report

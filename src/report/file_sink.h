@@ -1,0 +1,49 @@
+// Where a report's text goes: a plain file, or a gzip file when the path ends
+// in ".gz". Writers append text in pieces of any size; the sink buffers, so a
+// multi-gigabyte Perfetto trace never exists in memory as one string.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace stepscope::report {
+
+class FileSink {
+ public:
+  // Opens `path` for writing ("-" is stdout, never compressed). Check ok().
+  explicit FileSink(const std::string& path);
+  ~FileSink();
+  FileSink(const FileSink&) = delete;
+  FileSink& operator=(const FileSink&) = delete;
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }  // one line naming the file
+  bool compressed() const { return compressed_; }
+
+  void write(std::string_view text);
+  // Flushes and ends the gzip stream; returns ok(). Called by the destructor
+  // if not called, but then a late error goes unreported.
+  bool close();
+
+  uint64_t bytes_in() const { return bytes_in_; }  // uncompressed bytes written, B
+
+ private:
+  class Impl;
+  void fail(std::string what);
+  void flush_buffer(bool last);
+
+  std::string path_;
+  std::string error_;
+  std::string buffer_;
+  std::unique_ptr<Impl> impl_;
+  bool compressed_ = false;
+  bool closed_ = false;
+  uint64_t bytes_in_ = 0;
+};
+
+// True when `path` names a gzip file (ends in ".gz").
+bool is_gzip_path(std::string_view path);
+
+}  // namespace stepscope::report

@@ -1,0 +1,225 @@
+#include "report/html_view.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "analysis/kernel_class.h"
+
+namespace stepscope::report {
+
+namespace {
+
+using nlohmann::ordered_json;
+using trace::EventStore;
+
+constexpr int kClasses = analysis::kKernelClassCount;
+
+double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+// The time axis: [start, end) on the shared clock, cut into `columns`.
+struct Axis {
+  int64_t start_ns = 0;
+  int64_t end_ns = 1;
+  int columns = 1;
+  double width_ns() const { return static_cast<double>(end_ns - start_ns) / columns; }
+  int column_of(int64_t t) const {
+    auto c = static_cast<int64_t>(static_cast<double>(t - start_ns) / width_ns());
+    return static_cast<int>(std::clamp<int64_t>(c, 0, columns - 1));
+  }
+  int64_t column_start(int c) const {
+    return start_ns + static_cast<int64_t>(std::llround(width_ns() * c));
+  }
+};
+
+int64_t earliest_base(const AnalyzeReport& r) {
+  int64_t b = r.stores.empty() ? 0 : r.stores.front()->meta.base_time_ns;
+  for (const auto* s : r.stores) b = std::min(b, s->meta.base_time_ns);
+  return b;
+}
+
+// Step windows of rank i on its own clock: the attribution's when the
+// diagnosis ran (what the bars show), else the ProfilerStep CPU spans.
+std::vector<std::array<int64_t, 3>> step_windows(const AnalyzeReport& r, size_t i) {
+  std::vector<std::array<int64_t, 3>> w;
+  if (r.diagnosis && i < r.diagnosis->attribution.size()) {
+    for (const auto& s : r.diagnosis->attribution[i].steps) w.push_back({s.step, s.start_ns, s.end_ns});
+  } else {
+    for (const auto& s : r.ranks[i].steps.steps) w.push_back({s.step, s.cpu_start_ns, s.cpu_end_ns});
+  }
+  return w;
+}
+
+Axis plan_axis(const AnalyzeReport& r, size_t ranks, int columns, int64_t base) {
+  std::optional<int64_t> lo, hi;
+  auto take = [&](int64_t a, int64_t b) {
+    lo = lo ? std::min(*lo, a) : a;
+    hi = hi ? std::max(*hi, b) : b;
+  };
+  for (size_t i = 0; i < ranks; ++i) {
+    const EventStore& s = *r.stores[i];
+    const int64_t shift = s.meta.base_time_ns - base;
+    for (uint32_t row : s.gpu_rows) take(s.events.ts_ns[row] + shift, s.events.ts_ns[row] + s.events.dur_ns[row] + shift);
+    for (const auto& w : step_windows(r, i)) take(w[1] + shift, w[2] + shift);
+  }
+  Axis a;
+  a.columns = std::max(1, columns);
+  if (lo && hi && *hi > *lo) {
+    a.start_ns = *lo;
+    a.end_ns = *hi;
+  } else if (lo) {
+    a.start_ns = *lo;
+    a.end_ns = *lo + 1;
+  }
+  return a;
+}
+
+// Busy time per kernel class in each column of one GPU lane.
+struct LaneColumns {
+  int32_t device = -1;
+  int64_t stream = -1;
+  int64_t activities = 0;
+  std::vector<std::array<double, kClasses>> busy_ns;  // per column
+};
+
+ordered_json timeline_of_rank(const AnalyzeReport& r, size_t i, const Axis& axis, int64_t base) {
+  const EventStore& s = *r.stores[i];
+  const auto& e = s.events;
+  const int64_t shift = s.meta.base_time_ns - base;
+  // Classes by name: a trace repeats a few thousand names millions of times.
+  std::vector<int8_t> class_of_name(s.strings.size(), -1);
+  std::map<std::pair<int32_t, int64_t>, LaneColumns> lanes;
+  for (uint32_t row : s.gpu_rows) {
+    const int32_t device = e.device[row] != static_cast<int32_t>(trace::kNone) ? e.device[row] : e.pid[row];
+    auto [it, fresh] = lanes.try_emplace({device, e.stream[row]});
+    LaneColumns& lane = it->second;
+    if (fresh) {
+      lane.device = device;
+      lane.stream = e.stream[row];
+      lane.busy_ns.assign(static_cast<size_t>(axis.columns), {});
+    }
+    ++lane.activities;
+    int8_t& cls = class_of_name[e.name[row]];
+    if (cls < 0) cls = static_cast<int8_t>(analysis::classify_kernel(s.strings.get(e.name[row]), e.kind[row]).cls);
+    const int64_t start = e.ts_ns[row] + shift, end = start + e.dur_ns[row];
+    if (end <= start) continue;
+    for (int c = axis.column_of(start); c < axis.columns; ++c) {
+      const int64_t c0 = axis.column_start(c), c1 = c + 1 < axis.columns ? axis.column_start(c + 1) : axis.end_ns;
+      if (c0 >= end) break;
+      const int64_t overlap = std::min(end, c1) - std::max(start, c0);
+      if (overlap > 0) lane.busy_ns[static_cast<size_t>(c)][static_cast<size_t>(cls)] += static_cast<double>(overlap);
+    }
+  }
+  ordered_json out_lanes = ordered_json::array();
+  const double width = axis.width_ns();
+  for (const auto& [key, lane] : lanes) {
+    // Sparse: [column, per-class share of the column in ‰ ...] for busy columns.
+    ordered_json cols = ordered_json::array();
+    for (int c = 0; c < axis.columns; ++c) {
+      const auto& b = lane.busy_ns[static_cast<size_t>(c)];
+      ordered_json col = ordered_json::array({c});
+      bool any = false;
+      for (int k = 0; k < kClasses; ++k) {
+        auto permille = static_cast<int>(std::lround(std::min(1.0, b[static_cast<size_t>(k)] / width) * 1000.0));
+        if (permille == 0 && b[static_cast<size_t>(k)] > 0) permille = 1;  // keep tiny work visible
+        any |= permille > 0;
+        col.push_back(permille);
+      }
+      if (any) cols.push_back(std::move(col));
+    }
+    out_lanes.push_back({{"device", lane.device}, {"stream", lane.stream}, {"activities", lane.activities}, {"cols", cols}});
+  }
+  ordered_json steps = ordered_json::array();
+  for (const auto& w : step_windows(r, i))
+    steps.push_back({{"step", w[0]}, {"start_us", us(w[1] + shift - axis.start_ns)}, {"end_us", us(w[2] + shift - axis.start_ns)}});
+  return {{"rank", s.rank}, {"clock_shift_us", us(shift)}, {"lanes", out_lanes}, {"steps", steps}};
+}
+
+// Allocator samples of one rank, per device: the largest Total Allocated and
+// Total Reserved in each column, and the values in force at the axis start.
+void memory_of_rank(const AnalyzeReport& r, size_t i, const Axis& axis, int64_t base, ordered_json& series) {
+  const EventStore& s = *r.stores[i];
+  const auto& e = s.events;
+  const int64_t shift = s.meta.base_time_ns - base;
+  const auto k_alloc = s.strings.find("Total Allocated"), k_res = s.strings.find("Total Reserved");
+  const auto k_type = s.strings.find("Device Type"), k_id = s.strings.find("Device Id");
+  if (k_alloc == trace::StringTable::kMissing || k_res == trace::StringTable::kMissing) return;
+  auto get = [&](size_t row, trace::StringId key) -> std::optional<int64_t> {
+    if (auto v = s.arg_int(row, key)) return v;
+    if (auto d = s.arg_number(row, key)) return static_cast<int64_t>(*d);
+    return std::nullopt;
+  };
+  struct Device {
+    std::optional<std::array<int64_t, 2>> initial;  // last sample before the axis start
+    std::map<int, std::array<int64_t, 2>> cols;     // column -> (max allocated, max reserved)
+    int64_t samples = 0;
+  };
+  std::map<std::pair<int64_t, int64_t>, Device> devices;
+  for (size_t row = 0; row < e.size(); ++row) {
+    if (e.kind[row] != trace::EventKind::kMemory) continue;
+    auto alloc = get(row, k_alloc), res = get(row, k_res);
+    if (!alloc || !res) continue;
+    Device& d = devices[{get(row, k_type).value_or(-1), get(row, k_id).value_or(-1)}];
+    ++d.samples;
+    const int64_t t = e.ts_ns[row] + shift;
+    if (t < axis.start_ns) {
+      d.initial = std::array<int64_t, 2>{*alloc, *res};
+      continue;
+    }
+    if (t >= axis.end_ns) continue;
+    auto [it, fresh] = d.cols.try_emplace(axis.column_of(t), std::array<int64_t, 2>{*alloc, *res});
+    if (!fresh) {
+      it->second[0] = std::max(it->second[0], *alloc);
+      it->second[1] = std::max(it->second[1], *res);
+    }
+  }
+  for (const auto& [key, d] : devices) {
+    const auto [type, id] = key;
+    int64_t capacity = 0;
+    if (type == 1)
+      for (const auto& dev : s.meta.devices)
+        if (dev.id == id) capacity = dev.total_global_mem;
+    ordered_json cols = ordered_json::array();
+    for (const auto& [c, v] : d.cols) cols.push_back({c, v[0], v[1]});
+    series.push_back({{"rank", s.rank},
+                      {"device_type", type},
+                      {"device_id", id},
+                      {"samples", d.samples},
+                      {"capacity_bytes", capacity},
+                      {"initial", d.initial ? ordered_json({(*d.initial)[0], (*d.initial)[1]}) : ordered_json(nullptr)},
+                      {"cols", cols}});
+  }
+}
+
+}  // namespace
+
+ordered_json build_html_view(const AnalyzeReport& report, const HtmlViewOptions& options) {
+  const size_t ranks = std::min(options.max_ranks, report.stores.size());
+  const int64_t base = earliest_base(report);
+  const Axis axis = plan_axis(report, ranks, options.timeline_columns, base);
+  Axis memory_axis = axis;
+  memory_axis.columns = std::max(1, options.memory_columns);
+
+  ordered_json timeline = ordered_json::array();
+  ordered_json memory = ordered_json::array();
+  for (size_t i = 0; i < ranks; ++i) {
+    timeline.push_back(timeline_of_rank(report, i, axis, base));
+    memory_of_rank(report, i, memory_axis, base, memory);
+  }
+  ordered_json classes = ordered_json::array();
+  for (int k = 0; k < kClasses; ++k) classes.push_back(std::string(analysis::to_string(static_cast<analysis::KernelClass>(k))));
+  return {{"axis",
+           {{"start_us", us(axis.start_ns)},
+            {"duration_us", us(axis.end_ns - axis.start_ns)},
+            {"timeline_columns", axis.columns},
+            {"memory_columns", memory_axis.columns}}},
+          {"ranks_total", report.stores.size()},
+          {"ranks_drawn", ranks},
+          {"classes", classes},
+          {"timeline", timeline},
+          {"memory", memory}};
+}
+
+}  // namespace stepscope::report
