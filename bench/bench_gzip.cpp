@@ -19,8 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
-#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,8 +35,8 @@ double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-constexpr size_t kChunk = 4 << 20;       // the tokenizer's read size
-constexpr size_t kInputChunk = 1 << 20;  // gzip_source's compressed read size
+constexpr size_t kChunk = 1 << 20;         // the tokenizer's read size (TokenizerOptions::chunk_bytes)
+constexpr size_t kInputChunk = 256 << 10;  // gzip_source's compressed read size
 
 struct Run {
   uint64_t bytes = 0;
@@ -64,39 +63,45 @@ Run streaming(const std::string& path, GzipBackend gz) {
 
 Run whole_buffer(const std::string& path) {
   Run r;
-  std::ifstream f(path, std::ios::binary);
-  std::vector<char> in((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (in.size() < 18) return r;
-  libdeflate_decompressor* d = libdeflate_alloc_decompressor();
-  std::vector<char> out;
-  size_t pos = 0;
-  // A gzip file may hold several members; ISIZE (the last 4 bytes of each)
-  // is the size mod 2^32, so the buffer grows if a member is larger.
+  // The compressed file in one read, and an output buffer left uninitialised
+  // (no zero-fill pass): what a whole-buffer reader would really do.
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return r;
+  std::fseek(f, 0, SEEK_END);
+  const size_t in_size = static_cast<size_t>(std::ftell(f));
+  std::fseek(f, 0, SEEK_SET);
+  std::unique_ptr<char[]> in(new char[in_size]);
+  const bool read_ok = std::fread(in.get(), 1, in_size, f) == in_size;
+  std::fclose(f);
+  if (!read_ok || in_size < 18) return r;
+  // ISIZE (the last 4 bytes of a member) is the size mod 2^32; a gzip file may
+  // hold several members, so the buffer grows if the output does not fit.
   uint32_t isize = 0;
-  std::memcpy(&isize, in.data() + in.size() - 4, 4);
-  size_t cap = std::max<size_t>(isize, in.size() * 4);
-  while (pos < in.size()) {
+  std::memcpy(&isize, in.get() + in_size - 4, 4);
+  size_t cap = std::max<size_t>(isize, in_size * 4) + 1;
+  std::unique_ptr<char[]> out(new char[cap]);
+  libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+  size_t pos = 0;
+  while (pos < in_size) {
     size_t in_used = 0, out_got = 0;
-    while (true) {
-      if (out.size() - r.bytes < cap) out.resize(r.bytes + cap);
-      libdeflate_result res = libdeflate_gzip_decompress_ex(d, in.data() + pos, in.size() - pos, out.data() + r.bytes,
-                                                            out.size() - r.bytes, &in_used, &out_got);
-      if (res == LIBDEFLATE_INSUFFICIENT_SPACE) {
-        cap *= 2;
-        out.resize(r.bytes + cap);
-        continue;
-      }
-      if (res != LIBDEFLATE_SUCCESS) {
-        libdeflate_free_decompressor(d);
-        return r;
-      }
-      break;
+    libdeflate_result res = libdeflate_gzip_decompress_ex(d, in.get() + pos, in_size - pos, out.get() + r.bytes,
+                                                          cap - r.bytes, &in_used, &out_got);
+    if (res == LIBDEFLATE_INSUFFICIENT_SPACE) {
+      std::unique_ptr<char[]> bigger(new char[cap * 2]);
+      std::memcpy(bigger.get(), out.get(), r.bytes);
+      out = std::move(bigger);
+      cap *= 2;
+      continue;
+    }
+    if (res != LIBDEFLATE_SUCCESS) {
+      libdeflate_free_decompressor(d);
+      return r;
     }
     r.bytes += out_got;
     pos += in_used;
   }
   libdeflate_free_decompressor(d);
-  r.buffer_bytes = in.size() + out.size();
+  r.buffer_bytes = in_size + cap;
   r.ok = true;
   return r;
 }

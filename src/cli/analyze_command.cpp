@@ -2,15 +2,14 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <atomic>
 #include <chrono>
-#include <thread>
 #include <fstream>
 #include <iostream>
 
 #include "analysis/hta_compat/run_hta_compat.h"
 #include "analysis/multi_rank.h"
 #include "diagnose/diagnose.h"
+#include "pipeline/load_run.h"
 #include "analysis/rank_analysis.h"
 #include "cli/commands.h"
 #include "report/html_report.h"
@@ -71,19 +70,8 @@ int run_analyze(const AnalyzeArgs& args) {
   analysis::AnalysisOptions options;
   options.top_kernels = args.top;
   for (const auto& s : loaded.set.ranks) rep.stores.push_back(s.get());
-  rep.ranks.resize(rep.stores.size());
   // Ranks are independent: analyse them on the same threads that read them.
-  {
-    unsigned n = args.threads ? args.threads : std::max(1u, std::thread::hardware_concurrency());
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t i = next++; i < rep.stores.size(); i = next++) rep.ranks[i] = analysis::analyze_rank(*rep.stores[i], options);
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < std::min<size_t>(n, rep.stores.size()); ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-  }
+  rep.ranks = pipeline::analyze_ranks_parallel(rep.stores, options, args.threads);
   if (rep.ranks.size() >= 2) {
     std::vector<const analysis::RankAnalysis*> ptrs;
     for (const auto& r : rep.ranks) ptrs.push_back(&r);

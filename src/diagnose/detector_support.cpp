@@ -118,9 +118,14 @@ int64_t take_idle_after(const DetectorContext& ctx, size_t ri, size_t k, int64_t
   IntervalSet busy(taken);
   int64_t got = 0;
   std::vector<Interval> in, free_parts;
-  for (const BucketSpan& s : ctx.ranks[ri].attribution->spans) {
-    if (got >= amount) break;
-    if (s.step_index != k || s.bucket != Bucket::kHostOverhead || s.end_ns <= t) continue;
+  const auto& spans = ctx.ranks[ri].attribution->spans;
+  // Spans are disjoint and in time order: start at the first one ending after t.
+  auto first = std::upper_bound(spans.begin(), spans.end(), t,
+                                [](int64_t x, const BucketSpan& s) { return x < s.end_ns; });
+  for (auto it = first; it != spans.end() && got < amount; ++it) {
+    const BucketSpan& s = *it;
+    if (s.step_index > k) break;
+    if (s.step_index != k || s.bucket != Bucket::kHostOverhead) continue;
     in.clear();
     free_parts.clear();
     busy.split(std::max(s.start_ns, t), s.end_ns, in, free_parts);

@@ -52,8 +52,19 @@ HostTree::HostTree(const trace::EventStore& store) {
   for (size_t i = 0; i < n; ++i) child_begin_[i + 1] += child_begin_[i];
   child_rows_.resize(child_begin_[n]);
   std::vector<uint32_t> fill(child_begin_.begin(), child_begin_.end() - 1);
-  for (uint32_t r : rows)
-    if (parent_[r] != kNoRow) child_rows_[fill[parent_[r]]++] = r;
+  position_.assign(n, kNoRow);
+  for (uint32_t r : rows) {
+    if (parent_[r] == kNoRow) continue;
+    uint32_t p = parent_[r];
+    position_[r] = fill[p] - child_begin_[p];
+    child_rows_[fill[p]++] = r;
+  }
+  for (uint32_t i = 0; i < roots_.size(); ++i) position_[roots_[i]] = i;
+}
+
+std::span<const uint32_t> HostTree::siblings(uint32_t row) const {
+  uint32_t p = parent(row);
+  return p == kNoRow ? std::span<const uint32_t>(roots_) : children(p);
 }
 
 std::span<const uint32_t> HostTree::children(uint32_t row) const {

@@ -25,6 +25,10 @@ class HostTree {
   std::span<const uint32_t> children(uint32_t row) const;
   // Host spans with no parent, in (pid, tid, time) order.
   const std::vector<uint32_t>& roots() const { return roots_; }
+  // Position of `row` in children(parent(row)), or in roots() for a root.
+  uint32_t sibling_index(uint32_t row) const { return row < position_.size() ? position_[row] : kNoRow; }
+  // The list `row` is in: children(parent(row)) or roots().
+  std::span<const uint32_t> siblings(uint32_t row) const;
   // Nesting depth (0 for roots).
   int depth(uint32_t row) const;
 
@@ -33,6 +37,7 @@ class HostTree {
   std::vector<uint32_t> child_begin_;  // per event row + 1: CSR offsets into child_rows_
   std::vector<uint32_t> child_rows_;
   std::vector<uint32_t> roots_;
+  std::vector<uint32_t> position_;     // per event row: index among its siblings
 };
 
 // True for the row kinds the tree holds: CPU ops, user annotations, Python

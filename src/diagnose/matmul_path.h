@@ -4,9 +4,12 @@
 // below a Hopper's tensor-core peak; the kernel names say which path ran.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "analysis/kernel_class.h"
+#include "trace/string_table.h"
 
 namespace stepscope::diagnose {
 
@@ -19,5 +22,22 @@ enum class MatmulPath : uint8_t {
 // `family` is the kernel's analysis family (kernel_class.h). Matrix-vector
 // kernels (gemv) are memory-bound by nature and count as not-matmul.
 MatmulPath matmul_path(std::string_view kernel_name, analysis::KernelFamily family);
+
+// matmul_path decided once per distinct kernel name of a store: traces
+// repeat a few hundred names millions of times.
+class MatmulPathCache {
+ public:
+  explicit MatmulPathCache(const trace::StringTable& strings) : strings_(strings), paths_(strings.size(), kUnknown) {}
+  MatmulPath of(trace::StringId name, analysis::KernelFamily family) {
+    if (name >= paths_.size()) return matmul_path(strings_.get(name), family);
+    if (paths_[name] == kUnknown) paths_[name] = static_cast<uint8_t>(matmul_path(strings_.get(name), family));
+    return static_cast<MatmulPath>(paths_[name]);
+  }
+
+ private:
+  static constexpr uint8_t kUnknown = 0xff;
+  const trace::StringTable& strings_;
+  std::vector<uint8_t> paths_;
+};
 
 }  // namespace stepscope::diagnose

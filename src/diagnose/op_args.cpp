@@ -1,5 +1,6 @@
 #include "diagnose/op_args.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace stepscope::diagnose {
@@ -124,7 +125,10 @@ OpArgReader::OpArgReader(const trace::EventStore& store)
     : store_(store),
       dims_key_(store.strings.find("Input Dims")),
       type_key_(store.strings.find("Input type")),
-      concrete_key_(store.strings.find("Concrete Inputs")) {}
+      concrete_key_(store.strings.find("Concrete Inputs")) {
+  if (dims_key_ != trace::StringTable::kMissing)
+    has_shapes_ = std::find(store.args.key.begin(), store.args.key.end(), dims_key_) != store.args.key.end();
+}
 
 OpArgs OpArgReader::read(uint32_t row) const {
   OpArgs a;

@@ -40,12 +40,15 @@ class OpArgReader {
  public:
   explicit OpArgReader(const trace::EventStore& store);
   OpArgs read(uint32_t row) const;
-  // True when the store has any "Input Dims" (record_shapes=True).
-  bool has_shapes() const { return dims_key_ != trace::StringTable::kMissing; }
+  // True when some event carries "Input Dims" (record_shapes=True). The key
+  // itself is interned by every reader, so its presence in the string table
+  // says nothing.
+  bool has_shapes() const { return has_shapes_; }
 
  private:
   const trace::EventStore& store_;
   trace::StringId dims_key_, type_key_, concrete_key_;
+  bool has_shapes_ = false;
 };
 
 // True for the aten ops that are one matrix multiply on the device.

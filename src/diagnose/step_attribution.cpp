@@ -23,14 +23,14 @@ constexpr std::array<Bucket, kBusyClasses> kBusyBucket = {
     Bucket::kCommunication,     Bucket::kMemoryCopy,        Bucket::kOtherIdle,
 };
 
-int busy_class(const trace::EventStore& store, const GpuActivity& a) {
+int busy_class(MatmulPathCache& paths, const GpuActivity& a) {
   switch (a.cls) {
     case KernelClass::kCommunication: return 3;
     case KernelClass::kMemory: return 4;
     case KernelClass::kOther: return 5;
     case KernelClass::kComputation: break;
   }
-  switch (matmul_path(store.strings.get(a.name), a.family)) {
+  switch (paths.of(a.name, a.family)) {
     case MatmulPath::kTensorCore: return 0;
     case MatmulPath::kSimt: return 1;
     case MatmulPath::kNotMatmul: return 2;
@@ -89,9 +89,10 @@ std::vector<Piece> busy_and_gaps(const trace::EventStore& store, const analysis:
   };
   std::vector<Edge> edges;
   edges.reserve(timeline.activities.size() * 2);
+  MatmulPathCache paths(store.strings);
   for (const auto& a : timeline.activities) {
     if (a.end_ns <= a.start_ns || a.end_ns <= lo || a.start_ns >= hi) continue;
-    int c = busy_class(store, a);
+    int c = busy_class(paths, a);
     edges.push_back({std::max(a.start_ns, lo), +1, c});
     edges.push_back({std::min(a.end_ns, hi), -1, c});
   }

@@ -38,10 +38,8 @@ std::string_view to_string(KernelChange c) {
 
 KernelDiff diff_kernels(const RunSummary& before, const RunSummary& after, const DiffOptions& options) {
   KernelDiff out;
-  out.us_per_step_before = before.kernel_us_per_step;
-  out.us_per_step_after = after.kernel_us_per_step;
-  out.per_step_before = before.kernels_per_step;
-  out.per_step_after = after.kernels_per_step;
+  out.count_per_step = change_of(before.kernels_per_step, after.kernels_per_step);
+  out.us_per_step = change_of(before.kernel_us_per_step, after.kernel_us_per_step);
   out.lists.resize(kKernelChangeCount);
   for (size_t c = 0; c < out.lists.size(); ++c) out.lists[c].change = static_cast<KernelChange>(c);
 

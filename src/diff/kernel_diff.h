@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/kernel_class.h"
+#include "diff/change.h"
 #include "diff/diff_options.h"
 #include "diff/run_summary.h"
 
@@ -53,11 +54,9 @@ struct KernelChangeList {
 
 struct KernelDiff {
   std::vector<KernelChangeList> lists;  // one per KernelChange, in enum order
-  size_t unchanged = 0;                 // names on both sides with no change past the thresholds
-  double us_per_step_before = 0;        // RunSummary::kernel_us_per_step
-  double us_per_step_after = 0;
-  double per_step_before = 0;           // GPU activities per step
-  double per_step_after = 0;
+  size_t unchanged = 0;   // names on both sides with no change past the thresholds
+  Change count_per_step;  // GPU activities per step (RunSummary::kernels_per_step)
+  Change us_per_step;     // sum of their durations per step, µs (RunSummary::kernel_us_per_step)
 
   const KernelChangeList& list(KernelChange c) const { return lists[static_cast<size_t>(c)]; }
 };

@@ -5,15 +5,6 @@
 namespace stepscope::diff {
 namespace {
 
-Change change_of(double before, double after) {
-  Change c;
-  c.before = before;
-  c.after = after;
-  c.change = after - before;
-  c.change_pct = before != 0 ? 100.0 * c.change / before : 0.0;
-  return c;
-}
-
 RunInfo info_of(const RunSummary& s) { return {s.ranks, s.windows, s.from_profiler_steps, s.device}; }
 
 double share(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }

@@ -12,20 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "diff/change.h"
 #include "diff/diff_options.h"
 #include "diff/finding_diff.h"
 #include "diff/kernel_diff.h"
 #include "diff/run_summary.h"
 
 namespace stepscope::diff {
-
-// One number before and after.
-struct Change {
-  double before = 0;
-  double after = 0;
-  double change = 0;      // after - before, in the unit of the values
-  double change_pct = 0;  // 100 * change / before, % (0 when before is 0)
-};
 
 // What each side is, so a reader can judge whether the comparison is fair.
 struct RunInfo {

@@ -56,8 +56,8 @@ ordered_json kernels_json(const diff::KernelDiff& k) {
     lists[std::string(diff::to_string(l.change))] = {
         {"kernels", l.kernels}, {"us_per_step_change", l.us_per_step_change}, {"top", top}};
   }
-  return {{"count_per_step", {{"before", k.per_step_before}, {"after", k.per_step_after}}},
-          {"us_per_step", {{"before", k.us_per_step_before}, {"after", k.us_per_step_after}}},
+  return {{"count_per_step", change_json(k.count_per_step)},
+          {"us_per_step", change_json(k.us_per_step)},
           {"unchanged", k.unchanged},
           {"changes", lists}};
 }

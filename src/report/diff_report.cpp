@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/kernel_label.h"
 #include "report/text_table.h"
 
 namespace stepscope::report {
@@ -47,15 +48,10 @@ std::string summary_table(const diff::DiffResult& d) {
   share_row("GPU busy share of the step", d.busy_pct);
   share_row("compute share of the step", d.compute_pct);
   share_row("effective compute share of the step", d.effective_compute_pct);
-  const auto& k = d.kernels;
-  t.add_row({"GPU activities (count)", count_per_step(k.per_step_before), count_per_step(k.per_step_after),
-             fmt::format("{:+.1f}", k.per_step_after - k.per_step_before),
-             k.per_step_before > 0 ? signed_pct(100.0 * (k.per_step_after - k.per_step_before) / k.per_step_before)
-                                   : "n/a"});
-  ms_row("GPU activity time, sum (ms)",
-         Change{k.us_per_step_before, k.us_per_step_after, k.us_per_step_after - k.us_per_step_before,
-                k.us_per_step_before > 0 ? 100.0 * (k.us_per_step_after - k.us_per_step_before) / k.us_per_step_before
-                                         : 0.0});
+  const Change& n = d.kernels.count_per_step;
+  t.add_row({"GPU activities (count)", count_per_step(n.before), count_per_step(n.after),
+             fmt::format("{:+.1f}", n.change), n.before != 0 ? signed_pct(n.change_pct) : "n/a"});
+  ms_row("GPU activity time, sum (ms)", d.kernels.us_per_step);
   t.add_row({"primary bottleneck", d.primary_before, d.primary_after,
              d.primary_before == d.primary_after ? "same" : "changed", ""});
   return t.render();
@@ -111,7 +107,7 @@ std::string kernel_type(const diff::KernelDelta& d) {
 }
 
 // One table per kind of change, with the columns that kind has: one side for
-// added / removed kernels, both sides for the rest.
+// added / removed kernels, "before → after" for the rest.
 std::string change_table(const diff::KernelChangeList& l, const DiffTerminalOptions& o) {
   using C = diff::KernelChange;
   TextTable t;
@@ -123,24 +119,22 @@ std::string change_table(const diff::KernelChangeList& l, const DiffTerminalOpti
     t.add_column("time (ms)");
     for (const auto& d : l.top) {
       const diff::KernelSide& s = l.change == C::kAdded ? d.after : d.before;
-      t.add_row({shorten(d.name, o.name_width), kernel_type(d), count_per_step(s.count_per_step), fmt_us(s.mean_us),
+      t.add_row({kernel_label(d.name, o.name_width), kernel_type(d), count_per_step(s.count_per_step), fmt_us(s.mean_us),
                  fmt_ms(s.us_per_step)});
     }
     return t.render(4);
   }
-  t.add_column("calls before");
-  t.add_column("calls after");
-  t.add_column("mean before (µs)");
-  t.add_column("mean after (µs)");
+  t.add_column("calls");
+  t.add_column("mean (µs)");
   t.add_column("mean change");
-  t.add_column("time before (ms)");
-  t.add_column("time after (ms)");
+  t.add_column("time (ms)");
   t.add_column("time change (ms)");
+  auto arrow = [](const std::string& x, const std::string& y) { return x + " → " + y; };
   for (const auto& d : l.top)
-    t.add_row({shorten(d.name, o.name_width), kernel_type(d), count_per_step(d.before.count_per_step),
-               count_per_step(d.after.count_per_step), fmt_us(d.before.mean_us), fmt_us(d.after.mean_us),
-               signed_pct(d.mean_change_pct), fmt_ms(d.before.us_per_step), fmt_ms(d.after.us_per_step),
-               signed_ms(d.us_per_step_change)});
+    t.add_row({kernel_label(d.name, o.name_width), kernel_type(d),
+               arrow(count_per_step(d.before.count_per_step), count_per_step(d.after.count_per_step)),
+               arrow(fmt_us(d.before.mean_us), fmt_us(d.after.mean_us)), signed_pct(d.mean_change_pct),
+               arrow(fmt_ms(d.before.us_per_step), fmt_ms(d.after.us_per_step)), signed_ms(d.us_per_step_change)});
   return t.render(4);
 }
 

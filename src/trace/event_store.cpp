@@ -2,11 +2,39 @@
 
 #include <algorithm>
 #include <bit>
-#include <unordered_map>
 
 namespace stepscope::trace {
 
 namespace {
+// Key -> the first row (in `rows` order) holding it, for the joins. A sorted
+// flat array rather than a hash map: 16 bytes per row in one allocation, so
+// building the joins of a large rank neither fragments the heap with
+// millions of nodes nor keeps them resident after they are freed.
+class FirstRowByKey {
+ public:
+  FirstRowByKey(const std::vector<uint32_t>& rows, const std::vector<int64_t>& key) {
+    entries_.reserve(rows.size());
+    for (uint32_t r : rows)
+      if (key[r] != kNone) entries_.push_back({key[r], r});
+    // Stable: among equal keys the first row stays first.
+    std::stable_sort(entries_.begin(), entries_.end(),
+                     [](const Entry& a, const Entry& b) { return a.key < b.key; });
+  }
+  // The row, or EventStore::kNoRow.
+  uint32_t find(int64_t key) const {
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
+                               [](const Entry& e, int64_t k) { return e.key < k; });
+    return it != entries_.end() && it->key == key ? it->row : EventStore::kNoRow;
+  }
+
+ private:
+  struct Entry {
+    int64_t key;
+    uint32_t row;
+  };
+  std::vector<Entry> entries_;
+};
+
 template <typename F>
 auto find_arg(const EventStore& s, size_t i, StringId key, F&& get) -> decltype(get(size_t{})) {
   if (key == StringTable::kMissing || i + 1 >= s.events.args_begin.size()) return std::nullopt;
@@ -60,39 +88,30 @@ void EventStore::build_indexes() {
   }
   // correlation -> runtime row. A correlation id is unique per launch within a
   // rank; if a trace repeats one, the first launch wins.
-  std::unordered_map<int64_t, uint32_t> launch_by_corr;
-  launch_by_corr.reserve(runtime_rows.size());
-  for (uint32_t r : runtime_rows) {
-    if (events.correlation[r] != kNone) launch_by_corr.emplace(events.correlation[r], r);
-  }
+  FirstRowByKey launch_by_corr(runtime_rows, events.correlation);
   // External id -> cpu op row; when nested ops share an id the outermost (first) wins,
   // matching how Kineto assigns one id per top-level op.
-  std::unordered_map<int64_t, uint32_t> op_by_ext;
-  op_by_ext.reserve(cpu_op_rows.size());
-  for (uint32_t r : cpu_op_rows) {
-    if (events.external_id[r] != kNone) op_by_ext.emplace(events.external_id[r], r);
-  }
+  FirstRowByKey op_by_ext(cpu_op_rows, events.external_id);
   launch_of_gpu.assign(gpu_rows.size(), kNoRow);
   cpu_op_of_gpu.assign(gpu_rows.size(), kNoRow);
   for (size_t g = 0; g < gpu_rows.size(); ++g) {
     uint32_t row = gpu_rows[g];
     if (events.correlation[row] != kNone) {
-      auto it = launch_by_corr.find(events.correlation[row]);
-      if (it != launch_by_corr.end()) launch_of_gpu[g] = it->second;
+      launch_of_gpu[g] = launch_by_corr.find(events.correlation[row]);
     }
     int64_t ext = events.external_id[row];
     if (ext == kNone && launch_of_gpu[g] != kNoRow) ext = events.external_id[launch_of_gpu[g]];
     if (ext != kNone) {
-      auto it = op_by_ext.find(ext);
+      const uint32_t op = op_by_ext.find(ext);
       // Traces of 2021-2023 number GPU rows' External id like their correlation,
       // so an op with the same number can be an unrelated op: accept it only if
       // it encloses the launch call on the launching thread.
       uint32_t launch = launch_of_gpu[g];
-      if (it != op_by_ext.end() &&
-          (launch == kNoRow || (events.tid[it->second] == events.tid[launch] &&
-                                events.ts_ns[it->second] <= events.ts_ns[launch] &&
-                                events.ts_ns[launch] <= events.ts_ns[it->second] + events.dur_ns[it->second])))
-        cpu_op_of_gpu[g] = it->second;
+      if (op != kNoRow &&
+          (launch == kNoRow || (events.tid[op] == events.tid[launch] &&
+                                events.ts_ns[op] <= events.ts_ns[launch] &&
+                                events.ts_ns[launch] <= events.ts_ns[op] + events.dur_ns[op])))
+        cpu_op_of_gpu[g] = op;
     }
   }
 }

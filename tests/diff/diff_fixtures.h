@@ -14,16 +14,20 @@
 
 namespace stepscope::diff::testing_support {
 
-inline const pipeline::LoadedRun& example_run(const std::string& name) {
+// `input` is anything `stepscope diff` takes for one side (file, folder, glob).
+inline const pipeline::LoadedRun& loaded_run(const std::string& input) {
   static std::map<std::string, std::unique_ptr<pipeline::LoadedRun>> cache;
-  auto& slot = cache[name];
+  auto& slot = cache[input];
   if (!slot) {
     pipeline::RunOptions o;
     o.threads = 1;
-    slot = std::make_unique<pipeline::LoadedRun>(
-        pipeline::load_run({::stepscope::testing::source_dir() + "/examples/" + name}, o));
+    slot = std::make_unique<pipeline::LoadedRun>(pipeline::load_run({input}, o));
   }
   return *slot;
+}
+
+inline const pipeline::LoadedRun& example_run(const std::string& name) {
+  return loaded_run(::stepscope::testing::source_dir() + "/examples/" + name);
 }
 
 inline RunInput input_of(const pipeline::LoadedRun& r) { return {&r.stores, &r.ranks, &r.diagnosis}; }

@@ -101,7 +101,7 @@ TEST(ExamplePairs, ForLoopAdamToForeachResolvesUnfusedOptimizer) {
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->change, FindingChange::kResolved);
   EXPECT_LT(d.step_us.change_pct, -10.0);  // labels: 34.4 ms -> 25.9 ms
-  EXPECT_LT(d.kernels.per_step_after, 0.75 * d.kernels.per_step_before);
+  EXPECT_LT(d.kernels.count_per_step.after, 0.75 * d.kernels.count_per_step.before);
   EXPECT_LT(bucket(d, Bucket::kHostOverhead).us_per_step.change, 0);
   EXPECT_GT(d.busy_pct.change, 10.0);
   // The multi-tensor (foreach) optimizer kernels appear.
@@ -198,9 +198,8 @@ TEST(ExamplePairs, SwappingSidesMirrorsTheDiff) {
     }
 }
 
-// Per-step kernel numbers agree with the run's own totals, and count the
-// activities launched inside the steps (the steps table's rule), not warm-up
-// work outside them.
+// Per-step kernel numbers agree with the run's own totals (the step rule
+// itself is checked on a shared trace with work outside its steps).
 TEST(ExamplePairs, KernelTotalsMatchTheSummary) {
   const auto& run = example_run("foreach_off_adamw");
   const RunSummary s = summarize_run(testing_support::input_of(run), {});
@@ -208,7 +207,6 @@ TEST(ExamplePairs, KernelTotalsMatchTheSummary) {
   int64_t in_steps = 0;
   for (const auto& st : run.ranks[0].steps.steps) in_steps += st.gpu_activities;
   EXPECT_DOUBLE_EQ(s.kernels_per_step, static_cast<double>(in_steps) / static_cast<double>(s.windows));
-  EXPECT_LT(in_steps, run.ranks[0].gpu_activities);  // the trace has activities outside the steps
   double us = 0, calls = 0;
   for (const auto& k : s.kernels) {
     us += k.us_per_step;

@@ -73,6 +73,7 @@ DetectorOutput run(const DetectorContext& ctx) {
     const GpuPeaks* peaks = r.peaks;
     if (!peaks) unknown_peaks = true;
     OpArgReader args(*r.store);
+    MatmulPathCache paths(r.store->strings);
     any_dims = any_dims || args.has_shapes();
     const trace::StringId occ_key = r.store->strings.find("est. achieved occupancy %");
     // Target rate for a matmul fixed to tensor cores: bf16 where the chip has it.
@@ -86,7 +87,12 @@ DetectorOutput run(const DetectorContext& ctx) {
         simt_saving_ns += s;
       }
 
-    std::unordered_map<uint32_t, std::pair<int64_t, int32_t>> op_ns;  // matmul op row -> (kernel ns, step)
+    struct OpTime {
+      int64_t ns = 0;      // matmul kernel time launched by the op
+      int32_t step = 0;    // attribution step index
+      bool simt = false;   // any of its kernels on the SIMT path (covered by the SIMT part)
+    };
+    std::unordered_map<uint32_t, OpTime> op_ns;  // matmul op row -> its kernels
     for (const auto& act : r.timeline->activities) {
       if (act.kind != trace::EventKind::kKernel) continue;
       int32_t si = step_index_at(a, act.start_ns);
@@ -109,7 +115,7 @@ DetectorOutput run(const DetectorContext& ctx) {
           }
         }
       }
-      MatmulPath path = matmul_path(name, act.family);
+      MatmulPath path = paths.of(act.name, act.family);
       if (path == MatmulPath::kNotMatmul) continue;
       matmul_ns += act.duration_ns();
       if (path == MatmulPath::kSimt) {
@@ -120,17 +126,19 @@ DetectorOutput run(const DetectorContext& ctx) {
         t.row = act.row;
         t.rank = r.store->rank;
         t.rank_index = ri;
-        continue;
       }
       uint32_t op = matmul_op_of_launch(r, act.launch_row);
       if (op == HostTree::kNoRow) continue;
-      auto& slot = op_ns[op];
-      slot.first += act.duration_ns();
-      slot.second = si;
+      OpTime& slot = op_ns[op];
+      slot.ns += act.duration_ns();
+      slot.step = si;
+      slot.simt = slot.simt || path == MatmulPath::kSimt;
     }
 
     for (const auto& [op, entry] : op_ns) {
-      const auto [ns, si] = entry;
+      if (entry.simt) continue;
+      const int64_t ns = entry.ns;
+      const int32_t si = entry.step;
       OpArgs oa = args.read(op);
       if (!oa.types.empty()) any_types = true;
       std::string dtype = oa.types.empty() ? std::string() : oa.types.front();

@@ -69,9 +69,18 @@ DetectorOutput run(const DetectorContext& ctx) {
       launch_call_ns += call;
       if (act.duration_ns() < call) ++shorter_than_launch;
     }
-    // The largest gaps, with the op whose launch ended each.
-    for (const BucketSpan& s : a.spans) {
-      if (s.bucket != Bucket::kHostOverhead) continue;
+    // The largest gaps, with the op whose launch ended each (formatted only
+    // for the few kept: a trace can hold millions of gaps).
+    std::vector<const BucketSpan*> gaps;
+    for (const BucketSpan& s : a.spans)
+      if (s.bucket == Bucket::kHostOverhead) gaps.push_back(&s);
+    size_t keep = std::min(gaps.size(), kMaxExamples);
+    std::partial_sort(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(keep), gaps.end(),
+                      [](const BucketSpan* x, const BucketSpan* y) {
+                        return x->end_ns - x->start_ns > y->end_ns - y->start_ns;
+                      });
+    for (size_t i = 0; i < keep; ++i) {
+      const BucketSpan& s = *gaps[i];
       Example e;
       e.rank = r.store->rank;
       e.step = a.steps[s.step_index].step;

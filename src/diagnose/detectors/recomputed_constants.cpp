@@ -87,10 +87,10 @@ DetectorOutput run(const DetectorContext& ctx) {
       OpArgs fa = args.read(row);
       if (!scalar_inputs_only(fa)) continue;
       // Siblings after the factory op.
-      std::span<const uint32_t> sib =
-          parent == HostTree::kNoRow ? std::span<const uint32_t>(r.tree->roots()) : r.tree->children(parent);
-      auto pos = std::find(sib.begin(), sib.end(), row);
-      if (pos == sib.end()) continue;
+      std::span<const uint32_t> sib = r.tree->siblings(row);
+      uint32_t at = r.tree->sibling_index(row);
+      if (at == HostTree::kNoRow || at >= sib.size()) continue;
+      auto pos = sib.begin() + at;
       std::string signature;
       Occurrence o;
       o.rank_index = ri;

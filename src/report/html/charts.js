@@ -141,7 +141,7 @@ var SS = (function () {
   // keys: [{key, label, color}]; unit: {name, div} of the values; one bar per row.
   function stackedBars(parent, rows, keys, opts) {
     parent.innerHTML = "";
-    var W = width(parent), labelW = opts.labelWidth || 150, right = 18;
+    var W = width(parent), labelW = opts.labelWidth || 150, right = opts.totalLabel ? 78 : 18;
     var rowH = opts.rowHeight || 18, gap = 5, groupGap = 10, axisH = 40, top = 4;
     var h = top + axisH, lastGroup = null;
     rows.forEach(function (r) { if (lastGroup !== null && r.group !== lastGroup) h += groupGap; h += rowH + gap; lastGroup = r.group; });
@@ -171,6 +171,11 @@ var SS = (function () {
         if (w > 0) { ctx.fillStyle = keys[i].color; ctx.fillRect(x, y, Math.max(w, 0.5), rowH); }
         x += w;
       });
+      if (opts.totalLabel) {
+        ctx.fillStyle = "#4a5263";
+        ctx.textAlign = "left";
+        ctx.fillText(opts.totalLabel(r), x + 6, y + rowH / 2);
+      }
       boxes.push({ y0: y, y1: y + rowH, row: r });
       y += rowH + gap;
     });

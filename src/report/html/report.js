@@ -208,7 +208,8 @@
     }
     SS.legend(document.getElementById("attribution-legend"), keys);
     if (!rows.length) { chart.appendChild(el("p", { class: "empty", text: "No steps to attribute (no ProfilerStep markers and no GPU work)." })); return; }
-    SS.stackedBars(chart, rows, keys, { unit: unit, axisLabel: axisLabel, max: max, labelWidth: R.ranks.length > 1 ? 150 : 90 });
+    SS.stackedBars(chart, rows, keys, { unit: unit, axisLabel: axisLabel, max: max, labelWidth: R.ranks.length > 1 ? 150 : 90,
+      totalLabel: max == null ? function (r) { return SS.dur(r.total); } : null });
   }
 
   // ---------------------------------------------------------------- timeline
@@ -354,7 +355,7 @@
     return el("table", null, [el("thead", null, [el("tr", null, head.map(function (h) { return el("th", { class: h.num ? "num" : "", text: h.t }); }))]),
       el("tbody", null, rows)]);
   }
-  function td(text, cls) { return el("td", { class: cls || "num", text: text }); }
+  function td(text, cls) { return el("td", { class: cls == null ? "num" : cls, text: text }); }
   function renderRankDetails() {
     var r = R.ranks[current];
     section("idle breakdown", function () {
@@ -372,7 +373,8 @@
           tip: '<div class="t">GPU ' + s.device + " · stream " + s.stream + " — idle " + SS.dur(s.idle_us) + "</div>" +
             keys.map(function (k) { return SS.tipRow(k.color, k.label, SS.dur(s[k.key])); }).join("") };
       });
-      SS.stackedBars(chart, rows, keys, { unit: SS.timeUnit(Math.max.apply(null, rows.map(function (x) { return x.total; }).concat([1]))), axisLabel: "idle time", labelWidth: 150 });
+      SS.stackedBars(chart, rows, keys, { unit: SS.timeUnit(Math.max.apply(null, rows.map(function (x) { return x.total; }).concat([1]))), axisLabel: "idle time", labelWidth: 150,
+        totalLabel: function (r) { return SS.dur(r.total); } });
       tbl.appendChild(table([{ t: "device" }, { t: "stream" }, { t: "idle", num: 1 }, { t: "host wait", num: 1 }, { t: "kernel wait", num: 1 }, { t: "other", num: 1 }, { t: "host wait share", num: 1 }],
         r.idle_breakdown.map(function (s) {
           return el("tr", null, [td(String(s.device), ""), td(String(s.stream), ""), td(SS.dur(s.idle_us)), td(SS.dur(s.host_wait_us)), td(SS.dur(s.kernel_wait_us)), td(SS.dur(s.other_us)), td(SS.pct(100 * s.host_wait_ratio))]);

@@ -12,8 +12,8 @@
 namespace stepscope::trace {
 namespace {
 
-constexpr size_t kBatchBytes = 1 << 20;
-constexpr size_t kMaxQueued = 2;  // full batches waiting for the parser: bounds memory to ~4 MB
+constexpr size_t kBatchBytes = 256 << 10;
+constexpr size_t kMaxQueued = 2;  // full batches waiting for the parser: about 1 MB in flight
 
 struct Record {
   size_t begin = 0;      // in Batch::text

@@ -2,7 +2,7 @@
 // while the calling thread parses, for files read alone: a one-rank trace
 // would otherwise keep one core busy and leave the other idle.
 //
-// The background thread copies each record into 1 MB batches; the calling
+// The background thread copies each record into 256 KB batches; the calling
 // thread receives them through the same callbacks, in the same order, with
 // the same offsets as tokenize_trace would give, so the resulting store is
 // identical. About a quarter of the single-threaded work (inflate,

@@ -1,0 +1,74 @@
+// The peak table: device names as CUDA and ROCm report them find their row,
+// and the dtype rates follow the datasheets' dense figures.
+#include <gtest/gtest.h>
+
+#include "diagnose/hardware_table.h"
+#include "diagnose/matmul_path.h"
+
+namespace stepscope::diagnose {
+namespace {
+
+TEST(HardwareTable, NamesAsDriversReportThem) {
+  struct Case {
+    const char* name;
+    const char* model;
+  };
+  for (Case c : {Case{"NVIDIA H200", "NVIDIA H200 SXM"}, Case{"NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM"},
+                 Case{"NVIDIA H100 PCIe", "NVIDIA H100 PCIe"}, Case{"NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB"},
+                 Case{"NVIDIA A100-PG509-200", "NVIDIA A100 40GB"}, Case{"Tesla V100-SXM2-32GB", "NVIDIA V100 SXM2"},
+                 Case{"Tesla V100-PCIE-16GB", "NVIDIA V100 PCIe"}, Case{"NVIDIA L40S", "NVIDIA L40S"},
+                 Case{"NVIDIA L4", "NVIDIA L4"}, Case{"NVIDIA A10", "NVIDIA A10"},
+                 Case{"NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce RTX 2080 Ti"},
+                 Case{"AMD Instinct MI300X", "AMD Instinct MI300X"},
+                 Case{"AMD Instinct MI250X", "AMD Instinct MI250X (one GCD)"}}) {
+    const GpuPeaks* p = find_gpu_peaks(c.name);
+    ASSERT_NE(p, nullptr) << c.name;
+    EXPECT_EQ(p->model, c.model) << c.name;
+    EXPECT_FALSE(p->source.empty());
+  }
+  EXPECT_EQ(find_gpu_peaks("AMD Radeon Graphics"), nullptr);
+  EXPECT_EQ(find_gpu_peaks(""), nullptr);
+}
+
+TEST(HardwareTable, DenseRatesPerDtype) {
+  const GpuPeaks& h200 = *find_gpu_peaks("NVIDIA H200");
+  EXPECT_DOUBLE_EQ(matmul_peak_tflops(h200, "c10::BFloat16", true), 989.4);
+  EXPECT_DOUBLE_EQ(matmul_peak_tflops(h200, "c10::Half", true), 989.4);
+  EXPECT_DOUBLE_EQ(matmul_peak_tflops(h200, "float", true), 494.7);
+  EXPECT_DOUBLE_EQ(matmul_peak_tflops(h200, "float", false), 67.0);
+  EXPECT_DOUBLE_EQ(matmul_peak_tflops(h200, "c10::Float8_e4m3fn", true), 1978.9);
+  EXPECT_DOUBLE_EQ(h200.memory_gb, 141);
+  const GpuPeaks& v100 = *find_gpu_peaks("Tesla V100-SXM2-32GB");
+  EXPECT_DOUBLE_EQ(matmul_peak_tflops(v100, "c10::BFloat16", true), 0);  // no bf16 tensor cores
+  EXPECT_DOUBLE_EQ(matmul_peak_tflops(v100, "float", true), 15.7);       // no TF32 either
+  // Every row: tensor-core rates above the SIMT FP32 rate where present.
+  for (const char* n : {"NVIDIA H200", "NVIDIA A100-SXM4-80GB", "NVIDIA L4", "AMD Instinct MI300X"}) {
+    const GpuPeaks& p = *find_gpu_peaks(n);
+    EXPECT_GT(p.bf16_tflops, p.fp32_tflops) << n;
+    EXPECT_GT(p.hbm_gbps, 0) << n;
+  }
+}
+
+TEST(MatmulPath, KernelNames) {
+  using analysis::KernelFamily;
+  EXPECT_EQ(matmul_path("void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>(Params)", KernelFamily::kGemm),
+            MatmulPath::kSimt);
+  EXPECT_EQ(matmul_path("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4",
+                        KernelFamily::kGemm),
+            MatmulPath::kSimt);
+  EXPECT_EQ(matmul_path("ampere_sgemm_128x64_nn", KernelFamily::kGemm), MatmulPath::kSimt);
+  EXPECT_EQ(matmul_path("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32", KernelFamily::kGemm),
+            MatmulPath::kTensorCore);
+  EXPECT_EQ(matmul_path("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_nt_align4>(Params)",
+                        KernelFamily::kGemm),
+            MatmulPath::kTensorCore);
+  EXPECT_EQ(matmul_path("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", KernelFamily::kGemm), MatmulPath::kTensorCore);
+  EXPECT_EQ(matmul_path("triton_tem_fused_mm_0", KernelFamily::kTriton), MatmulPath::kTensorCore);
+  EXPECT_EQ(matmul_path("triton_poi_fused_add_0", KernelFamily::kTriton), MatmulPath::kNotMatmul);
+  EXPECT_EQ(matmul_path("gemv2T_kernel_val", KernelFamily::kGemm), MatmulPath::kNotMatmul);
+  EXPECT_EQ(matmul_path("void at::native::vectorized_elementwise_kernel<4>", KernelFamily::kElementwise),
+            MatmulPath::kNotMatmul);
+}
+
+}  // namespace
+}  // namespace stepscope::diagnose

@@ -1,0 +1,95 @@
+// The labelled reference traces: each example under examples/ (labels in
+// workloads/labels.json) and each trace under ../shared/traces/h200 (its own
+// labels.json) must get its labelled "primary" as primary_bottleneck, every
+// "top3" category among the first three categories of the reported
+// findings, and no reported finding of a category the label lists as
+// "absent". The detectors know nothing of these names: the rules are
+// general (docs/findings.md), the labels only check them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "diagnose_fixtures.h"
+
+namespace stepscope::diagnose {
+namespace {
+
+using namespace testing_support;
+namespace fs = std::filesystem;
+
+struct LabelCase {
+  std::string source;  // "examples" or "shared"
+  std::string name;    // scenario folder
+  std::string folder;  // full path of the trace folder ("" when the source is missing)
+  nlohmann::json label;
+};
+
+void PrintTo(const LabelCase& c, std::ostream* os) { *os << c.source << "/" << c.name; }
+
+std::vector<LabelCase> cases_from(const std::string& source, const std::string& dir) {
+  std::vector<LabelCase> out;
+  std::string labels = dir + "/labels.json";
+  if (source == "examples") labels = stepscope::testing::source_dir() + "/workloads/labels.json";
+  if (!fs::exists(labels)) {
+    out.push_back({source, "missing", "", nlohmann::json::object()});
+    return out;
+  }
+  nlohmann::json all = read_json(labels);
+  for (auto it = all.begin(); it != all.end(); ++it)
+    out.push_back({source, it.key(), dir + "/" + it.key(), it.value()});
+  return out;
+}
+
+std::vector<LabelCase> all_cases() {
+  std::vector<LabelCase> v = cases_from("examples", examples_dir());
+  std::vector<LabelCase> s = cases_from("shared", shared_h200_dir());
+  v.insert(v.end(), s.begin(), s.end());
+  return v;
+}
+
+class Labels : public ::testing::TestWithParam<LabelCase> {};
+
+TEST_P(Labels, PrimaryTop3AndAbsent) {
+  const LabelCase& c = GetParam();
+  if (c.folder.empty()) GTEST_SKIP() << c.source << " labels not found (../shared absent?)";
+  if (!fs::is_directory(c.folder)) GTEST_SKIP() << c.folder << " not found";
+  auto run = diagnose_folder(c.folder);
+  const Diagnosis& d = run->d;
+  EXPECT_TRUE(d.validation_errors.empty()) << d.validation_errors.front();
+
+  std::vector<std::string> top = top3_categories(d);
+  std::string listed;
+  for (const auto& f : d.findings)
+    listed += "\n  " + std::string(to_string(f.category)) + " " + std::to_string(f.estimated_saving_pct) + "% " + f.title;
+
+  if (c.label.contains("primary")) {
+    EXPECT_EQ(d.primary_bottleneck, c.label["primary"].get<std::string>()) << "findings:" << listed;
+  }
+  for (const auto& want : c.label.value("top3", nlohmann::json::array())) {
+    std::string w = want.get<std::string>();
+    EXPECT_NE(std::find(top.begin(), top.end(), w), top.end()) << w << " not in the top 3; findings:" << listed;
+  }
+  for (const auto& absent : c.label.value("absent", nlohmann::json::array())) {
+    auto cat = category_from_string(absent.get<std::string>());
+    ASSERT_TRUE(cat.has_value()) << "unknown category in labels: " << absent;
+    EXPECT_EQ(reported(d, *cat), nullptr) << absent << " is labelled absent; findings:" << listed;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Traces, Labels, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<LabelCase>& i) { return i.param.source + "_" + i.param.name; });
+
+// The label vocabulary is the finding vocabulary.
+TEST(Labels, UseOnlyKnownCategories) {
+  for (const LabelCase& c : all_cases()) {
+    for (const char* key : {"top3", "also", "absent"})
+      for (const auto& cat : c.label.value(key, nlohmann::json::array()))
+        EXPECT_TRUE(category_from_string(cat.get<std::string>()).has_value()) << c.name << ": " << cat;
+    if (c.label.contains("primary") && c.label["primary"] != "none") {
+      EXPECT_TRUE(category_from_string(c.label["primary"].get<std::string>()).has_value()) << c.name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace stepscope::diagnose
