@@ -37,6 +37,7 @@ json stable(json j) {
   j.erase("analysis_seconds");
   j.erase("inputs");
   for (auto& r : j["ranks"]) r.erase("file");
+  if (j.contains("diagnosis")) j["diagnosis"].erase("detectors");  // per-detector wall times
   return j;
 }
 
