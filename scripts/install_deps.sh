@@ -46,6 +46,10 @@ PACKAGES=(
 # prometheus for the monitor's end-to-end test, python wheels for python/.
 # Keep each addition a Debian package where one exists.
 EXTRA_PACKAGES=(
+  # HTML report test (tests/report/html_report_test.cpp): renders the page in
+  # headless Chromium and fails on any script error; skipped when absent. The
+  # report itself needs no browser or JavaScript library at build time.
+  chromium
 )
 # Python wheels (pip) go here; installed into .venv/ beside the clone, never system-wide.
 PYTHON_WHEELS=(

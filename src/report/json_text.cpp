@@ -33,11 +33,22 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
+void append_int(std::string& out, int64_t v) {
+  const fmt::format_int text(v);
+  out.append(text.data(), text.size());
+}
+
 void append_us_from_ns(std::string& out, int64_t ns) {
   // Split on the magnitude so INT64_MIN and negative values format correctly.
   const bool negative = ns < 0;
   const uint64_t mag = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  fmt::format_to(std::back_inserter(out), "{}{}.{:03}", negative ? "-" : "", mag / 1000, mag % 1000);
+  if (negative) out += '-';
+  const fmt::format_int whole(mag / 1000);
+  out.append(whole.data(), whole.size());
+  const auto frac = static_cast<unsigned>(mag % 1000);
+  const char digits[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                          static_cast<char>('0' + frac % 10)};
+  out.append(digits, 4);
 }
 
 void append_json_number(std::string& out, double v) {

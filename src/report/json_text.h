@@ -17,6 +17,9 @@ void append_json_string(std::string& out, std::string_view s);
 // integer, so the value is exact at any magnitude (no double on the way).
 void append_us_from_ns(std::string& out, int64_t ns);
 
+// Appends an integer in decimal.
+void append_int(std::string& out, int64_t v);
+
 // Appends a double as the shortest text that reads back to the same value;
 // NaN and infinities (which JSON cannot hold) become null.
 void append_json_number(std::string& out, double v);

@@ -32,12 +32,12 @@ void append_id(std::string& out, const EventStore& s, int64_t id) {
       return;
     }
   }
-  fmt::format_to(std::back_inserter(out), "{}", id);
+  append_int(out, id);
 }
 
 void append_pid(std::string& out, const EventStore& s, const RankPlacement& p, int32_t pid) {
   if (p.renumber) {
-    fmt::format_to(std::back_inserter(out), "{}", p.pid(pid));
+    append_int(out, p.pid(pid));
   } else {
     append_id(out, s, pid);
   }
@@ -56,25 +56,25 @@ void append_args(std::string& out, const EventStore& s, size_t i) {
   };
   if (e.external_id[i] != trace::kNone) {
     key("External id");
-    fmt::format_to(std::back_inserter(out), "{}", e.external_id[i]);
+    append_int(out, e.external_id[i]);
   }
   if (e.correlation[i] != trace::kNone) {
     key("correlation");
-    fmt::format_to(std::back_inserter(out), "{}", e.correlation[i]);
+    append_int(out, e.correlation[i]);
   }
   if (e.device[i] != static_cast<int32_t>(trace::kNone)) {
     key("device");
-    fmt::format_to(std::back_inserter(out), "{}", e.device[i]);
+    append_int(out, e.device[i]);
   }
   if (e.stream[i] != trace::kNone && !(e.flags[i] & trace::kStreamFromTid)) {
     key("stream");
-    fmt::format_to(std::back_inserter(out), "{}", e.stream[i]);
+    append_int(out, e.stream[i]);
   }
   const auto& a = s.args;
   for (uint32_t k = e.args_begin[i]; k < e.args_begin[i + 1]; ++k) {
     key(s.strings.get(a.key[k]));
     switch (a.type[k]) {
-      case trace::ArgType::kInt: fmt::format_to(std::back_inserter(out), "{}", a.int_value[k]); break;
+      case trace::ArgType::kInt: append_int(out, a.int_value[k]); break;
       case trace::ArgType::kDouble: append_json_number(out, std::bit_cast<double>(a.int_value[k])); break;
       case trace::ArgType::kString: append_json_string(out, s.strings.get(a.string_value[k])); break;
       case trace::ArgType::kJson: out += s.strings.get(a.string_value[k]); break;
@@ -159,8 +159,15 @@ void write_rank_metadata(TraceEventWriter& w, const EventStore& s, const RankPla
   }
   std::map<int32_t, std::string> process_names(s.meta.process_names.begin(), s.meta.process_names.end());
   std::map<int64_t, std::string> thread_names(s.meta.thread_names.begin(), s.meta.thread_names.end());
+  // Order as Kineto does: the host program, then its GPUs, then Kineto's
+  // own named rows ("Spans", "Traces").
+  std::set<int32_t> gpu_pids;
+  for (uint32_t row : s.gpu_rows) gpu_pids.insert(s.events.pid[row]);
+  std::vector<int32_t> ordered(pids.begin(), pids.end());
+  auto group = [&](int32_t pid) { return pid < 0 ? 2 : gpu_pids.count(pid) ? 1 : 0; };
+  std::stable_sort(ordered.begin(), ordered.end(), [&](int32_t a, int32_t b) { return group(a) < group(b); });
   int64_t order = 0;
-  for (int32_t pid : pids) {
+  for (int32_t pid : ordered) {
     auto pid_member = [&](std::string& out) {
       out += "\"pid\":";
       append_pid(out, s, p, pid);
@@ -169,9 +176,7 @@ void write_rank_metadata(TraceEventWriter& w, const EventStore& s, const RankPla
     std::string name;
     if (auto it = process_names.find(pid); it != process_names.end()) name = it->second;
     // Kineto names GPU processes after the host program; the device tells them apart.
-    bool gpu = false;
-    for (const auto& d : s.meta.devices) gpu |= d.id == pid;
-    if (gpu && !name.empty()) name += fmt::format(" (GPU {})", pid);
+    if (gpu_pids.count(pid) && !name.empty()) name += fmt::format(" (GPU {})", pid);
     if (several_ranks) name = fmt::format("rank {} · {}", s.rank, name.empty() ? fmt::format("pid {}", pid) : name);
     if (!name.empty())
       write_metadata(w, "process_name", pid_member, "name", [&](std::string& out) { append_json_string(out, name); });
@@ -179,7 +184,9 @@ void write_rank_metadata(TraceEventWriter& w, const EventStore& s, const RankPla
     write_metadata(w, "process_sort_index", pid_member, "sort_index",
                    [&](std::string& out) { fmt::format_to(std::back_inserter(out), "{}", sort); });
   }
-  for (const auto& [pid, tid] : threads) {
+  for (const auto& thread : threads) {
+    const int32_t pid = thread.first;  // not a structured binding: clang 14 cannot capture one in a lambda
+    const int64_t tid = thread.second;
     auto it = thread_names.find(tid);
     if (it == thread_names.end()) continue;
     write_metadata(

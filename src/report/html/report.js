@@ -77,7 +77,7 @@
 
   function card(label, value, sub, cls) {
     return el("div", { class: "card" + (cls ? " " + cls : "") },
-      [el("div", { class: "label", text: label }), el("div", { class: "value", text: value }), sub ? el("div", { class: "sub", text: sub }) : null]);
+      [el("div", { class: "label", text: label }), el("div", { class: "value" + (value.indexOf("–") >= 0 ? " long" : ""), text: value }), sub ? el("div", { class: "sub", text: sub }) : null]);
   }
 
   function renderSummary() {
@@ -89,7 +89,7 @@
     if (D) box.appendChild(card("Effective compute", SS.pct(D.effective_compute_pct), "of step time, lowest rank"));
     var stepTimes = R.ranks.map(function (r) { return r.attribution ? r.attribution.mean_step_us : null; });
     var steps = R.ranks.map(function (r) { return r.attribution ? r.attribution.steps.length : r.steps.length; });
-    box.appendChild(card("Mean step time", range(stepTimes, SS.dur), range(steps, function (v) { return SS.num(v, 0); }) + " steps" + multi));
+    box.appendChild(card("Mean step time", range(stepTimes, SS.dur), range(steps, function (v) { return SS.num(v, 0); }) + (Math.max.apply(null, steps) === 1 ? " step" : " steps") + multi));
     box.appendChild(card("GPU idle", range(R.ranks.map(function (r) { return r.temporal_breakdown.idle_pct; }), SS.pct),
       "of the GPU's active span" + multi));
     if (top && top.saves_time)
@@ -224,7 +224,7 @@
     hint += "Open the --perfetto export for single kernels.";
     document.getElementById("timeline-hint").textContent = hint;
     var C = V.axis.timeline_columns, span = V.axis.duration_us, colUs = span / C;
-    var laneH = 20, stepH = 16, gapLane = 3, gapRank = 12, labelW = 150, right = 18, axisH = 42;
+    var laneH = 26, stepH = 18, gapLane = 3, gapRank = 12, labelW = 150, right = 18, axisH = 42;
     var rows = [], y = 4;
     V.timeline.forEach(function (t, ri) {
       if (ri > 0) y += gapRank;
@@ -411,7 +411,9 @@
       { label: "Total Reserved (held by the caching allocator)", color: T.sand },
       { label: "Total Allocated (in live tensors)", color: T.indigo, kind: "line" },
       { label: "device capacity", color: T.rose, kind: "dashed" }]);
-    var series = V.memory.filter(function (s) { return s.cols.length || s.initial; });
+    // GPUs first (what runs out), then the host; rank order within each.
+    var series = V.memory.filter(function (s) { return s.cols.length || s.initial; })
+      .sort(function (a, b) { return (b.device_type === 1) - (a.device_type === 1) || a.rank - b.rank || a.device_id - b.device_id; });
     document.getElementById("memory-hint").textContent = series.length
       ? "From the profiler's [memory] samples (profile_memory=True): the largest value in each time column, held until the next sample. Same time axis as the GPU timeline."
       : "";

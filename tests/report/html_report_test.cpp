@@ -1,0 +1,221 @@
+// --html output: one self-contained page whose embedded data is the JSON
+// report plus drawing data that agrees with the analyses, safe against any
+// text a trace can hold, and which a headless Chromium renders without a
+// script error (skipped with a message where Chromium is not installed).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "report/html_report.h"
+#include "report/json_report.h"
+#include "report/report_fixtures.h"
+#include "trace/store_builder.h"
+
+namespace stepscope::report {
+namespace {
+
+using nlohmann::json;
+using testing_support::example_trace;
+using testing_support::report_of;
+using testing_support::scratch_dir;
+
+// The JSON inside <script id="stepscope-data" type="application/json">.
+json embedded_data(const std::string& page) {
+  const std::string open = "<script id=\"stepscope-data\" type=\"application/json\">";
+  size_t a = page.find(open);
+  EXPECT_NE(a, std::string::npos);
+  if (a == std::string::npos) return {};
+  a += open.size();
+  size_t b = page.find("</script>", a);
+  EXPECT_NE(b, std::string::npos);
+  return json::parse(page.substr(a, b - a));
+}
+
+TEST(HtmlReport, SelfContainedPageCarryingTheJsonReport) {
+  if (!std::filesystem::exists(example_trace("dataloader_stall"))) GTEST_SKIP() << "examples/ not found";
+  auto rep = report_of({example_trace("dataloader_stall")});
+  const std::string page = render_html(rep->report);
+  // Nothing is fetched: no external script, style, image or font.
+  EXPECT_EQ(page.find("<script src"), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_EQ(page.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(page.find("url(http"), std::string::npos);
+  EXPECT_EQ(page.find("@import"), std::string::npos);
+  // Every template marker was filled.
+  EXPECT_FALSE(std::regex_search(page, std::regex("@[A-Z_]+@"))) << "unfilled template marker";
+
+  json data = embedded_data(page);
+  // The report part is exactly what --json writes.
+  EXPECT_EQ(data["report"], json::parse(build_analyze_json(rep->report).dump()));
+  EXPECT_EQ(data["report"]["diagnosis"]["primary_bottleneck"], "data_pipeline");
+  EXPECT_FALSE(data["report"]["diagnosis"]["findings"].empty());
+  EXPECT_FALSE(data["report"]["ranks"][0]["attribution"]["steps"].empty());
+}
+
+// The timeline columns are a downsampling of the GPU work, not new numbers:
+// per stream, the busy time they add up to matches the union of the
+// stream's activities (idle breakdown) within the rounding of 1‰ per column.
+TEST(HtmlReport, TimelineColumnsAddUpToEachStreamsBusyTime) {
+  for (const std::string name : {"dataloader_stall", "eager_bf16_baseline"}) {
+    if (!std::filesystem::exists(example_trace(name))) GTEST_SKIP() << "examples/ not found";
+    auto rep = report_of({example_trace(name)});
+    HtmlViewOptions o;
+    json view = json::parse(build_html_view(rep->report, o).dump());
+    const double width_us = view["axis"]["duration_us"].get<double>() / o.timeline_columns;
+    const auto& idle = rep->report.ranks[0].idle.streams;
+    const auto& lanes = view["timeline"][0]["lanes"];
+    ASSERT_EQ(lanes.size(), idle.size()) << name;
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      ASSERT_EQ(lanes[i]["stream"].get<int64_t>(), idle[i].stream);
+      EXPECT_EQ(lanes[i]["activities"].get<int64_t>(), idle[i].activities);
+      double busy_us = 0;
+      size_t columns = 0;
+      for (const auto& c : lanes[i]["cols"]) {
+        ++columns;
+        for (size_t k = 1; k < c.size(); ++k) busy_us += c[k].get<double>() / 1000.0 * width_us;
+      }
+      const double expected_us = static_cast<double>(idle[i].busy_ns) / 1000.0;
+      // Rounding: at most 0.5‰ per class per column, plus the 1‰ given to
+      // any non-zero sliver so it stays visible.
+      const double tolerance = static_cast<double>(columns) * 4 * 0.001 * width_us + 1e-6;
+      EXPECT_NEAR(busy_us, expected_us, tolerance) << name << " stream " << idle[i].stream;
+    }
+    // Allocator samples: the chart's largest value is the analysis' peak.
+    for (const auto& dev : rep->report.ranks[0].memory.devices) {
+      int64_t peak = 0;
+      for (const auto& s : view["memory"])
+        if (s["device_type"] == dev.device_type && s["device_id"] == dev.device_id) {
+          if (!s["initial"].is_null()) peak = std::max(peak, s["initial"][0].get<int64_t>());
+          for (const auto& c : s["cols"]) peak = std::max(peak, c[1].get<int64_t>());
+        }
+      EXPECT_EQ(peak, dev.peak_allocated_bytes) << name << " device " << dev.device_type << "/" << dev.device_id;
+    }
+  }
+}
+
+// Text from the trace cannot end the data element or the page early.
+TEST(HtmlReport, KernelNamesCannotBreakOutOfTheDataElement) {
+  trace::EventStore store;
+  {
+    trace::StoreBuilder b(store);
+    trace::EventRow k;
+    k.ts_ns = 1000;
+    k.dur_ns = 5000;
+    k.name = b.intern("evil</script><script>document.title='pwned'</script><!-- @DATA@");
+    k.category = b.intern("kernel");
+    k.kind = trace::EventKind::kKernel;
+    k.stream = 7;
+    k.tid = 7;
+    b.add_event(k);
+    b.finish();
+  }
+  AnalyzeReport r;
+  r.stores = {&store};
+  r.ranks = {analysis::analyze_rank(store, {})};
+  const std::string page = render_html(r);
+  EXPECT_EQ(page.find("<script>document.title='pwned'"), std::string::npos);
+  EXPECT_EQ(page.find("<!-- @DATA@"), std::string::npos);
+  json data = embedded_data(page);
+  EXPECT_EQ(data["report"]["ranks"][0]["top_kernels"][0]["name"],
+            "evil</script><script>document.title='pwned'</script><!-- @DATA@");
+}
+
+// ------------------------------------------------------------ in a browser
+
+std::string find_chromium() {
+  if (const char* env = std::getenv("STEPSCOPE_CHROMIUM")) return env;
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    std::string cmd = std::string("command -v ") + name + " >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) == 0) return name;
+  }
+  return {};
+}
+
+std::string run_capture(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+// Renders `page` in headless Chromium: returns the DOM after the scripts ran
+// and writes a screenshot beside the page.
+std::string render_in_browser(const std::string& chromium, const std::filesystem::path& html,
+                              const std::filesystem::path& png) {
+  const std::string flags = " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,2400 ";
+  std::string dom = run_capture("timeout 120 " + chromium + flags + "--dump-dom 'file://" + html.string() + "' 2>/dev/null");
+  std::system(("timeout 120 " + chromium + flags + "--screenshot='" + png.string() + "' 'file://" + html.string() +
+               "' >/dev/null 2>&1").c_str());
+  return dom;
+}
+
+class HtmlInBrowser : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HtmlInBrowser, RendersWithoutScriptErrors) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty())
+    GTEST_SKIP() << "chromium not installed (scripts/install_deps.sh installs it): the page is not rendered";
+  std::vector<std::string> inputs;
+  std::string name = GetParam();
+  if (name == "dlrm_8rank") {
+    SKIP_WITHOUT_SHARED();
+    inputs = {stepscope::testing::shared_dir() + "/conformance/param/dlrm_8rank"};
+  } else {
+    if (!std::filesystem::exists(example_trace(name))) GTEST_SKIP() << "examples/ not found";
+    inputs = {example_trace(name)};
+  }
+  auto rep = report_of(inputs);
+  const auto dir = scratch_dir("html_" + name);
+  const auto html = dir / "report.html", png = dir / "report.png";
+  std::ofstream(html) << render_html(rep->report);
+  const std::string dom = render_in_browser(chromium, html, png);
+  ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
+
+  // The script finished: data-render="ok" on <html>, no recorded error.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("<html[^>]*data-render=\"([a-z]+)\""))) << "the report script did not run";
+  EXPECT_EQ(m[1], "ok");
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("<pre id=\"render-errors\"([^>]*)>([^<]*)</pre>")));
+  EXPECT_NE(m[1].str().find("hidden"), std::string::npos) << m[2];
+  EXPECT_EQ(m[2].str(), "") << "script errors:\n" << m[2];
+
+  // The charts were drawn and the findings listed.
+  auto count = [&](const std::string& pattern) {
+    const std::regex re(pattern);
+    return std::distance(std::sregex_iterator(dom.begin(), dom.end(), re), std::sregex_iterator());
+  };
+  auto inside = [&](const std::string& id) {
+    size_t a = dom.find("id=\"" + id + "\"");
+    EXPECT_NE(a, std::string::npos) << id;
+    size_t b = dom.find("</section>", a);
+    return a == std::string::npos ? std::string() : dom.substr(a, b - a);
+  };
+  EXPECT_NE(inside("attribution-chart").find("<canvas"), std::string::npos);
+  EXPECT_NE(inside("timeline-chart").find("<canvas"), std::string::npos);
+  EXPECT_NE(inside("idle-chart").find("<canvas"), std::string::npos);
+  EXPECT_NE(inside("kernel-table").find("<table"), std::string::npos);
+  const auto& d = *rep->report.diagnosis;
+  EXPECT_EQ(count("class=\"finding sev-"), static_cast<long>(d.findings.size() + d.minor.size()));
+  for (const auto& f : d.findings) EXPECT_NE(dom.find(f.remedy.substr(0, 40)), std::string::npos) << f.title;
+  bool any_memory = false;
+  for (const auto& r : rep->report.ranks) any_memory |= !r.memory.devices.empty();
+  if (any_memory) {
+    EXPECT_NE(inside("memory-charts").find("<canvas"), std::string::npos);
+  }
+
+  ASSERT_TRUE(std::filesystem::exists(png)) << "no screenshot";
+  EXPECT_GT(std::filesystem::file_size(png), 20'000u) << "screenshot is nearly empty";
+}
+
+INSTANTIATE_TEST_SUITE_P(Traces, HtmlInBrowser, ::testing::Values("dataloader_stall", "empty_cache", "dlrm_8rank"));
+
+}  // namespace
+}  // namespace stepscope::report
