@@ -42,9 +42,17 @@ inline std::string example_trace(const std::string& name) {
 }
 
 // A folder for this test's output, emptied first; under the build tree
-// (ctest runs tests there), so outputs can be looked at after a run.
+// (ctest runs tests there), so outputs can be looked at after a run. The
+// folder is named after the running test as well: ctest -j runs the tests of
+// one fixture in parallel processes, and a shared folder would be emptied by
+// one test while another is writing into it.
 inline std::filesystem::path scratch_dir(const std::string& name) {
-  std::filesystem::path p = std::filesystem::current_path() / "report_out" / name;
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string leaf = name;
+  if (info != nullptr) leaf += std::string("__") + info->test_suite_name() + "." + info->name();
+  for (char& c : leaf)
+    if (c == '/') c = '_';  // parameterised test names contain '/'
+  std::filesystem::path p = std::filesystem::current_path() / "report_out" / leaf;
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;
