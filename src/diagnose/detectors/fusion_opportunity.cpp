@@ -49,10 +49,11 @@ DetectorOutput run(const DetectorContext& ctx) {
     any_shapes = any_shapes || args.has_shapes();
 
     // Ops that (directly or below them) launched GPU work.
-    std::set<uint32_t> launches;
+    std::vector<bool> launches(ev.size(), false);  // by host row
     for (const auto& act : r.timeline->activities)
       for (uint32_t p = act.launch_row == HostTree::kNoRow ? HostTree::kNoRow : r.tree->parent(act.launch_row);
-           p != HostTree::kNoRow && launches.insert(p).second; p = r.tree->parent(p)) {
+           p != HostTree::kNoRow && !launches[p]; p = r.tree->parent(p)) {
+        launches[p] = true;
       }
 
     // Sibling matmuls on the same input shape.
@@ -95,7 +96,7 @@ DetectorOutput run(const DetectorContext& ctx) {
         std::string_view cn = r.store->name_of(c);
         if (ev.kind[c] != trace::EventKind::kCpuOp) continue;
         if (!is_matmul_op(cn)) {
-          if (launches.count(c)) flush();  // a kernel in between: not back to back
+          if (launches[c]) flush();  // a kernel in between: not back to back
           continue;
         }
         OpArgs oa = args.read(c);
