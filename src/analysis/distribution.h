@@ -20,7 +20,9 @@ struct Distribution {
   double max = 0;     // largest sample
 };
 
-// Summarises `values` (reordered in place). Empty input gives all zeros.
+// Summarises `values` (reordered in place: the order statistics the
+// percentiles need are selected, the rest is left partitioned). Empty input
+// gives all zeros.
 Distribution summarize(std::vector<double>& values);
 
 // Percentile q in [0,1] of already sorted values, linear interpolation.

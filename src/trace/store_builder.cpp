@@ -133,10 +133,14 @@ void StoreBuilder::finish() {
   const size_t n = e.size();
   bool sorted = std::is_sorted(e.ts_ns.begin(), e.ts_ns.end());
   if (!sorted) {
+    // Stable by start time: (ts, row) pairs sorted in one contiguous array
+    // (an index sort through the ts column misses the cache per comparison).
+    std::vector<std::pair<int64_t, uint32_t>> keyed(n);
+    for (size_t i = 0; i < n; ++i) keyed[i] = {e.ts_ns[i], static_cast<uint32_t>(i)};
+    std::sort(keyed.begin(), keyed.end());
     std::vector<uint32_t> order(n);
-    std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](uint32_t x, uint32_t y) { return e.ts_ns[x] < e.ts_ns[y]; });
+    for (size_t i = 0; i < n; ++i) order[i] = keyed[i].second;
+    keyed = {};
     // The argument rows in the new event order: event i's arguments are the
     // CSR range [args_begin[i], args_begin[i + 1]) (the last one ends at a.size()).
     std::vector<uint32_t> arg_order;
