@@ -139,8 +139,6 @@ int64_t take_idle_after(const DetectorContext& ctx, size_t ri, size_t k, int64_t
   return got;
 }
 
-int64_t step_count(const RankAttribution& a) { return std::max<int64_t>(1, static_cast<int64_t>(a.steps.size())); }
-
 std::vector<Example> top_examples(std::vector<WeightedExample> candidates, size_t n) {
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const WeightedExample& a, const WeightedExample& b) { return a.weight > b.weight; });
@@ -168,22 +166,6 @@ std::string human_time(double ns) {
   if (a >= 1e6) return fmt::format("{:.2f} ms", ns / 1e6);
   if (a >= 1e3) return fmt::format("{:.1f} us", ns / 1e3);
   return fmt::format("{:.0f} ns", ns);
-}
-
-std::string short_name(std::string_view name, size_t max_len) {
-  if (name.starts_with("void ")) name.remove_prefix(5);
-  // Cut the parameter list: the first '(' outside template brackets.
-  int depth = 0;
-  size_t cut = name.size();
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    if (c == '<') ++depth;
-    else if (c == '>') depth = std::max(0, depth - 1);
-    else if (c == '(' && depth == 0 && i > 0) { cut = i; break; }
-  }
-  std::string out(name.substr(0, cut));
-  if (out.size() > max_len) out = out.substr(0, max_len - 3) + "...";
-  return out;
 }
 
 }  // namespace stepscope::diagnose

@@ -36,9 +36,9 @@ Example example_of_row(const RankView& r, uint32_t row, std::string detail);
 // The host_overhead idle of a rank that earlier findings (ctx.prior) claimed.
 IntervalSet claimed_idle(const DetectorContext& ctx, int64_t rank);
 
-// Per step, the host_overhead idle of rank `ri` that lies in `within` and
-// outside the intervals earlier findings claimed; appends the intervals it
-// counted to `counted` when given.
+// Per step, the host_overhead idle of rank `ri` that lies in `within` (all of
+// it when `within` is null) and outside the intervals earlier findings
+// claimed; appends the intervals it counted to `counted` when given.
 std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, const IntervalSet* within,
                                          std::vector<Interval>* counted = nullptr);
 
@@ -49,9 +49,6 @@ std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, 
 // is appended), and returns the ns taken.
 int64_t take_idle_after(const DetectorContext& ctx, size_t ri, size_t k, int64_t t, int64_t amount,
                         std::vector<Interval>& taken);
-
-// Number of steps the attribution covers (at least 1 to divide by).
-int64_t step_count(const RankAttribution& a);
 
 // Keeps the `n` examples with the largest weight, largest first.
 struct WeightedExample {
@@ -65,8 +62,5 @@ std::string metric_key(std::string_view text);
 
 // "12.3 ms" / "456 us" style, from ns.
 std::string human_time(double ns);
-
-// A kernel name shortened for titles: no "void ", no parameter list, at most max_len.
-std::string short_name(std::string_view name, size_t max_len = 80);
 
 }  // namespace stepscope::diagnose

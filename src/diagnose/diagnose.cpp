@@ -53,37 +53,46 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     ctx.ranks.push_back(v);
   }
 
-  // Trace-level honesty notes, before any detector.
+  // Trace-level honesty notes, before any detector: one note per reason,
+  // naming the ranks it applies to (a set can hold thousands of ranks).
+  std::vector<std::pair<NotAssessed, std::vector<int64_t>>> per_rank;
+  auto note = [&](NotAssessed n, int64_t rank) {
+    for (auto& [have, ranks] : per_rank)
+      if (have.detector == n.detector && have.what == n.what && have.reason == n.reason) {
+        ranks.push_back(rank);
+        return;
+      }
+    per_rank.push_back({std::move(n), {rank}});
+  };
   for (const RankView& v : ctx.ranks) {
-    std::string rank = "rank " + std::to_string(v.store->rank);
     if (v.timeline->activities.empty())
-      d.not_assessed.push_back({"attribution", rank + ": step-time attribution",
-                                "the trace has no GPU activity (kernels, copies): was the profiler run with "
-                                "ProfilerActivity.CUDA?"});
+      note({"attribution", "step-time attribution",
+            "the trace has no GPU activity (kernels, copies): was the profiler run with ProfilerActivity.CUDA?"},
+           v.store->rank);
     else if (!v.attribution->from_profiler_steps)
-      d.not_assessed.push_back({"attribution", rank + ": per-step attribution",
-                                "no ProfilerStep#N markers (call prof.step() every iteration): the GPU's whole active "
-                                "span is attributed as one window, and per-step numbers are for that window"});
+      note({"attribution", "per-step attribution",
+            "no ProfilerStep#N markers (call prof.step() every iteration): the GPU's whole active span is "
+            "attributed as one window, and per-step numbers are for that window"},
+           v.store->rank);
     if (!v.peaks) {
       std::string name = v.store->meta.devices.empty() ? std::string("(no deviceProperties)")
                                                        : v.store->meta.devices.front().name;
-      d.not_assessed.push_back({"hardware_table", rank + ": peak rates",
-                                "GPU model '" + name + "' is not in the hardware table: achieved rates are not "
-                                "compared with a peak"});
+      note({"hardware_table", "peak rates",
+            "GPU model '" + name + "' is not in the hardware table: achieved rates are not compared with a peak"},
+           v.store->rank);
     }
+  }
+  for (auto& [n, ranks] : per_rank) {
+    std::string who = ranks.size() == 1 ? fmt::format("rank {}", ranks.front())
+                                        : fmt::format("{} ranks (first {})", ranks.size(), ranks.front());
+    n.what = who + ": " + n.what;
+    d.not_assessed.push_back(std::move(n));
   }
 
   RegistryResult run = run_detectors(default_detectors(), ctx, options.disabled_detectors);
   d.detectors = std::move(run.runs);
   d.validation_errors = std::move(run.validation_errors);
   for (NotAssessed& na : run.not_assessed) d.not_assessed.push_back(std::move(na));
-
-  // Ranking: largest saving first; below the reporting bar goes to minor.
-  std::stable_sort(run.findings.begin(), run.findings.end(), by_saving);
-  for (Finding& f : run.findings) {
-    bool reported = f.saves_time ? f.estimated_saving_pct >= options.min_saving_pct : f.severity >= Severity::kMedium;
-    (reported ? d.findings : d.minor).push_back(std::move(f));
-  }
 
   // Primary bottleneck.
   double lowest = 100.0;
@@ -95,30 +104,47 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
                                   static_cast<double>(a.total.wall_ns()));
   }
   d.effective_compute_pct = any ? lowest : 0.0;
+  // A healthy run: every rank computes at least the bar. Then no waiting
+  // cause can explain more than the rest of the step, and only findings that
+  // make the computation itself faster (or warn of memory) are reported.
+  const bool healthy = any && lowest >= options.none_effective_compute_pct;
+
+  // Ranking: largest saving first; below the reporting bar goes to minor.
+  std::stable_sort(run.findings.begin(), run.findings.end(), by_saving);
+  for (Finding& f : run.findings) {
+    bool reported = f.saves_time ? f.estimated_saving_pct >= options.min_saving_pct : f.severity >= Severity::kMedium;
+    if (healthy && f.saves_time && f.category != Category::kComputeEfficiency) reported = false;
+    (reported ? d.findings : d.minor).push_back(std::move(f));
+  }
+
   d.primary_bottleneck = "none";
-  if (!(any && lowest >= options.none_effective_compute_pct)) {
+  if (!healthy) {
     for (const Finding& f : d.findings) {
       if (f.saves_time && f.estimated_saving_us > 0) {
         d.primary_bottleneck = std::string(to_string(f.category));
         break;
       }
     }
-    // Lost time no detector explains: say where it went instead of guessing a cause.
+    // Lost time no finding explains: say where it went (on the rank with the
+    // least effective compute) instead of guessing a cause.
     if (any && d.primary_bottleneck == "none") {
+      const RankAttribution* worst_rank = nullptr;
+      double worst_share = 101.0;
       for (const RankAttribution& a : d.attribution) {
         if (a.total.wall_ns() <= 0) continue;
-        Bucket worst = Bucket::kComputeSimtMatmul;
-        for (int b = 0; b < kBucketCount; ++b)
-          if (!is_effective_compute(static_cast<Bucket>(b)) && a.total.of(static_cast<Bucket>(b)) > a.total.of(worst))
-            worst = static_cast<Bucket>(b);
-        d.not_assessed.push_back(
-            {"ranking", "rank " + std::to_string(a.rank) + ": primary bottleneck",
-             fmt::format("{:.0f}% of the step is not effective compute but no detector explains {:.0f}% or more of "
-                         "it; the largest share is {} ({:.0f}%)",
-                         100.0 - 100.0 * static_cast<double>(a.total.effective_compute_ns()) /
-                                     static_cast<double>(a.total.wall_ns()),
-                         options.min_saving_pct, to_string(worst), a.total.pct(worst))});
+        double share = 100.0 * static_cast<double>(a.total.effective_compute_ns()) / static_cast<double>(a.total.wall_ns());
+        if (share < worst_share) worst_share = share, worst_rank = &a;
       }
+      Bucket largest = Bucket::kComputeSimtMatmul;
+      for (int b = 0; b < kBucketCount; ++b)
+        if (!is_effective_compute(static_cast<Bucket>(b)) &&
+            worst_rank->total.of(static_cast<Bucket>(b)) > worst_rank->total.of(largest))
+          largest = static_cast<Bucket>(b);
+      d.not_assessed.push_back(
+          {"ranking", "rank " + std::to_string(worst_rank->rank) + ": primary bottleneck",
+           fmt::format("{:.0f}% of the step is not effective compute but no finding explains {:.0f}% or more of the "
+                       "step; the largest share is {} ({:.0f}%)",
+                       100.0 - worst_share, options.min_saving_pct, to_string(largest), worst_rank->total.pct(largest))});
     }
   }
   return d;

@@ -24,7 +24,9 @@ namespace stepscope::diagnose {
 struct Diagnosis {
   std::vector<RankAttribution> attribution;  // one per rank, rank order
   // Findings whose saving reaches options.min_saving_pct (and findings that
-  // save no time but carry a medium or high risk), largest saving first.
+  // save no time but carry a medium or high risk), largest saving first. In a
+  // healthy run (primary "none") only compute_efficiency findings among those
+  // that save time: no waiting cause can explain more than the idle rest.
   std::vector<Finding> findings;
   std::vector<Finding> minor;  // the rest, largest saving first
   // Category of the top time-saving finding, or "none" when every rank spends

@@ -81,10 +81,4 @@ std::span<const uint32_t> HostTree::children(uint32_t row) const {
   return {child_rows_.data() + child_begin_[row], child_begin_[row + 1] - child_begin_[row]};
 }
 
-int HostTree::depth(uint32_t row) const {
-  int d = 0;
-  for (uint32_t p = parent(row); p != kNoRow; p = parent(p)) ++d;
-  return d;
-}
-
 }  // namespace stepscope::diagnose

@@ -29,8 +29,6 @@ class HostTree {
   uint32_t sibling_index(uint32_t row) const { return row < position_.size() ? position_[row] : kNoRow; }
   // The list `row` is in: children(parent(row)) or roots().
   std::span<const uint32_t> siblings(uint32_t row) const;
-  // Nesting depth (0 for roots).
-  int depth(uint32_t row) const;
 
  private:
   std::vector<uint32_t> parent_;       // per event row

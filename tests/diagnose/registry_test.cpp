@@ -97,6 +97,14 @@ TEST(Ranking, NoneWhenTheGpuComputesMostOfTheStep) {
     EXPECT_GE(run->d.effective_compute_pct, 90.0) << name;
     EXPECT_EQ(run->d.primary_bottleneck, "none") << name;
   }
+  // In a healthy run waiting causes are minor whatever their size: each can
+  // explain at most the 10% the GPU does not compute.
+  DiagnoseOptions all;
+  all.min_saving_pct = 0.0;
+  auto healthy = diagnose_folder(examples_dir() + "/baseline_compiled", all);
+  for (const Finding& f : healthy->d.findings) EXPECT_EQ(f.category, Category::kComputeEfficiency) << f.title;
+  EXPECT_NE(any_finding(healthy->d, Category::kHostOverhead), nullptr);
+  EXPECT_EQ(reported(healthy->d, Category::kHostOverhead), nullptr);
   // The bar is an option: above every rank's share, the top finding is primary.
   DiagnoseOptions o;
   o.none_effective_compute_pct = 99.0;
@@ -123,6 +131,28 @@ TEST(Honesty, BareTraceSaysWhatItCouldNotAssess) {
   EXPECT_TRUE(has_note(d, "unfused_optimizer", "optimizer"));
   EXPECT_TRUE(has_note(d, "data_pipeline", "DataLoader"));
   for (const NotAssessed& n : d.not_assessed) EXPECT_FALSE(n.reason.empty()) << n.detector;
+}
+
+// Idle that no detector explains (the next work was already queued: the GPU
+// waited on something the trace does not show) is named, not blamed.
+TEST(Honesty, UnexplainedLossIsNamedNotGuessed) {
+  using analysis::testing_support::kernel;
+  using analysis::testing_support::launch;
+  using analysis::testing_support::step;
+  auto run = diagnose_inline({
+      step(1, 0, 100'000),
+      launch(0, 1'000, 1), kernel("void at::native::vectorized_elementwise_kernel<4>", 0, 10'000, 7, 1),
+      launch(2'000, 1'000, 2), kernel("void at::native::vectorized_elementwise_kernel<4>", 90'000, 10'000, 7, 2),
+  });
+  EXPECT_TRUE(run->d.findings.empty());
+  EXPECT_EQ(run->d.primary_bottleneck, "none");
+  EXPECT_NEAR(run->d.effective_compute_pct, 20.0, 1e-9);
+  ASSERT_TRUE(has_note(run->d, "ranking", "primary bottleneck"));
+  for (const NotAssessed& n : run->d.not_assessed) {
+    if (n.detector == "ranking") {
+      EXPECT_NE(n.reason.find("other_idle (80%)"), std::string::npos) << n.reason;
+    }
+  }
 }
 
 TEST(Honesty, TraceWithoutGpuWork) {

@@ -74,7 +74,8 @@ RankFile write_rank(const SyntheticSpec& spec, int rank, int steps, const std::s
   out.path = dir + "/" + rank_file_name(spec, rank);
   auto sink = make_file_sink(out.path, spec.gzip_level, out.error);
   if (!sink) return out;
-  write_all(spec, rank, steps, *sink, out.tally, out.path);
+  // traceName is the file name alone, so the bytes do not depend on the folder.
+  write_all(spec, rank, steps, *sink, out.tally, rank_file_name(spec, rank));
   sink->close(out.error);
   return out;
 }
