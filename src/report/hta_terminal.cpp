@@ -41,7 +41,7 @@ std::string render_hta_terminal(const hta::HtaResult& h, size_t name_width) {
   k.add_column("share");
   for (const auto& r : h.kernel_type_breakdown)
     k.add_row({r.kernel_type, fmt_count(r.sum_us), r.percentage ? fmt::format("{:.1f}%", *r.percentage) : "n/a"});
-  if (!k.empty()) out += "\n" + k.render();
+  if (!k.empty()) (out += '\n') += k.render();  // two appends: GCC 12 warns (-Wrestrict) on "\n" + string
 
   TextTable top;
   top.add_column("kernel", TextTable::Align::kLeft);
@@ -53,7 +53,7 @@ std::string render_hta_terminal(const hta::HtaResult& h, size_t name_width) {
   for (const auto& r : h.kernel_breakdown_top)
     top.add_row({shorten(r.name, name_width), std::string(hta::to_string(r.kernel_type)), std::to_string(r.rank),
                  fmt::format("{:.0f}", r.sum_us), fmt::format("{:.1f}", r.mean_us), fmt::format("{:.0f}", r.max_us)});
-  if (!top.empty()) out += "\n" + top.render();
+  if (!top.empty()) (out += '\n') += top.render();  // two appends: GCC 12 warns (-Wrestrict) on "\n" + string
 
   TextTable idle;
   idle.add_column("rank");
@@ -64,7 +64,7 @@ std::string render_hta_terminal(const hta::HtaResult& h, size_t name_width) {
   for (const auto& r : h.idle_time_breakdown)
     idle.add_row({std::to_string(r.rank), std::to_string(r.stream), r.idle_category, fmt::format("{:.0f}", r.idle_time),
                   r.idle_time_ratio ? fmt::format("{:.2f}", *r.idle_time_ratio) : "n/a"});
-  if (!idle.empty()) out += "\n" + idle.render();
+  if (!idle.empty()) (out += '\n') += idle.render();  // two appends: GCC 12 warns (-Wrestrict) on "\n" + string
 
   auto would_fail = [&](const char* table, const std::string& e) {
     if (!e.empty()) out += fmt::format("  note: HTA 0.6.1 fails on {} here ({}); the rows above are stepscope's answer\n", table, e);

@@ -143,9 +143,10 @@ std::string kernels_table(const analysis::RankAnalysis& a, const TerminalOptions
     for (const auto& f : a.kernels.families)
       fam.add_row({std::string(analysis::to_string(f.family)), fmt_count(f.duration.count),
                    fmt_ms(us(f.duration.total_ns)), fmt_pct(f.pct_of_compute)});
-    out += "\n" + fam.render();
+    (out += '\n') += fam.render();  // two appends: GCC 12 warns (-Wrestrict) on "\n" + string
   }
-  return out + "\n" + top.render();
+  (out += '\n') += top.render();  // two appends: GCC 12 warns (-Wrestrict) on "\n" + string
+  return out;
 }
 
 std::string idle_table(const analysis::RankAnalysis& a) {
