@@ -70,6 +70,10 @@ constexpr std::array kPeaks = {
     // 362.1 TF; 128 GB HBM2e at 3.2768 TB/s; Infinity Fabric 800 GB/s. Per GCD: half.
     GpuPeaks{"AMD Instinct MI250 (one GCD)", 22.65, 0, 181.05, 181.05, 0, 1638.4, 400, 64,
              "AMD Instinct MI250 accelerator data sheet (halved per GCD)"},
+    // NVIDIA HGX B200 datasheet, per GPU: FP32 75 TF; TF32 2.2 PF*, BF16/FP16
+    // 4.5 PF*, FP8 9 PF* (* with sparsity); 180 GB HBM3e at 7.7 TB/s; NVLink 5
+    // 1.8 TB/s.
+    GpuPeaks{"NVIDIA B200", 75, 1100, 2250, 2250, 4500, 7700, 1800, 180, "NVIDIA HGX B200 datasheet"},
 };
 
 // Name rules, tried in order on the lower-cased device name: every `all`
@@ -96,6 +100,7 @@ constexpr std::array kNameRules = {
     NameRule{{"mi300x", ""}, "", 11},
     NameRule{{"mi250x", ""}, "", 12},
     NameRule{{"mi250", ""}, "", 13},
+    NameRule{{"b200", ""}, "", 14},
 };
 
 bool contains(std::string_view hay, std::string_view needle) {
