@@ -1,5 +1,7 @@
 #include "trace/json/decimal_time.h"
 
+#include <cstring>
+
 namespace stepscope::trace {
 
 bool parse_scaled_decimal_general(std::string_view s, int scale, int64_t& out) {
@@ -103,6 +105,45 @@ constexpr uint64_t kPow10[19] = {1ull,
                                  1000000000000000000ull};
 }  // namespace
 
+// Eight ASCII bytes (little-endian word) that are all '0'..'9'.
+inline bool eight_digits(uint64_t w) {
+  // Each byte's high nibble must be 3, and adding 6 must not carry a digit
+  // above '9' into the high nibble.
+  return (w & 0xF0F0F0F0F0F0F0F0ull) == 0x3030303030303030ull &&
+         ((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) == 0x3030303030303030ull;
+}
+
+// The value of eight ASCII digits, first byte most significant: pairs, then
+// quads, then the whole, each step one multiply-add in parallel lanes.
+inline uint64_t eight_digit_value(uint64_t w) {
+  w -= 0x3030303030303030ull;
+  w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFull;       // 2-digit lanes
+  w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFull;     // 4-digit lanes
+  return (w * 10000 + (w >> 32)) & 0xFFFFFFFFull;        // 8 digits
+}
+
+// Appends the run of digits at p to v (8 at a time while they fit 18 digits);
+// returns the position after the run, or nullptr past 18 digits in all.
+inline const char* digit_run(const char* p, const char* end, uint64_t& v, int& digits, int& counted) {
+  while (end - p >= 8 && digits + 8 <= 18) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if (!eight_digits(w)) break;
+    v = v * 100000000ull + eight_digit_value(w);
+    digits += 8;
+    counted += 8;
+    p += 8;
+  }
+  for (; p < end; ++p) {
+    const unsigned d = static_cast<unsigned char>(*p) - '0';
+    if (d > 9) break;
+    if (++digits > 18) return nullptr;
+    v = v * 10 + d;
+    ++counted;
+  }
+  return p;
+}
+
 bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out) {
   // Fast path for what traces hold: [-]digits[.digits] with at most 18 digits
   // in all, so the digits fit a uint64 and scaling needs no 128-bit maths.
@@ -116,21 +157,11 @@ bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out) {
     ++p;
   }
   uint64_t v = 0;
-  int digits = 0, fraction = 0;
-  bool dot = false;
-  for (; p < end; ++p) {
-    const unsigned d = static_cast<unsigned char>(*p) - '0';
-    if (d <= 9) {
-      if (++digits > 18) return parse_scaled_decimal_general(s, scale, out);
-      v = v * 10 + d;
-      fraction += dot;
-    } else if (*p == '.' && !dot) {
-      dot = true;
-    } else {
-      return parse_scaled_decimal_general(s, scale, out);
-    }
-  }
-  if (digits == 0 || scale < 0 || scale > 18) return parse_scaled_decimal_general(s, scale, out);
+  int digits = 0, integer = 0, fraction = 0;
+  p = digit_run(p, end, v, digits, integer);
+  if (p != nullptr && p < end && *p == '.') p = digit_run(p + 1, end, v, digits, fraction);
+  if (p == nullptr || p != end || digits == 0 || scale < 0 || scale > 18)
+    return parse_scaled_decimal_general(s, scale, out);
   const int exponent = scale - fraction;
   if (exponent >= 0) {
     const uint64_t m = kPow10[exponent];
