@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/output_file.h"
 #include "analysis/hta_compat/run_hta_compat.h"
 #include "analysis/multi_rank.h"
 #include "diagnose/diagnose.h"
@@ -35,16 +36,6 @@ struct AnalyzeArgs {
   std::string html_path;
   std::string perfetto_path;
 };
-
-bool write_text(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::cout << text;
-    return static_cast<bool>(std::cout);
-  }
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  return static_cast<bool>(f);
-}
 
 int run_analyze(const AnalyzeArgs& args) {
   using clock = std::chrono::steady_clock;
@@ -100,12 +91,12 @@ int run_analyze(const AnalyzeArgs& args) {
   bool json_to_stdout = args.json_path == "-";
   if (!args.json_path.empty()) {
     std::string text = report::build_analyze_json(rep).dump(1) + "\n";
-    if (!write_text(args.json_path, text)) {
+    if (!write_output(args.json_path, text)) {
       fmt::print(stderr, "stepscope: error: {}: cannot write JSON output\n", args.json_path);
       return 2;
     }
   }
-  if (!args.html_path.empty() && !write_text(args.html_path, report::render_html(rep))) {
+  if (!args.html_path.empty() && !write_output(args.html_path, report::render_html(rep))) {
     fmt::print(stderr, "stepscope: error: {}: cannot write HTML report\n", args.html_path);
     return 2;
   }

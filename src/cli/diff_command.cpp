@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/output_file.h"
 #include "cli/commands.h"
 #include "diff/run_diff.h"
 #include "pipeline/load_run.h"
@@ -29,16 +30,6 @@ struct DiffArgs {
   bool quiet = false;
   std::vector<std::string> disabled_detectors;
 };
-
-bool write_text(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::cout << text;
-    return static_cast<bool>(std::cout);
-  }
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  return static_cast<bool>(f);
-}
 
 // Loads one side and reports its problems on stderr; false when it cannot be read.
 bool load_side(const char* side, const std::string& input, const pipeline::RunOptions& options,
@@ -81,7 +72,7 @@ int run_diff(const DiffArgs& args) {
   bool json_to_stdout = args.json_path == "-";
   if (!args.json_path.empty()) {
     std::string text = report::build_diff_json(rep).dump(1) + "\n";
-    if (!write_text(args.json_path, text)) {
+    if (!write_output(args.json_path, text)) {
       fmt::print(stderr, "stepscope: error: {}: cannot write JSON output\n", args.json_path);
       return 2;
     }

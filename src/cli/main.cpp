@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "stepscope 0.1.0");
   stepscope::cli::register_analyze(app);
   stepscope::cli::register_diff(app);
+  stepscope::cli::register_plan_search(stepscope::cli::register_plan(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "cli_run.h"
 #include "test_paths.h"
 #include "trace/trace_fixtures.h"
 
@@ -15,32 +16,8 @@ namespace {
 
 using testing::TempDir;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::vector<std::string> err_lines;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// `shell_prefix` runs first in the same shell (e.g. "ulimit -v N;").
-CliRun run_cli(const TempDir& dir, const std::vector<std::string>& args, const std::string& shell_prefix = "") {
-  std::string cmd = shell_prefix + "exec " + quote(testing::cli_path());
-  for (const auto& a : args) cmd.append(" ").append(quote(a));
-  std::string out = dir.file("cli.out"), err = dir.file("cli.err");
-  cmd.append(" >").append(quote(out)).append(" 2>").append(quote(err));
-  int status = std::system(cmd.c_str());
-  CliRun r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = testing::read_file(out);
-  std::istringstream in(testing::read_file(err));
-  for (std::string line; std::getline(in, line);) r.err_lines.push_back(line);
-  return r;
-}
+using testing::CliRun;
+using testing::run_cli;
 
 std::string joined(const std::vector<std::string>& lines) {
   std::string s;

@@ -1,0 +1,208 @@
+// `stepscope plan search`: the fastest layouts for a GPU count that fit memory;
+// `stepscope plan recompute`: how many layers of a layout to recompute, and how.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/output_file.h"
+#include "cli/commands.h"
+#include "plan/cluster_spec.h"
+#include "plan/config_search.h"
+#include "plan/model_spec.h"
+#include "plan/recompute_inputs.h"
+#include "plan/search_evaluator.h"
+#include "plan/step_time_model.h"
+#include "plan/training_settings.h"
+
+namespace stepscope::cli {
+
+namespace {
+
+struct CommonArgs {
+  std::string model, gpu = "h100-sxm", profile, json_path;
+  std::string dtype = "bf16", optimizer = "adamw", attention = "flash";
+  int gpus = 0, global_batch = 0, activation_bits = 16;
+};
+
+struct SearchArgs : CommonArgs {
+  int top = 10;
+};
+
+struct RecomputeArgs : CommonArgs {
+  int tp = 1, pp = 1, dp = 1, cp = 1, vpp = 1, micro_batch = 1;
+  bool sequence_parallel = false, cpu_offload = false;
+  std::string sharding = "ddp";
+  double budget_gb = 0;
+};
+
+int fail(const std::string& message) {
+  fmt::print(stderr, "stepscope: error: {}\n", message);
+  return 2;
+}
+
+void add_common(CLI::App* cmd, CommonArgs& a) {
+  cmd->add_option("--model", a.model, "preset (gpt3-175b, llama3-70b, ...) or model JSON file")->required();
+  cmd->add_option("--gpu", a.gpu, "a100-40-sxm, a100-80-sxm, h100-sxm (default), h200-sxm, b200");
+  cmd->add_option("--profile", a.profile, "hardware profile JSON instead of the catalog");
+  cmd->add_option("--global-batch", a.global_batch, "sequences per step");
+  cmd->add_option("--dtype", a.dtype, "bf16, fp16 or fp8");
+  cmd->add_option("--optimizer", a.optimizer, "adam, adamw or sgd");
+  cmd->add_option("--attention", a.attention, "flash (default) or unfused");
+  cmd->add_option("--activation-bits", a.activation_bits, "saved-activation precision: 16, 8 or 4");
+  cmd->add_option("--json", a.json_path, "write JSON to FILE ('-' for stdout)");
+}
+
+// Model, settings and cluster from the common options; an error message or "".
+std::string resolve(const CommonArgs& a, int gpus, plan::ModelSpec& m, plan::TrainingSettings& t, plan::ClusterSpec& c) {
+  using namespace plan;
+  if (const ModelSpec* preset = find_model_preset(a.model)) {
+    m = *preset;
+  } else if (std::filesystem::exists(a.model)) {
+    std::string error;
+    auto loaded = load_model_json(a.model, error);
+    if (!loaded) return error;
+    m = *loaded;
+  } else {
+    return fmt::format("--model: \"{}\" is neither a preset nor a file", a.model);
+  }
+  if (!a.profile.empty()) {
+    std::string error;
+    auto loaded = load_hardware_profile(a.profile, error);
+    if (!loaded) return error;
+    c = *loaded;
+  } else {
+    const GpuSpec* gpu = find_gpu(a.gpu);
+    if (!gpu) return fmt::format("--gpu: unknown GPU \"{}\"", a.gpu);
+    c.gpu = *gpu;
+  }
+  c.gpus = gpus;
+  if (a.global_batch < 1) return "--global-batch: must be a positive number of sequences";
+  t.global_batch = a.global_batch;
+  t.activation_bits = a.activation_bits;
+  if (a.activation_bits != 16 && a.activation_bits != 8 && a.activation_bits != 4)
+    return "--activation-bits: expected 16, 8 or 4";
+  if (!parse_dtype(a.dtype, t.dtype)) return "--dtype: expected bf16, fp16 or fp8";
+  if (!parse_optimizer(a.optimizer, t.optimizer)) return "--optimizer: expected adam, adamw or sgd";
+  if (!parse_attention(a.attention, t.attention)) return "--attention: expected flash or unfused";
+  return "";
+}
+
+int run_search(const SearchArgs& a) {
+  using namespace plan;
+  if (a.gpus < 1) return fail("--gpus: must be at least 1");
+  if (a.top < 1) return fail("--top: must be at least 1");
+  ModelSpec m;
+  TrainingSettings t;
+  ClusterSpec c;
+  if (std::string e = resolve(a, a.gpus, m, t, c); !e.empty()) return fail(e);
+  if (std::string e = validate_model(m); !e.empty()) return fail(e);
+  const SearchSpace space = search_space_for(m, t, c);
+  const auto t0 = std::chrono::steady_clock::now();
+  const SearchResult r = search_configs(space, model_evaluator(m, t, c), a.top);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  nlohmann::json rows = nlohmann::json::array();
+  std::string text = fmt::format("{} on {} x {}, global batch {} sequences of {} tokens\n", m.name, c.gpus, c.gpu.name,
+                                 t.global_batch, m.seq);
+  text += fmt::format("{} valid layouts, {} fit memory, searched in {:.3f} s\n\n", r.candidates, r.fitting, seconds);
+  if (r.top.empty()) text += "no layout fits: more GPUs, a smaller micro-batch or 8-bit activations may help\n";
+  else
+    text += fmt::format("{:>4} {:>3} {:>3} {:>4} {:>3} {:>3} {:>3} {:>3} {:>10} {:>11} {:>3} {:>9} {:>8} {:>12} {:>6}\n", "rank",
+                        "tp", "pp", "dp", "cp", "vpp", "mb", "sp", "recompute", "sharding", "off", "mem GB", "step s",
+                        "tokens/s", "MFU");
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    const auto& x = r.top[i];
+    const auto& p = x.config;
+    const double mfu = estimate_step(m, t, c, p).mfu;
+    text += fmt::format("{:>4} {:>3} {:>3} {:>4} {:>3} {:>3} {:>3} {:>3} {:>10} {:>11} {:>3} {:>9.1f} {:>8.3f} {:>12.0f} {:>5.1f}%\n",
+                        i + 1, p.tp, p.pp, p.dp, p.cp, p.vpp, p.micro_batch, p.sequence_parallel ? "y" : "n",
+                        to_string(p.recompute), to_string(p.sharding), p.cpu_offload ? "y" : "n",
+                        x.evaluation.memory_bytes / 1e9, x.evaluation.step_seconds, x.tokens_per_second, 100 * mfu);
+    rows.push_back({{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"vpp", p.vpp},
+                    {"micro_batch", p.micro_batch}, {"sequence_parallel", p.sequence_parallel},
+                    {"recompute", to_string(p.recompute)}, {"sharding", to_string(p.sharding)},
+                    {"cpu_offload", p.cpu_offload}, {"memory_bytes", x.evaluation.memory_bytes},
+                    {"step_seconds", x.evaluation.step_seconds}, {"tokens_per_second", x.tokens_per_second},
+                    {"mfu", mfu}});
+  }
+  if (!a.json_path.empty()) {
+    nlohmann::json j = {{"model", m.name}, {"gpu", c.gpu.name}, {"gpus", c.gpus},
+                        {"global_batch", t.global_batch}, {"candidates", r.candidates},
+                        {"fitting", r.fitting}, {"search_seconds", seconds}, {"top", rows}};
+    if (!write_output(a.json_path, j.dump(2) + "\n")) return fail(fmt::format("{}: cannot write", a.json_path));
+  }
+  if (a.json_path != "-") std::cout << text;
+  return 0;
+}
+
+int run_recompute(const RecomputeArgs& a) {
+  using namespace plan;
+  ParallelConfig p;
+  p.tp = a.tp, p.pp = a.pp, p.dp = a.dp, p.cp = a.cp, p.vpp = a.vpp, p.micro_batch = a.micro_batch;
+  p.sequence_parallel = a.sequence_parallel, p.cpu_offload = a.cpu_offload;
+  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1 || p.micro_batch < 1)
+    return fail("--tp/--pp/--dp/--cp/--vpp/--micro-batch: must be at least 1");
+  if (!parse_sharding(a.sharding, p.sharding)) return fail("--sharding: expected ddp, zero1, zero2, zero3, fsdp or fsdp_hybrid");
+  ModelSpec m;
+  TrainingSettings t;
+  ClusterSpec c;
+  CommonArgs common = a;
+  if (common.global_batch == 0) common.global_batch = p.dp * p.micro_batch;
+  if (std::string e = resolve(common, p.gpus(), m, t, c); !e.empty()) return fail(e);
+  if (std::string e = validate_model(m); !e.empty()) return fail(e);
+  if (m.layers % p.pp != 0) return fail("--pp: must divide the model's layers");
+  if (t.global_batch % (p.dp * p.micro_batch) != 0) return fail("--global-batch: must be divisible by dp × micro-batch");
+  const UniformRecomputeInputs in = uniform_recompute_inputs(m, t, c, p);
+  const double budget = a.budget_gb > 0 ? a.budget_gb * 1e9 : in.budget_bytes;
+  const UniformRecomputePlan r = plan_uniform_recompute(in.costs, budget);
+  std::string text = fmt::format("{} layers on the first stage, {:.2f} GB for activations ({:.2f} GB of states and buffers)\n",
+                                 in.costs.layers, budget / 1e9, in.other_bytes / 1e9);
+  if (!r.feasible)
+    text += fmt::format("does not fit: even full recomputation of every layer needs {:.2f} GB\n", r.memory_bytes / 1e9);
+  else
+    text += fmt::format("none {} · selective {} · full {} layers: {:.2f} GB of activations, {:.3f} s of recomputation per step\n",
+                        r.count[0], r.count[1], r.count[2], r.memory_bytes / 1e9, r.recompute_seconds);
+  if (!a.json_path.empty()) {
+    nlohmann::json j = {{"layers", in.costs.layers}, {"budget_bytes", budget}, {"other_bytes", in.other_bytes},
+                        {"feasible", r.feasible}, {"none", r.count[0]}, {"selective", r.count[1]},
+                        {"full", r.count[2]}, {"activation_bytes", r.memory_bytes},
+                        {"recompute_seconds", r.recompute_seconds}};
+    if (!write_output(a.json_path, j.dump(2) + "\n")) return fail(fmt::format("{}: cannot write", a.json_path));
+  }
+  if (a.json_path != "-") std::cout << text;
+  return r.feasible ? 0 : 1;
+}
+
+}  // namespace
+
+void register_plan_search(CLI::App* plan) {
+  auto sargs = std::make_shared<SearchArgs>();
+  auto* s = plan->add_subcommand("search", "the fastest layouts for a GPU count that fit memory");
+  add_common(s, *sargs);
+  s->add_option("--gpus", sargs->gpus, "GPUs of the job")->required();
+  s->add_option("--top", sargs->top, "how many layouts to list (default 10)");
+  s->callback([sargs] { set_exit_code(run_search(*sargs)); });
+
+  auto rargs = std::make_shared<RecomputeArgs>();
+  auto* r = plan->add_subcommand("recompute", "per-layer recomputation (none/selective/full) that fits a layout's memory");
+  add_common(r, *rargs);
+  r->add_option("--tp", rargs->tp, "tensor-parallel size");
+  r->add_option("--pp", rargs->pp, "pipeline stages");
+  r->add_option("--dp", rargs->dp, "data-parallel replicas");
+  r->add_option("--cp", rargs->cp, "context-parallel size");
+  r->add_option("--vpp", rargs->vpp, "virtual pipeline stages per GPU");
+  r->add_option("--micro-batch", rargs->micro_batch, "sequences per micro-batch");
+  r->add_option("--sharding", rargs->sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid");
+  r->add_flag("--sequence-parallel", rargs->sequence_parallel, "Megatron sequence parallelism");
+  r->add_flag("--cpu-offload", rargs->cpu_offload, "optimizer states in host memory");
+  r->add_option("--budget-gb", rargs->budget_gb, "memory for activations, GB (default: what the layout leaves)");
+  r->callback([rargs] { set_exit_code(run_recompute(*rargs)); });
+}
+
+}  // namespace stepscope::cli

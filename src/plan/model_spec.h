@@ -1,0 +1,50 @@
+// The shape of a decoder-only transformer: what the memory and step-time
+// models need to count parameters, FLOPs and activation bytes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stepscope::plan {
+
+struct ModelSpec {
+  std::string name;
+  int layers = 0;
+  int hidden = 0;          // h
+  int heads = 0;           // a (query heads)
+  int kv_heads = 0;        // key/value heads; == heads for multi-head attention, < heads for GQA
+  int ffn_hidden = 0;      // MLP inner width (4h for GPT, 8h/3-ish for Llama)
+  bool gated_mlp = false;  // SwiGLU: the first MLP GEMM produces gate and up (2 × ffn_hidden)
+  int vocab = 0;
+  int seq = 0;                     // training sequence length s
+  bool tied_embeddings = false;    // output projection shares the input embedding matrix
+  bool learned_positions = false;  // GPT-style position table (seq × hidden); false for RoPE
+  bool dropout = false;            // dropout layers present (keep 1-byte masks for backward)
+  bool biases = false;             // linear layers and norms carry biases (GPT: LayerNorm + bias; Llama: RMSNorm, none)
+
+  int head_dim() const { return heads > 0 ? hidden / heads : 0; }
+  // Parameters of one transformer layer (attention + MLP + norms).
+  int64_t layer_params() const;
+  // Input embedding (+ position table); the output projection is separate.
+  int64_t embedding_params() const;
+  // Output projection (0 when tied) + final norm.
+  int64_t output_params() const;
+  int64_t total_params() const;
+};
+
+// The built-in models: GPT-3 family and Llama 2/3; names like "gpt3-175b", "llama3-70b".
+const std::vector<ModelSpec>& model_presets();
+const ModelSpec* find_model_preset(std::string_view name);
+
+// Reads a model JSON file:
+// {"name", "layers", "hidden", "heads", "kv_heads"?, "ffn_hidden"?, "gated_mlp"?,
+//  "vocab", "seq", "tied_embeddings"?, "learned_positions"?, "dropout"?, "biases"?}.
+// On failure returns nullopt and sets `error` naming the file and field.
+std::optional<ModelSpec> load_model_json(const std::string& path, std::string& error);
+// Checks positive sizes and hidden % heads, heads % kv_heads; empty when fine.
+std::string validate_model(const ModelSpec& m);
+
+}  // namespace stepscope::plan

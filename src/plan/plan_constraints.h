@@ -1,0 +1,20 @@
+// The layouts that cannot run: each failed check names the constraint.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plan/cluster_spec.h"
+#include "plan/model_spec.h"
+#include "plan/parallel_config.h"
+#include "plan/training_settings.h"
+
+namespace stepscope::plan {
+
+// One message per violated constraint, e.g. "heads (96) not divisible by tp (5)";
+// empty when the configuration is valid. `check_gpu_count` compares
+// tp·pp·dp·cp to c.gpus.
+std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
+                                           const ParallelConfig& p, bool check_gpu_count = true);
+
+}  // namespace stepscope::plan

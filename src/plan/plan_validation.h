@@ -1,0 +1,77 @@
+// Validation against published runs: reads rows in the format of
+// shared/planner/validation_public.csv, predicts each, and summarises errors.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/cluster_spec.h"
+#include "plan/model_spec.h"
+#include "plan/parallel_config.h"
+#include "plan/training_settings.h"
+
+namespace stepscope::plan {
+
+struct ValidationRow {
+  int index = 0;  // 0-based data row
+  std::string source;
+  std::string metric;  // step_seconds | tflops_per_gpu | layer_fwd_bwd_ms
+  ModelSpec model;
+  std::string gpu;
+  int n_gpu = 0;
+  ParallelConfig parallel;
+  bool micro_batch_known = true;
+  TrainingSettings settings;
+  double measured = 0;  // step seconds, or ms for layer_fwd_bwd_ms rows
+};
+
+struct ValidationResult {
+  ValidationRow row;
+  std::string target;                 // "step_seconds" or "layer_fwd_bwd_ms"
+  double predicted = 0;               // same unit as row.measured
+  double error_pct = 0;               // (predicted - measured) / measured × 100
+  int chosen_micro_batch = 0;         // micro-batch used (chosen when the row says unknown)
+  double predicted_step_seconds = 0;  // 0 for layer rows
+};
+
+struct ValidationSummary {
+  std::vector<ValidationResult> results;
+  double step_mean_abs_pct = 0, step_max_abs_pct = 0;
+  double layer_mean_abs_pct = 0, layer_max_abs_pct = 0;
+  int step_rows = 0, layer_rows = 0;
+};
+
+struct ValidationOptions {
+  // Software settings the CSV does not state. Unset: a general rule from the
+  // row (docs/planner.md "Validation"): GPT-style rows (4h GeLU MLP,
+  // multi-head attention) on Ampere GPUs are taken as Megatron-LM of
+  // 2021-2022 — unfused softmax attention, fp16, gradients reduced after
+  // backward; every other row as a current stack — flash attention, bf16,
+  // reduction overlapped with backward. Set: applies to every row. A row's
+  // own "attention" / "dtype" column wins over both.
+  std::optional<AttentionKernel> attention;
+  std::optional<bool> overlap_dp_comm;
+  std::optional<Dtype> dtype;
+  // Rows whose micro_batch is `unknown`: 1 (the size Megatron-LM's GPT-3
+  // reference scripts and the Korthikanti et al. runs use; it minimises the
+  // pipeline bubble), or the fastest that fits (choose_micro_batch).
+  enum class UnknownMicroBatch : uint8_t { kOne, kFastestFitting };
+  UnknownMicroBatch unknown_micro_batch = UnknownMicroBatch::kOne;
+};
+
+// Parses the CSV text; on a bad row returns nullopt and `error` names the row and column.
+std::optional<std::vector<ValidationRow>> parse_validation_csv(const std::string& text, const ValidationOptions& o,
+                                                               std::string& error);
+std::optional<std::vector<ValidationRow>> read_validation_csv(const std::string& path, const ValidationOptions& o,
+                                                              std::string& error);
+// Micro-batch for rows that do not state it: the value, among powers of two
+// dividing the per-replica batch, whose predicted step is fastest while the
+// memory fits (published runs are tuned).
+int choose_micro_batch(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c, ParallelConfig p);
+// Predicts every row; an unknown GPU or impossible layout sets `error`.
+std::optional<ValidationSummary> validate_rows(const std::vector<ValidationRow>& rows, const ValidationOptions& o,
+                                               std::string& error);
+
+}  // namespace stepscope::plan

@@ -1,0 +1,40 @@
+#include "plan/recompute_inputs.h"
+
+#include <algorithm>
+
+#include "plan/memory_model.h"
+#include "plan/step_time_model.h"
+
+namespace stepscope::plan {
+
+UniformRecomputeInputs uniform_recompute_inputs(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
+                                                const ParallelConfig& p) {
+  UniformRecomputeInputs in;
+  const int pp = std::max(1, p.pp), vpp = std::max(1, p.vpp);
+  const int micro_batches = std::max(1, t.global_batch / std::max(1, p.dp * p.micro_batch));
+  std::array<double, 3> saved{};
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    ParallelConfig q = p;
+    q.recompute = r;
+    const auto i = static_cast<size_t>(r);
+    saved[i] = layer_activation_bytes(m, t, q);
+    in.costs.recompute_seconds[i] = estimate_layer(m, t, c, q).recompute * micro_batches;
+  }
+  constexpr size_t kNone = 0, kSel = 1, kFull = 2;
+  UniformLayerCosts& k = in.costs;
+  k.layers = m.layers / pp;
+  k.input_bytes = saved[kFull];  // full recomputation keeps the layer input only
+  for (size_t i = 0; i < 3; ++i) k.kept_bytes[i] = std::max(0.0, saved[i] - saved[kFull]);
+  // While one layer runs backward, what recomputation rebuilds of it is alive.
+  k.work_bytes = {0, std::max(0.0, saved[kNone] - saved[kSel]), saved[kNone]};
+  k.copies = (pp == 1 ? 1.0 : std::min(pp, micro_batches)) * (vpp > 1 ? 1 + (pp - 1.0) / (pp * vpp) : 1.0);
+
+  ParallelConfig none = p;
+  none.recompute = Recompute::kNone;
+  const MemoryEstimate mem = estimate_memory(m, t, c, none);
+  in.other_bytes = mem.total - mem.activations;
+  in.budget_bytes = mem.capacity - in.other_bytes;
+  return in;
+}
+
+}  // namespace stepscope::plan
