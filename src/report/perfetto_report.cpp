@@ -74,10 +74,10 @@ void append_args(std::string& out, const EventStore& s, size_t i) {
   for (uint32_t k = e.args_begin[i]; k < e.args_begin[i + 1]; ++k) {
     key(s.strings.get(a.key[k]));
     switch (a.type[k]) {
-      case trace::ArgType::kInt: append_int(out, a.int_value[k]); break;
-      case trace::ArgType::kDouble: append_json_number(out, std::bit_cast<double>(a.int_value[k])); break;
-      case trace::ArgType::kString: append_json_string(out, s.strings.get(a.string_value[k])); break;
-      case trace::ArgType::kJson: out += s.strings.get(a.string_value[k]); break;
+      case trace::ArgType::kInt: append_int(out, a.value[k]); break;
+      case trace::ArgType::kDouble: append_json_number(out, std::bit_cast<double>(a.value[k])); break;
+      case trace::ArgType::kString: append_json_string(out, s.strings.get(static_cast<trace::StringId>(a.value[k]))); break;
+      case trace::ArgType::kJson: out += s.strings.get(static_cast<trace::StringId>(a.value[k])); break;
     }
   }
 }

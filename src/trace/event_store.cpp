@@ -47,15 +47,15 @@ auto find_arg(const EventStore& s, size_t i, StringId key, F&& get) -> decltype(
 
 std::optional<int64_t> EventStore::arg_int(size_t i, StringId key) const {
   return find_arg(*this, i, key, [&](size_t k) -> std::optional<int64_t> {
-    if (args.type[k] == ArgType::kInt) return args.int_value[k];
+    if (args.type[k] == ArgType::kInt) return args.value[k];
     return std::nullopt;
   });
 }
 
 std::optional<double> EventStore::arg_number(size_t i, StringId key) const {
   return find_arg(*this, i, key, [&](size_t k) -> std::optional<double> {
-    if (args.type[k] == ArgType::kInt) return static_cast<double>(args.int_value[k]);
-    if (args.type[k] == ArgType::kDouble) return std::bit_cast<double>(args.int_value[k]);
+    if (args.type[k] == ArgType::kInt) return static_cast<double>(args.value[k]);
+    if (args.type[k] == ArgType::kDouble) return std::bit_cast<double>(args.value[k]);
     return std::nullopt;
   });
 }
@@ -63,7 +63,7 @@ std::optional<double> EventStore::arg_number(size_t i, StringId key) const {
 std::optional<std::string_view> EventStore::arg_string(size_t i, StringId key) const {
   return find_arg(*this, i, key, [&](size_t k) -> std::optional<std::string_view> {
     if (args.type[k] == ArgType::kString || args.type[k] == ArgType::kJson)
-      return strings.get(args.string_value[k]);
+      return strings.get(static_cast<StringId>(args.value[k]));
     return std::nullopt;
   });
 }

@@ -53,14 +53,15 @@ struct EventColumns {
 // counted in ImportStats so the store stays smaller than the JSON.
 enum class ArgType : uint8_t { kInt, kDouble, kString, kJson };
 
-// Numbers share one 8-byte column (a trace holds millions of arguments, and a
-// separate double column cost 8 bytes on each): read them through arg_int /
-// arg_number, which decode by type.
+// Every value shares one 8-byte column (a trace holds millions of arguments,
+// and a column per type cost bytes on each): read them through arg_int /
+// arg_number / arg_string, which decode by type.
 struct ArgColumns {
   std::vector<StringId> key;
   std::vector<ArgType> type;
-  std::vector<int64_t> int_value;     // kInt: the value; kDouble: the double's bits (std::bit_cast)
-  std::vector<StringId> string_value; // kString, or raw JSON text for kJson
+  // kInt: the value; kDouble: the double's bits (std::bit_cast); kString:
+  // the StringId of the text; kJson: the StringId of the raw JSON text.
+  std::vector<int64_t> value;
   size_t size() const { return key.size(); }
 };
 

@@ -11,32 +11,28 @@ void StoreBuilder::stage_int_arg(StringId key, int64_t v) {
   auto& a = store_.args;
   a.key.push_back(key);
   a.type.push_back(ArgType::kInt);
-  a.int_value.push_back(v);
-  a.string_value.push_back(0);
+  a.value.push_back(v);
 }
 
 void StoreBuilder::stage_double_arg(StringId key, double v) {
   auto& a = store_.args;
   a.key.push_back(key);
   a.type.push_back(ArgType::kDouble);
-  a.int_value.push_back(std::bit_cast<int64_t>(v));
-  a.string_value.push_back(0);
+  a.value.push_back(std::bit_cast<int64_t>(v));
 }
 
 void StoreBuilder::stage_string_arg(StringId key, StringId v, ArgType type) {
   auto& a = store_.args;
   a.key.push_back(key);
   a.type.push_back(type);
-  a.int_value.push_back(0);
-  a.string_value.push_back(v);
+  a.value.push_back(static_cast<int64_t>(v));
 }
 
 void StoreBuilder::discard_staged_args() {
   auto& a = store_.args;
   a.key.resize(staged_from_);
   a.type.resize(staged_from_);
-  a.int_value.resize(staged_from_);
-  a.string_value.resize(staged_from_);
+  a.value.resize(staged_from_);
 }
 
 void StoreBuilder::add_event(const EventRow& r) {
@@ -77,8 +73,7 @@ void StoreBuilder::reserve(size_t events, size_t args, size_t flows) {
   auto& a = store_.args;
   a.key.reserve(args);
   a.type.reserve(args);
-  a.int_value.reserve(args);
-  a.string_value.reserve(args);
+  a.value.reserve(args);
   auto& f = store_.flows;
   f.id.reserve(flows);
   f.category.reserve(flows);
@@ -173,8 +168,7 @@ void StoreBuilder::finish() {
       Permuter permute(arg_order);
       permute(a.key);
       permute(a.type);
-      permute(a.int_value);
-      permute(a.string_value);
+      permute(a.value);
     }
     e.args_begin = std::move(begins);
   }

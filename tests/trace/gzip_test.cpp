@@ -22,8 +22,7 @@ void expect_same_store(const EventStore& a, const EventStore& b) {
   EXPECT_EQ(a.events.external_id, b.events.external_id);
   EXPECT_EQ(a.events.args_begin, b.events.args_begin);
   EXPECT_EQ(a.args.key, b.args.key);
-  EXPECT_EQ(a.args.int_value, b.args.int_value);
-  EXPECT_EQ(a.args.string_value, b.args.string_value);
+  EXPECT_EQ(a.args.value, b.args.value);
   EXPECT_EQ(a.flows.id, b.flows.id);
   EXPECT_EQ(a.strings.size(), b.strings.size());
   EXPECT_EQ(a.launch_of_gpu, b.launch_of_gpu);

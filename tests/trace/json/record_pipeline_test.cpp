@@ -102,7 +102,7 @@ TEST(RecordPipeline, ReaderBuildsTheSameStoreOnARealTrace) {
   EXPECT_EQ(pipe.events.correlation, seq.events.correlation);
   EXPECT_EQ(pipe.events.args_begin, seq.events.args_begin);
   EXPECT_EQ(pipe.args.key, seq.args.key);
-  EXPECT_EQ(pipe.args.int_value, seq.args.int_value);
+  EXPECT_EQ(pipe.args.value, seq.args.value);
   EXPECT_EQ(pipe.flows.id, seq.flows.id);
   EXPECT_EQ(pipe.strings.size(), seq.strings.size());
   EXPECT_EQ(pipe.meta.base_time_ns, seq.meta.base_time_ns);
