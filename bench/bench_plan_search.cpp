@@ -35,6 +35,9 @@ void widen(SearchSpace& s) {
   s.vpps = {1, 2, 3, 4, 6, 8, 12};
   s.max_cp = 32;
   s.try_cpu_offload = true;
+  // All three policies, as when docs/performance.md was measured: under flash
+  // attention search_space_for leaves selective out (it equals none there).
+  s.recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
 }
 
 SearchSpace space_for(int gpus) {

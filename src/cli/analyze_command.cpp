@@ -10,6 +10,8 @@
 #include "analysis/hta_compat/run_hta_compat.h"
 #include "analysis/multi_rank.h"
 #include "diagnose/diagnose.h"
+#include "hwbench/profile_ceilings.h"
+#include "hwbench/profile_json.h"
 #include "pipeline/load_run.h"
 #include "analysis/rank_analysis.h"
 #include "cli/commands.h"
@@ -35,10 +37,25 @@ struct AnalyzeArgs {
   std::vector<std::string> disabled_detectors;
   std::string html_path;
   std::string perfetto_path;
+  std::string profile_path;
 };
 
 int run_analyze(const AnalyzeArgs& args) {
   using clock = std::chrono::steady_clock;
+  // A hardware profile (stepscope bench): its measured ceilings replace the
+  // datasheet peaks for every rank. Read first: a bad profile fails fast.
+  std::optional<hwbench::HardwareProfile> profile;
+  std::optional<diagnose::GpuPeaks> ceilings;
+  if (!args.profile_path.empty()) {
+    std::string error;
+    profile = hwbench::read_profile_file(args.profile_path, error);
+    if (profile) ceilings = hwbench::measured_peaks(*profile, error);
+    if (!ceilings) {
+      fmt::print(stderr, "stepscope: error: {}\n",
+                 profile ? args.profile_path + ": " + error : error);
+      return 2;
+    }
+  }
   trace::ReadOptions ro;
   ro.salvage = args.salvage;
   ro.gzip = args.gzip == "zlib" ? trace::GzipBackend::kZlib : trace::GzipBackend::kIsal;
@@ -78,6 +95,7 @@ int run_analyze(const AnalyzeArgs& args) {
   }
   diagnose::DiagnoseOptions dopt;
   dopt.disabled_detectors = args.disabled_detectors;
+  if (ceilings) dopt.peaks_override = &*ceilings;
   rep.diagnosis = diagnose::diagnose(rep.stores, rep.ranks, rep.multi, dopt);
   rep.analysis_seconds = std::chrono::duration<double>(clock::now() - t1).count();
 
@@ -133,6 +151,8 @@ void register_analyze(CLI::App& app) {
   cmd->add_option("--perfetto", args->perfetto_path,
                   "write the trace with the findings as a Chrome JSON trace for ui.perfetto.dev to FILE (.gz: gzip)");
   cmd->add_flag("-q,--quiet", args->quiet, "no terminal report");
+  cmd->add_option("--profile", args->profile_path,
+                  "hardware profile from `stepscope bench`: compare with its measured ceilings, not datasheet peaks");
   cmd->add_option("--disable-detector", args->disabled_detectors, "skip a detector by name (repeatable)");
   cmd->callback([args] { set_exit_code(run_analyze(*args)); });
 }

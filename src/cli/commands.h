@@ -8,10 +8,13 @@ namespace stepscope::cli {
 
 void register_analyze(CLI::App& app);
 void register_diff(CLI::App& app);
+void register_bench(CLI::App& app);
 // Adds `plan` (and `plan validate`); returns it so other plan subcommands can attach.
 CLI::App* register_plan(CLI::App& app);
 // Adds `plan search` and `plan recompute` under `plan`.
 void register_plan_search(CLI::App* plan);
+// Adds `plan pareto` and `plan sharding` under `plan`.
+void register_plan_advice(CLI::App* plan);
 // The exit status chosen by the subcommand that ran.
 int exit_code();
 void set_exit_code(int code);

@@ -20,7 +20,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "stepscope 0.1.0");
   stepscope::cli::register_analyze(app);
   stepscope::cli::register_diff(app);
-  stepscope::cli::register_plan_search(stepscope::cli::register_plan(app));
+  stepscope::cli::register_bench(app);
+  CLI::App* plan = stepscope::cli::register_plan(app);
+  stepscope::cli::register_plan_search(plan);
+  stepscope::cli::register_plan_advice(plan);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

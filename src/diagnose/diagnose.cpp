@@ -48,7 +48,7 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     v.attribution = &d.attribution[i];
     v.host = &inputs[i].host;
     v.tree = inputs[i].tree.get();
-    v.peaks = find_gpu_peaks(store);
+    v.peaks = options.peaks_override ? options.peaks_override : find_gpu_peaks(store);
     d.hardware.push_back(v.peaks ? std::string(v.peaks->model) : std::string());
     ctx.ranks.push_back(v);
   }

@@ -8,6 +8,8 @@
 
 namespace stepscope::diagnose {
 
+struct GpuPeaks;
+
 struct DiagnoseOptions {
   // Detectors to skip, by name (detector_registry.cpp lists them).
   std::vector<std::string> disabled_detectors;
@@ -42,6 +44,11 @@ struct DiagnoseOptions {
   // communication: a collective smaller than this is latency-bound (NCCL
   // reaches its bus bandwidth only from a few MB), B.
   double small_collective_bytes = 1 << 20;
+
+  // Peak rates for every rank instead of the datasheet row of its device
+  // name: measured ceilings from a hardware profile (`analyze --profile`),
+  // so efficiencies are against what the card reaches. nullptr: datasheet.
+  const GpuPeaks* peaks_override = nullptr;
 
   // The timeline the attribution reads; the exact one unless the caller runs
   // a compatibility mode.

@@ -63,8 +63,8 @@ double layer_activation_bytes(const ModelSpec& m, const TrainingSettings& t, con
   return tokens * per_token;
 }
 
-MemoryEstimate estimate_memory(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
-                               const ParallelConfig& p) {
+MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
+                                     const ParallelConfig& p, int stage) {
   const StageLayout layout = stage_layout(m, t, c, p);
   const int pp = std::max(1, p.pp), vpp = std::max(1, p.vpp);
   const int shards = shard_count(m, c, p);
@@ -79,8 +79,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const TrainingSettings& t, co
   const double in_flight = pp == 1 ? 1 : std::min(pp, layout.micro_batches);
   const double interleave = vpp > 1 ? 1 + (pp - 1.0) / (pp * vpp) : 1;
 
-  MemoryEstimate best;
-  for (int stage : {0, pp - 1}) {
+  {
     MemoryEstimate e;
     e.stage = stage;
     const bool first = stage == 0, last = stage == pp - 1;
@@ -130,9 +129,19 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const TrainingSettings& t, co
     e.capacity = c.gpu.memory_gb * 1e9;
     e.headroom = e.capacity - e.total;
     e.fits = e.headroom >= 0;
-    if (stage == 0 || e.total > best.total) best = e;
+    return e;
   }
-  return best;
+}
+
+MemoryEstimate estimate_memory(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
+                               const ParallelConfig& p) {
+  // Only the first stage (most activations in flight) and the last (output
+  // layer, logits) can be the most loaded; the middle ones are below both.
+  const MemoryEstimate first = estimate_stage_memory(m, t, c, p, 0);
+  const int last_stage = std::max(1, p.pp) - 1;
+  if (last_stage == 0) return first;
+  const MemoryEstimate last = estimate_stage_memory(m, t, c, p, last_stage);
+  return last.total > first.total ? last : first;
 }
 
 }  // namespace stepscope::plan

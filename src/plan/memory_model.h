@@ -40,4 +40,9 @@ double layer_activation_bytes(const ModelSpec& m, const TrainingSettings& t, con
 MemoryEstimate estimate_memory(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
                                const ParallelConfig& p);
 
+// The same figures for one pipeline stage: 0 (first) or pp - 1 (last); for
+// pp = 1 both are the one stage. estimate_memory is the larger of the two.
+MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
+                                     const ParallelConfig& p, int stage);
+
 }  // namespace stepscope::plan

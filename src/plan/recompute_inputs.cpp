@@ -31,9 +31,13 @@ UniformRecomputeInputs uniform_recompute_inputs(const ModelSpec& m, const Traini
 
   ParallelConfig none = p;
   none.recompute = Recompute::kNone;
-  const MemoryEstimate mem = estimate_memory(m, t, c, none);
-  in.other_bytes = mem.total - mem.activations;
-  in.budget_bytes = mem.capacity - in.other_bytes;
+  // The first stage's memory, like the layer costs above (its activations are
+  // the ones `copies` describes): what is not the layers' saved activations
+  // (states, buffers, the embedding's dropout mask) is fixed; the rest of
+  // the device is the budget.
+  const MemoryEstimate first = estimate_stage_memory(m, t, c, none, 0);
+  in.other_bytes = first.total - k.copies * k.layers * saved[kNone];
+  in.budget_bytes = first.capacity - in.other_bytes;
   return in;
 }
 

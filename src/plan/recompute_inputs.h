@@ -15,11 +15,11 @@ namespace stepscope::plan {
 
 struct UniformRecomputeInputs {
   UniformLayerCosts costs;    // the first pipeline stage's layers
-  // capacity - everything but saved activations, without recomputation, on
-  // the stage estimate_memory reports (the most loaded one: an approximation
-  // when that is the last stage, whose layers these costs do not describe).
+  // capacity - everything but the layers' saved activations, without
+  // recomputation, on the first stage (the stage these costs describe; the
+  // last stage, with the output layer, is not checked here).
   double budget_bytes = 0;
-  double other_bytes = 0;     // that "everything but": states, buffers, output-layer activations
+  double other_bytes = 0;     // that "everything but": states, buffers, the embedding's dropout mask
 };
 
 // p.recompute is ignored: all three policies are evaluated.

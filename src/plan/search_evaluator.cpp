@@ -13,6 +13,11 @@ SearchSpace search_space_for(const ModelSpec& model, const TrainingSettings& set
   s.attention_heads = model.heads;
   s.sequence_length = model.seq;
   s.global_batch = settings.global_batch;
+  // Selective recomputation rebuilds the attention scores in backward; a
+  // flash-attention kernel never stores them and already recomputes them, so
+  // under flash "selective" is "none" in both cost models (same memory, same
+  // time) and would only list every layout twice.
+  if (settings.attention == AttentionKernel::kFlash) s.recomputes = {Recompute::kNone, Recompute::kFull};
   return s;
 }
 

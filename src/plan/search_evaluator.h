@@ -12,7 +12,9 @@
 namespace stepscope::plan {
 
 // GPUs, GPUs per node, layers, heads, sequence and global batch from the
-// inputs; the candidate lists keep their defaults.
+// inputs; the candidate lists keep their defaults, except that under flash
+// attention selective recomputation is left out (it costs exactly what none
+// costs there, so it would duplicate every layout).
 SearchSpace search_space_for(const ModelSpec& model, const TrainingSettings& settings, const ClusterSpec& cluster);
 
 // fits = the memory model's verdict, step_seconds = estimate_step().total,
