@@ -50,6 +50,10 @@ EXTRA_PACKAGES=(
   # headless Chromium and fails on any script error; skipped when absent. The
   # report itself needs no browser or JavaScript library at build time.
   chromium
+  # The Python front (python/, pybind11 module over libstepscope) and its
+  # tests; without them the build skips the module.
+  pybind11-dev
+  python3-dev
 )
 # Python wheels (pip) go here; installed into .venv/ beside the clone, never system-wide.
 PYTHON_WHEELS=(

@@ -1,0 +1,1 @@
+"""stepscope's Python front: bindings of the C++ library (``_stepscope``)."""
