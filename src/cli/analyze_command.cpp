@@ -10,6 +10,7 @@
 #include "analysis/hta_compat/run_hta_compat.h"
 #include "analysis/multi_rank.h"
 #include "diagnose/diagnose.h"
+#include "diagnose/hardware_table.h"
 #include "hwbench/profile_ceilings.h"
 #include "hwbench/profile_json.h"
 #include "pipeline/load_run.h"
@@ -95,7 +96,18 @@ int run_analyze(const AnalyzeArgs& args) {
   }
   diagnose::DiagnoseOptions dopt;
   dopt.disabled_detectors = args.disabled_detectors;
-  if (ceilings) dopt.peaks_override = &*ceilings;
+  if (ceilings) {
+    dopt.peaks_override = &*ceilings;
+    // A profile of another GPU model would judge this trace against the
+    // wrong ceilings: it is still used (the user asked for it), but said.
+    const diagnose::GpuPeaks* profiled = diagnose::find_gpu_peaks(ceilings->model);
+    for (const auto* s : rep.stores) {
+      const diagnose::GpuPeaks* traced = diagnose::find_gpu_peaks(*s);
+      if (traced && traced != profiled)
+        rep.warnings.push_back(fmt::format("{}: the trace ran on {}, but --profile {} measured {}: its ceilings are used",
+                                           s->source_path, traced->model, args.profile_path, ceilings->model));
+    }
+  }
   rep.diagnosis = diagnose::diagnose(rep.stores, rep.ranks, rep.multi, dopt);
   rep.analysis_seconds = std::chrono::duration<double>(clock::now() - t1).count();
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_run.h"
+#include "test_paths.h"
 #include "hwbench/profile_fixture.h"
 #include "hwbench/profile_json.h"
 
@@ -68,6 +69,7 @@ TEST(AnalyzeProfileCli, ReadsAProfileAndRejectsBadOnes) {
   // not the datasheet row "NVIDIA H200 SXM" the trace's device name maps to.
   nlohmann::json report = nlohmann::json::parse(stepscope::testing::read_file(dir.file("a.json")));
   EXPECT_NE(report.dump().find("\"hardware\":[\"NVIDIA H200\"]"), std::string::npos);
+  EXPECT_TRUE(report["warnings"].empty()) << report["warnings"].dump();  // same GPU model: nothing to say
   stepscope::testing::CliRun plain = run_cli(dir, {"analyze", trace, "-q", "--json", dir.file("b.json")});
   EXPECT_EQ(plain.exit_code, 0);
   EXPECT_NE(stepscope::testing::read_file(dir.file("b.json")).find("NVIDIA H200 SXM"), std::string::npos);
@@ -82,6 +84,24 @@ TEST(AnalyzeProfileCli, ReadsAProfileAndRejectsBadOnes) {
   EXPECT_EQ(old.exit_code, 2);
   ASSERT_EQ(old.err_lines.size(), 1u);
   EXPECT_EQ(old.err_lines[0], "stepscope: error: " + planner_only + ": field \"stepscope_bench\" is missing");
+}
+
+// A profile of another GPU model is used as asked, with a warning naming both.
+TEST(AnalyzeProfileCli, ProfileOfAnotherGpuIsSaid) {
+  SKIP_WITHOUT_SHARED();
+  TempDir dir;
+  const std::string trace = stepscope::testing::shared_dir() + "/conformance/hta/negative_queue_length_values_check";
+  std::string good = dir.write("h200.json", profile_to_json(testing::h200_profile()).dump(1));
+  stepscope::testing::CliRun r = run_cli(dir, {"analyze", trace, "--profile", good, "-q", "--json", dir.file("a.json")});
+  ASSERT_EQ(r.exit_code, 0);
+  nlohmann::json report = nlohmann::json::parse(stepscope::testing::read_file(dir.file("a.json")));
+  bool said = false;
+  for (const auto& w : report["warnings"]) {
+    const std::string text = w.get<std::string>();
+    said = said || (text.find("A100") != std::string::npos && text.find("NVIDIA H200") != std::string::npos &&
+                    text.find("ceilings are used") != std::string::npos);
+  }
+  EXPECT_TRUE(said) << report["warnings"].dump();
 }
 
 }  // namespace
