@@ -47,10 +47,11 @@ void read_with_chunk(std::string_view bytes, size_t chunk, Read& out) {
 // Touches every index and argument so the sanitizers check them.
 void walk(const EventStore& s) {
   const size_t n = s.events.size();
-  if (s.events.args_begin.size() != n + 1) std::abort();
+  if (s.events.args_begin.size() != n || s.events.args_count.size() != n) std::abort();
   for (size_t i = 0; i < n; ++i) {
-    if (s.events.args_begin[i] > s.events.args_begin[i + 1]) std::abort();
-    for (uint32_t k = s.events.args_begin[i]; k < s.events.args_begin[i + 1]; ++k) {
+    const EventStore::ArgRows rows = s.arg_rows(i);
+    if (rows.last > s.args.size()) std::abort();
+    for (uint32_t k = rows.first; k < rows.last; ++k) {
       (void)s.arg_number(i, s.args.key[k]);
       (void)s.arg_string(i, s.args.key[k]);
     }

@@ -10,33 +10,74 @@ bool is_host_row(trace::EventKind k) {
          k == trace::EventKind::kPythonFunction || k == trace::EventKind::kRuntime;
 }
 
+namespace {
+
+// Host rows grouped by thread ((pid, tid) ascending), each thread's rows by
+// start, an enclosing span before what it encloses (same start: longer
+// first; runtime calls are leaves, so on a tie with an op of equal length
+// the op goes first), then by row. The store is already in (start, file
+// order), so a stable counting sort by thread does most of the work and only
+// runs of equal start need a comparison sort: the extra memory is the row
+// list itself, where sorting packed keys for every host row cost ~40 bytes
+// per row (the largest transient of diagnosis, docs/performance.md).
+std::vector<uint32_t> host_rows_in_tree_order(const trace::EventColumns& ev) {
+  const size_t n = ev.size();
+  std::vector<std::pair<int32_t, int64_t>> threads;
+  for (size_t r = 0; r < n; ++r)
+    if (is_host_row(ev.kind[r])) threads.emplace_back(ev.pid[r], ev.tid[r]);
+  std::sort(threads.begin(), threads.end());
+  threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+  threads.shrink_to_fit();
+  std::pair<int32_t, int64_t> last{};
+  uint32_t last_index = 0;
+  bool have_last = false;
+  auto thread_of = [&](size_t r) {
+    const std::pair<int32_t, int64_t> key{ev.pid[r], ev.tid[r]};
+    if (!have_last || key != last) {
+      last = key;
+      last_index = static_cast<uint32_t>(std::lower_bound(threads.begin(), threads.end(), key) - threads.begin());
+      have_last = true;
+    }
+    return last_index;
+  };
+  std::vector<uint32_t> offset(threads.size() + 1, 0);
+  for (size_t r = 0; r < n; ++r)
+    if (is_host_row(ev.kind[r])) ++offset[thread_of(r) + 1];
+  for (size_t t = 0; t < threads.size(); ++t) offset[t + 1] += offset[t];
+  std::vector<uint32_t> rows(offset.back());
+  for (size_t r = 0; r < n; ++r)
+    if (is_host_row(ev.kind[r])) rows[offset[thread_of(r)]++] = static_cast<uint32_t>(r);
+
+  auto end_of = [&](uint32_t r) { return ev.ts_ns[r] + std::max<int64_t>(ev.dur_ns[r], 0); };
+  auto encloses_first = [&](uint32_t a, uint32_t b) {
+    const bool ra = ev.kind[a] == trace::EventKind::kRuntime, rb = ev.kind[b] == trace::EventKind::kRuntime;
+    return std::tuple(ev.ts_ns[a], -end_of(a), ra, a) < std::tuple(ev.ts_ns[b], -end_of(b), rb, b);
+  };
+  if (!std::is_sorted(ev.ts_ns.begin(), ev.ts_ns.end())) {
+    // A store that skipped StoreBuilder::finish: sort each thread whole.
+    for (size_t t = 0; t < threads.size(); ++t)
+      std::sort(rows.begin() + (t == 0 ? 0 : offset[t - 1]), rows.begin() + offset[t], encloses_first);
+    return rows;
+  }
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i + 1;
+    while (j < rows.size() && ev.ts_ns[rows[j]] == ev.ts_ns[rows[i]] && ev.pid[rows[j]] == ev.pid[rows[i]] &&
+           ev.tid[rows[j]] == ev.tid[rows[i]])
+      ++j;
+    if (j - i > 1) std::sort(rows.begin() + i, rows.begin() + j, encloses_first);
+    i = j;
+  }
+  return rows;
+}
+
+}  // namespace
+
 HostTree::HostTree(const trace::EventStore& store) {
   const auto& ev = store.events;
   const size_t n = ev.size();
   parent_.assign(n, kNoRow);
-  // Per thread by start; an enclosing span sorts before what it encloses
-  // (same start: longer first). Runtime calls are leaves, so on a tie with an
-  // op of equal length the op goes first. The keys are packed into one array
-  // first: sorting row numbers through five columns was the largest single
-  // cost of diagnosis on big traces (a cache miss per column per comparison).
   auto end_of = [&](uint32_t r) { return ev.ts_ns[r] + std::max<int64_t>(ev.dur_ns[r], 0); };
-  struct Key {
-    int32_t pid;
-    int64_t tid, ts, neg_end;
-    bool runtime;
-    uint32_t row;
-    bool operator<(const Key& o) const {
-      return std::tie(pid, tid, ts, neg_end, runtime, row) < std::tie(o.pid, o.tid, o.ts, o.neg_end, o.runtime, o.row);
-    }
-  };
-  std::vector<Key> keys;
-  for (uint32_t r = 0; r < n; ++r)
-    if (is_host_row(ev.kind[r]))
-      keys.push_back({ev.pid[r], ev.tid[r], ev.ts_ns[r], -end_of(r), ev.kind[r] == trace::EventKind::kRuntime, r});
-  std::sort(keys.begin(), keys.end());
-  std::vector<uint32_t> rows(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) rows[i] = keys[i].row;
-  keys = {};
+  const std::vector<uint32_t> rows = host_rows_in_tree_order(ev);
   std::vector<uint32_t> stack;
   int32_t cur_pid = 0;
   int64_t cur_tid = 0;

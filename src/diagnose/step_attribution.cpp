@@ -1,6 +1,8 @@
 #include "diagnose/step_attribution.h"
 
 #include <algorithm>
+#include <optional>
+#include <queue>
 
 #include "diagnose/matmul_path.h"
 
@@ -78,26 +80,20 @@ std::vector<Window> step_windows(const analysis::StepsResult& steps, const analy
 }
 
 // The busy pieces of the timeline (merged by class) and, between them, the
-// idle gaps, within [lo, hi). Gaps are returned with bucket kOtherIdle and
-// split by cause afterwards.
-std::vector<Piece> busy_and_gaps(const trace::EventStore& store, const analysis::GpuTimeline& timeline, int64_t lo,
-                                 int64_t hi) {
-  struct Edge {
-    int64_t t;
-    int delta;
-    int cls;
-  };
-  std::vector<Edge> edges;
-  edges.reserve(timeline.activities.size() * 2);
+// idle gaps, within [lo, hi), handed to `on_piece` in time order as each one
+// closes. Gaps come with bucket kOtherIdle and are split by cause by the
+// caller. Streaming them keeps diagnosis' memory independent of the number
+// of pieces (tens of thousands per rank).
+template <typename OnPiece>
+void busy_and_gaps(const trace::EventStore& store, const analysis::GpuTimeline& timeline, int64_t lo, int64_t hi,
+                   OnPiece&& on_piece) {
+  // One sweep in start order with a heap of pending ends: memory follows how
+  // many activities overlap, not how many there are (an edge list sorted by
+  // time cost 32 bytes per activity at diagnosis' peak).
+  using End = std::pair<int64_t, int>;  // (end, class)
+  std::priority_queue<End, std::vector<End>, std::greater<End>> ends;
   MatmulPathCache paths(store.strings);
-  for (const auto& a : timeline.activities) {
-    if (a.end_ns <= a.start_ns || a.end_ns <= lo || a.start_ns >= hi) continue;
-    int c = busy_class(paths, a);
-    edges.push_back({std::max(a.start_ns, lo), +1, c});
-    edges.push_back({std::min(a.end_ns, hi), -1, c});
-  }
-  std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) { return x.t < y.t; });
-  std::vector<Piece> out;
+  std::optional<Piece> pending;  // the last piece, still growing while the next one matches it
   std::array<int, kBusyClasses> count{};
   int64_t prev = lo;
   auto emit = [&](int64_t a, int64_t b) {
@@ -106,21 +102,40 @@ std::vector<Piece> busy_and_gaps(const trace::EventStore& store, const analysis:
     while (c < kBusyClasses && count[c] == 0) ++c;
     bool idle = c == kBusyClasses;
     Bucket bucket = idle ? Bucket::kOtherIdle : kBusyBucket[c];
-    if (!out.empty() && out.back().end_ns == a && out.back().bucket == bucket && out.back().gap == idle) {
-      out.back().end_ns = b;
+    if (pending && pending->end_ns == a && pending->bucket == bucket && pending->gap == idle) {
+      pending->end_ns = b;
     } else {
-      out.push_back({a, b, bucket, trace::EventStore::kNoRow, idle});
+      if (pending) on_piece(*pending);
+      pending = Piece{a, b, bucket, trace::EventStore::kNoRow, idle};
     }
   };
-  for (size_t i = 0; i < edges.size();) {
-    int64_t t = edges[i].t;
-    emit(prev, t);
-    for (; i < edges.size() && edges[i].t == t; ++i) count[edges[i].cls] += edges[i].delta;
-    prev = t;
+  // Everything that changes at time t changes together: the piece before t
+  // is emitted first, then the counts move.
+  auto close_ends_until = [&](int64_t t) {
+    while (!ends.empty() && ends.top().first <= t) {
+      const int64_t at = ends.top().first;
+      emit(prev, at);
+      prev = at;
+      while (!ends.empty() && ends.top().first == at) {
+        --count[ends.top().second];
+        ends.pop();
+      }
+    }
+  };
+  for (const auto& a : timeline.activities) {
+    if (a.end_ns <= a.start_ns || a.end_ns <= lo || a.start_ns >= hi) continue;
+    const int64_t start = std::max(a.start_ns, lo);
+    close_ends_until(start);
+    emit(prev, start);
+    prev = start;
+    const int c = busy_class(paths, a);
+    ++count[c];
+    ends.push({std::min(a.end_ns, hi), c});
   }
+  close_ends_until(hi);
   std::fill(count.begin(), count.end(), 0);
   emit(prev, hi);
-  return out;
+  if (pending) on_piece(*pending);
 }
 
 // Splits the idle gap [g0, g1) (clipped to [a, b)) by cause; see the header.
@@ -201,13 +216,33 @@ RankAttribution attribute_steps(const trace::EventStore& store, const analysis::
   // Whole-timeline pieces over [lo, hi): busy pieces as they are, each idle
   // gap split by cause. A gap is judged on its full extent (when it opened,
   // what ended it), even where the window clips it.
-  std::vector<Piece> raw = busy_and_gaps(store, timeline, lo, hi);
-  std::vector<Piece> pieces;
-  pieces.reserve(raw.size() + raw.size() / 2);
-  for (const Piece& p : raw) {
+  // Each piece is distributed over the windows as it comes (both in time
+  // order, windows disjoint).
+  r.steps.reserve(windows.size());
+  for (const Window& w : windows) {
+    StepAttribution s;
+    s.step = w.step;
+    s.start_ns = w.start_ns;
+    s.end_ns = w.end_ns;
+    r.steps.push_back(s);
+  }
+  size_t wi = 0;
+  auto distribute = [&](const Piece& p) {
+    while (wi < windows.size() && windows[wi].end_ns <= p.start_ns) ++wi;
+    for (size_t k = wi; k < windows.size() && windows[k].start_ns < p.end_ns; ++k) {
+      int64_t a = std::max(p.start_ns, windows[k].start_ns);
+      int64_t b = std::min(p.end_ns, windows[k].end_ns);
+      if (b <= a) continue;
+      r.steps[k].ns[static_cast<size_t>(p.bucket)] += b - a;
+      if (p.bucket >= Bucket::kCommunication)
+        r.spans.push_back({a, b, p.bucket, p.cause_row, static_cast<uint32_t>(k)});
+    }
+  };
+  std::vector<Piece> split;  // one gap's pieces by cause
+  busy_and_gaps(store, timeline, lo, hi, [&](const Piece& p) {
     if (!p.gap) {
-      pieces.push_back(p);
-      continue;
+      distribute(p);
+      return;
     }
     // The gap's true extent: previous GPU end / next GPU start beyond the clip.
     int64_t g0 = p.start_ns, g1 = p.end_ns;
@@ -228,33 +263,12 @@ RankAttribution attribute_steps(const trace::EventStore& store, const analysis::
                                  [](const GpuActivity& x, int64_t t) { return x.start_ns < t; });
       g1 = it == timeline.activities.end() ? INT64_MAX : it->start_ns;
     }
-    size_t first = pieces.size();
-    split_gap(timeline, host, store, g0, g1, p.start_ns, p.end_ns, opened, pieces);
-    std::sort(pieces.begin() + static_cast<std::ptrdiff_t>(first), pieces.end(),
-              [](const Piece& x, const Piece& y) { return x.start_ns < y.start_ns; });
-  }
+    split.clear();
+    split_gap(timeline, host, store, g0, g1, p.start_ns, p.end_ns, opened, split);
+    std::sort(split.begin(), split.end(), [](const Piece& x, const Piece& y) { return x.start_ns < y.start_ns; });
+    for (const Piece& q : split) distribute(q);
+  });
 
-  // Distribute pieces over the windows (both sorted, windows disjoint).
-  r.steps.reserve(windows.size());
-  for (const Window& w : windows) {
-    StepAttribution s;
-    s.step = w.step;
-    s.start_ns = w.start_ns;
-    s.end_ns = w.end_ns;
-    r.steps.push_back(s);
-  }
-  size_t wi = 0;
-  for (const Piece& p : pieces) {
-    while (wi < windows.size() && windows[wi].end_ns <= p.start_ns) ++wi;
-    for (size_t k = wi; k < windows.size() && windows[k].start_ns < p.end_ns; ++k) {
-      int64_t a = std::max(p.start_ns, windows[k].start_ns);
-      int64_t b = std::min(p.end_ns, windows[k].end_ns);
-      if (b <= a) continue;
-      r.steps[k].ns[static_cast<size_t>(p.bucket)] += b - a;
-      if (p.bucket >= Bucket::kCommunication)
-        r.spans.push_back({a, b, p.bucket, p.cause_row, static_cast<uint32_t>(k)});
-    }
-  }
   // The total's wall is the sum of the windows (they may not be contiguous).
   r.total.start_ns = r.steps.front().start_ns;
   r.total.end_ns = r.steps.front().start_ns;

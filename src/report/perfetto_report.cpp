@@ -71,7 +71,8 @@ void append_args(std::string& out, const EventStore& s, size_t i) {
     append_int(out, e.stream[i]);
   }
   const auto& a = s.args;
-  for (uint32_t k = e.args_begin[i]; k < e.args_begin[i + 1]; ++k) {
+  const trace::EventStore::ArgRows rows = s.arg_rows(i);
+  for (uint32_t k = rows.first; k < rows.last; ++k) {
     key(s.strings.get(a.key[k]));
     switch (a.type[k]) {
       case trace::ArgType::kInt: append_int(out, a.value[k]); break;
@@ -100,7 +101,7 @@ void write_event(TraceEventWriter& w, const EventStore& s, const RankPlacement& 
     out += ",\"dur\":";
     append_us_from_ns(out, e.dur_ns[i]);
   }
-  if (e.args_begin[i + 1] > e.args_begin[i] || e.external_id[i] != trace::kNone || e.correlation[i] != trace::kNone ||
+  if (e.args_count[i] > 0 || e.external_id[i] != trace::kNone || e.correlation[i] != trace::kNone ||
       e.device[i] != static_cast<int32_t>(trace::kNone) || e.stream[i] != trace::kNone) {
     out += ",\"args\":{";
     append_args(out, s, i);

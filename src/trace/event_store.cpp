@@ -37,8 +37,9 @@ class FirstRowByKey {
 
 template <typename F>
 auto find_arg(const EventStore& s, size_t i, StringId key, F&& get) -> decltype(get(size_t{})) {
-  if (key == StringTable::kMissing || i + 1 >= s.events.args_begin.size()) return std::nullopt;
-  for (uint32_t k = s.events.args_begin[i]; k < s.events.args_begin[i + 1]; ++k) {
+  if (key == StringTable::kMissing || i >= s.events.size()) return std::nullopt;
+  const EventStore::ArgRows rows = s.arg_rows(i);
+  for (uint32_t k = rows.first; k < rows.last; ++k) {
     if (s.args.key[k] == key) return get(k);
   }
   return std::nullopt;

@@ -43,13 +43,22 @@ struct EventColumns {
   std::vector<int64_t> correlation;  // runtime call <-> GPU activity id, kNone if absent
   std::vector<int64_t> external_id;  // GPU activity / runtime call -> CPU op id, kNone if absent
   std::vector<uint32_t> seq;         // position of the record in traceEvents (file order)
-  std::vector<uint32_t> args_begin;  // first row of this event's args in ArgColumns
+  // This event's arguments are rows [args_begin, args_begin + args_count) of
+  // ArgColumns. Arguments stay in file order when events are time-sorted:
+  // moving them would need a second copy of the argument table at the
+  // store's peak (docs/performance.md).
+  std::vector<uint32_t> args_begin;
+  std::vector<uint8_t> args_count;   // at most kMaxArgsPerEvent
 
   size_t size() const { return ts_ns.size(); }
 };
 
-// Arguments that analyses use, in one sparse table (CSR by event via
-// args_begin). Only keys listed in kept_arg_keys() are kept; the rest are
+// Kept arguments per event (kept_arg_keys() has far fewer keys; only a record
+// repeating keys can reach it, and the excess is counted as dropped).
+constexpr size_t kMaxArgsPerEvent = 255;
+
+// Arguments that analyses use, in one sparse table (rows per event via
+// args_begin / args_count). Only keys listed in kept_arg_keys() are kept; the rest are
 // counted in ImportStats so the store stays smaller than the JSON.
 enum class ArgType : uint8_t { kInt, kDouble, kString, kJson };
 
@@ -117,6 +126,15 @@ class EventStore {
   std::optional<double> arg_number(size_t i, StringId key) const;
   std::optional<std::string_view> arg_string(size_t i, StringId key) const;
   std::string_view name_of(size_t i) const { return strings.get(events.name[i]); }
+  // Rows [first, last) of ArgColumns that hold event i's arguments.
+  struct ArgRows {
+    uint32_t first = 0;
+    uint32_t last = 0;
+  };
+  ArgRows arg_rows(size_t i) const {
+    const uint32_t first = events.args_begin[i];
+    return {first, first + events.args_count[i]};
+  }
 
   // Joins, built once by build_indexes() after import.
   // Event rows of each kind, in time order.

@@ -2,12 +2,20 @@
 
 #include <algorithm>
 #include <bit>
+#include <memory>
 #include <numeric>
-#include <tuple>
+#include <type_traits>
 
 namespace stepscope::trace {
 
+bool StoreBuilder::event_has_room_for_arg() {
+  if (store_.args.size() - staged_from_ < kMaxArgsPerEvent) return true;
+  store_.stats.add_silent(ImportCounter::kDroppedArgs, 1);
+  return false;
+}
+
 void StoreBuilder::stage_int_arg(StringId key, int64_t v) {
+  if (!event_has_room_for_arg()) return;
   auto& a = store_.args;
   a.key.push_back(key);
   a.type.push_back(ArgType::kInt);
@@ -15,6 +23,7 @@ void StoreBuilder::stage_int_arg(StringId key, int64_t v) {
 }
 
 void StoreBuilder::stage_double_arg(StringId key, double v) {
+  if (!event_has_room_for_arg()) return;
   auto& a = store_.args;
   a.key.push_back(key);
   a.type.push_back(ArgType::kDouble);
@@ -22,6 +31,7 @@ void StoreBuilder::stage_double_arg(StringId key, double v) {
 }
 
 void StoreBuilder::stage_string_arg(StringId key, StringId v, ArgType type) {
+  if (!event_has_room_for_arg()) return;
   auto& a = store_.args;
   a.key.push_back(key);
   a.type.push_back(type);
@@ -51,6 +61,7 @@ void StoreBuilder::add_event(const EventRow& r) {
   e.correlation.push_back(r.correlation);
   e.external_id.push_back(r.external_id);
   e.args_begin.push_back(static_cast<uint32_t>(staged_from_));
+  e.args_count.push_back(static_cast<uint8_t>(store_.args.size() - staged_from_));
   staged_from_ = store_.args.size();
 }
 
@@ -69,7 +80,8 @@ void StoreBuilder::reserve(size_t events, size_t args, size_t flows) {
   e.device.reserve(events);
   e.correlation.reserve(events);
   e.external_id.reserve(events);
-  e.args_begin.reserve(events + 1);
+  e.args_begin.reserve(events);
+  e.args_count.reserve(events);
   auto& a = store_.args;
   a.key.reserve(args);
   a.type.reserve(args);
@@ -96,83 +108,80 @@ void StoreBuilder::add_flow(int64_t id, StringId category, char phase, int64_t t
 
 namespace {
 
-// Reorders columns through one scratch buffer per element type: the buffer a
-// column gives up becomes the scratch of the next column of that type, so a
-// sort allocates one extra column per type instead of one per column (the
-// store's peak memory is reached here, on the largest rank).
+// Reorders columns through one scratch buffer of 8 bytes per row, shared by
+// every column whatever its element type: the sort's extra memory is one
+// 8-byte column plus the order, reached on the largest rank.
 class Permuter {
  public:
-  explicit Permuter(const std::vector<uint32_t>& order) : order_(order) {}
+  explicit Permuter(const std::vector<uint32_t>& order)
+      : order_(order), scratch_(std::make_unique_for_overwrite<int64_t[]>(order.size())) {}
 
   template <typename T>
   void operator()(std::vector<T>& v) {
-    std::vector<T>& scratch = std::get<std::vector<T>>(scratch_);
-    scratch.resize(order_.size());
-    for (size_t i = 0; i < order_.size(); ++i) scratch[i] = v[order_[i]];
-    v.swap(scratch);
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(int64_t) &&
+                  alignof(int64_t) % alignof(T) == 0);
+    T* tmp = reinterpret_cast<T*>(scratch_.get());
+    for (size_t i = 0; i < order_.size(); ++i) tmp[i] = v[order_[i]];
+    std::copy(tmp, tmp + order_.size(), v.begin());
   }
 
  private:
   const std::vector<uint32_t>& order_;
-  std::tuple<std::vector<int64_t>, std::vector<uint32_t>, std::vector<int32_t>, std::vector<uint8_t>,
-             std::vector<EventKind>, std::vector<ArgType>>
-      scratch_;
+  std::unique_ptr<int64_t[]> scratch_;
 };
+
+// The stable time order of rows. When start offset and row index fit in 64
+// bits together (any trace shorter than ~2^(64 - log2 rows) ns, i.e. hours),
+// one packed key per row is sorted: 8 bytes instead of a 16-byte (ts, row)
+// pair, which sets the sort's peak memory.
+std::vector<uint32_t> time_order(const std::vector<int64_t>& ts) {
+  const size_t n = ts.size();
+  std::vector<uint32_t> order(n);
+  const auto [lo, hi] = std::minmax_element(ts.begin(), ts.end());
+  const uint64_t span = static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo);
+  const int row_bits = std::bit_width(n);
+  if (std::bit_width(span) + row_bits <= 64) {
+    std::vector<uint64_t> keys(n);
+    for (size_t i = 0; i < n; ++i)
+      keys[i] = ((static_cast<uint64_t>(ts[i]) - static_cast<uint64_t>(*lo)) << row_bits) | i;
+    std::sort(keys.begin(), keys.end());
+    const uint64_t row_mask = (uint64_t{1} << row_bits) - 1;
+    for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(keys[i] & row_mask);
+    return order;
+  }
+  std::vector<std::pair<int64_t, uint32_t>> keyed(n);
+  for (size_t i = 0; i < n; ++i) keyed[i] = {ts[i], static_cast<uint32_t>(i)};
+  std::sort(keyed.begin(), keyed.end());
+  for (size_t i = 0; i < n; ++i) order[i] = keyed[i].second;
+  return order;
+}
 
 }  // namespace
 
 void StoreBuilder::finish() {
   discard_staged_args();  // arguments staged for a record that was never added
   auto& e = store_.events;
-  auto& a = store_.args;
-  const size_t n = e.size();
-  bool sorted = std::is_sorted(e.ts_ns.begin(), e.ts_ns.end());
-  if (!sorted) {
-    // Stable by start time: (ts, row) pairs sorted in one contiguous array
-    // (an index sort through the ts column misses the cache per comparison).
-    std::vector<std::pair<int64_t, uint32_t>> keyed(n);
-    for (size_t i = 0; i < n; ++i) keyed[i] = {e.ts_ns[i], static_cast<uint32_t>(i)};
-    std::sort(keyed.begin(), keyed.end());
-    std::vector<uint32_t> order(n);
-    for (size_t i = 0; i < n; ++i) order[i] = keyed[i].second;
-    keyed = {};
-    // The argument rows in the new event order: event i's arguments are the
-    // CSR range [args_begin[i], args_begin[i + 1]) (the last one ends at a.size()).
-    std::vector<uint32_t> arg_order;
-    arg_order.reserve(a.size());
-    std::vector<uint32_t> begins(n);
-    for (size_t i = 0; i < n; ++i) {
-      const uint32_t old = order[i];
-      const uint32_t end = old + 1 < n ? e.args_begin[old + 1] : static_cast<uint32_t>(a.size());
-      begins[i] = static_cast<uint32_t>(arg_order.size());
-      for (uint32_t k = e.args_begin[old]; k < end; ++k) arg_order.push_back(k);
-    }
-    {
-      Permuter permute(order);
-      permute(e.ts_ns);
-      permute(e.dur_ns);
-      permute(e.name);
-      permute(e.category);
-      permute(e.kind);
-      permute(e.pid);
-      permute(e.tid);
-      permute(e.stream);
-      permute(e.flags);
-      permute(e.seq);
-      permute(e.device);
-      permute(e.correlation);
-      permute(e.external_id);
-    }
-    std::vector<uint32_t>().swap(order);  // not needed for the arguments: free it first
-    {
-      Permuter permute(arg_order);
-      permute(a.key);
-      permute(a.type);
-      permute(a.value);
-    }
-    e.args_begin = std::move(begins);
+  if (!std::is_sorted(e.ts_ns.begin(), e.ts_ns.end())) {
+    // Stable by start time; the argument table is not moved (each event
+    // keeps its begin/count into it).
+    const std::vector<uint32_t> order = time_order(e.ts_ns);
+    Permuter permute(order);
+    permute(e.ts_ns);
+    permute(e.dur_ns);
+    permute(e.name);
+    permute(e.category);
+    permute(e.kind);
+    permute(e.pid);
+    permute(e.tid);
+    permute(e.stream);
+    permute(e.flags);
+    permute(e.seq);
+    permute(e.device);
+    permute(e.correlation);
+    permute(e.external_id);
+    permute(e.args_begin);
+    permute(e.args_count);
   }
-  e.args_begin.push_back(static_cast<uint32_t>(a.size()));  // sentinel: end of the last range
   store_.build_indexes();
 }
 

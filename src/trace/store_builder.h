@@ -53,6 +53,10 @@ class StoreBuilder {
   void finish();
 
  private:
+  // False (and the argument counted as dropped) once the event being staged
+  // holds kMaxArgsPerEvent arguments.
+  bool event_has_room_for_arg();
+
   EventStore& store_;
   size_t staged_from_ = 0;
 };

@@ -21,6 +21,7 @@ void expect_same_store(const EventStore& a, const EventStore& b) {
   EXPECT_EQ(a.events.correlation, b.events.correlation);
   EXPECT_EQ(a.events.external_id, b.events.external_id);
   EXPECT_EQ(a.events.args_begin, b.events.args_begin);
+  EXPECT_EQ(a.events.args_count, b.events.args_count);
   EXPECT_EQ(a.args.key, b.args.key);
   EXPECT_EQ(a.args.value, b.args.value);
   EXPECT_EQ(a.flows.id, b.flows.id);

@@ -101,6 +101,7 @@ TEST(RecordPipeline, ReaderBuildsTheSameStoreOnARealTrace) {
   EXPECT_EQ(pipe.events.name, seq.events.name);
   EXPECT_EQ(pipe.events.correlation, seq.events.correlation);
   EXPECT_EQ(pipe.events.args_begin, seq.events.args_begin);
+  EXPECT_EQ(pipe.events.args_count, seq.events.args_count);
   EXPECT_EQ(pipe.args.key, seq.args.key);
   EXPECT_EQ(pipe.args.value, seq.args.value);
   EXPECT_EQ(pipe.flows.id, seq.flows.id);
