@@ -12,7 +12,7 @@ namespace {
 // millions of nodes nor keeps them resident after they are freed.
 class FirstRowByKey {
  public:
-  FirstRowByKey(const std::vector<uint32_t>& rows, const std::vector<int64_t>& key) {
+  FirstRowByKey(const std::vector<uint32_t>& rows, const CompactInt64Column& key) {
     entries_.reserve(rows.size());
     for (uint32_t r : rows)
       if (key[r] != kNone) entries_.push_back({key[r], r});

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "trace/compact_int_column.h"
 #include "trace/event_kind.h"
 #include "trace/import_stats.h"
 #include "trace/string_table.h"
@@ -34,14 +35,15 @@ struct EventColumns {
   std::vector<StringId> category;    // interned "cat" as written
   std::vector<EventKind> kind;       // classified category
   std::vector<int32_t> pid;          // process id (device id for GPU rows in most traces)
-  std::vector<int64_t> tid;          // thread id; GPU rows: stream ("stream 7" -> 7)
+  // Columns of ids are CompactInt64Column: int64 values, 4 bytes per row.
+  CompactInt64Column tid;            // thread id; GPU rows: stream ("stream 7" -> 7)
   // args.stream as written (kNone if absent). GPU rows always have one (from
   // tid in 2021 traces, see flags); host rows keep a numeric args.stream only.
-  std::vector<int64_t> stream;
+  CompactInt64Column stream;
   std::vector<uint8_t> flags;        // EventFlags bits
   std::vector<int32_t> device;       // GPU device ordinal from args.device, kNone if absent
-  std::vector<int64_t> correlation;  // runtime call <-> GPU activity id, kNone if absent
-  std::vector<int64_t> external_id;  // GPU activity / runtime call -> CPU op id, kNone if absent
+  CompactInt64Column correlation;    // runtime call <-> GPU activity id, kNone if absent
+  CompactInt64Column external_id;    // GPU activity / runtime call -> CPU op id, kNone if absent
   std::vector<uint32_t> seq;         // position of the record in traceEvents (file order)
   // This event's arguments are rows [args_begin, args_begin + args_count) of
   // ArgColumns. Arguments stay in file order when events are time-sorted:

@@ -172,13 +172,13 @@ void StoreBuilder::finish() {
     permute(e.category);
     permute(e.kind);
     permute(e.pid);
-    permute(e.tid);
-    permute(e.stream);
+    permute(e.tid.codes());
+    permute(e.stream.codes());
     permute(e.flags);
     permute(e.seq);
     permute(e.device);
-    permute(e.correlation);
-    permute(e.external_id);
+    permute(e.correlation.codes());
+    permute(e.external_id.codes());
     permute(e.args_begin);
     permute(e.args_count);
   }

@@ -122,7 +122,7 @@ TEST(HostTree, RowsOutOfTimeOrder) {
   reversed.events.dur_ns = rev(sorted.events.dur_ns);
   reversed.events.kind = rev(sorted.events.kind);
   reversed.events.pid = rev(sorted.events.pid);
-  reversed.events.tid = rev(sorted.events.tid);
+  for (size_t i = sorted.events.size(); i-- > 0;) reversed.events.tid.push_back(sorted.events.tid[i]);
   reversed.events.name = rev(sorted.events.name);
   ASSERT_FALSE(std::is_sorted(reversed.events.ts_ns.begin(), reversed.events.ts_ns.end()));
   expect_same_tree(reversed);
