@@ -72,7 +72,7 @@ std::vector<uint32_t> host_rows_in_tree_order(const trace::EventColumns& ev) {
 
 }  // namespace
 
-HostTree::HostTree(const trace::EventStore& store) {
+HostTree::HostTree(const trace::EventStore& store) : events_(&store.events) {
   const auto& ev = store.events;
   const size_t n = ev.size();
   parent_.assign(n, kNoRow);
@@ -102,14 +102,24 @@ HostTree::HostTree(const trace::EventStore& store) {
   for (size_t i = 0; i < n; ++i) child_begin_[i + 1] += child_begin_[i];
   child_rows_.resize(child_begin_[n]);
   std::vector<uint32_t> fill(child_begin_.begin(), child_begin_.end() - 1);
-  position_.assign(n, kNoRow);
-  for (uint32_t r : rows) {
-    if (parent_[r] == kNoRow) continue;
-    uint32_t p = parent_[r];
-    position_[r] = fill[p] - child_begin_[p];
-    child_rows_[fill[p]++] = r;
-  }
-  for (uint32_t i = 0; i < roots_.size(); ++i) position_[roots_[i]] = i;
+  for (uint32_t r : rows)
+    if (parent_[r] != kNoRow) child_rows_[fill[parent_[r]]++] = r;
+}
+
+// Siblings are in tree order (pid, tid, start, longer first, op before
+// runtime call, row), so the row is found by binary search rather than kept
+// in a per-row position column (4 bytes per event for one detector's use).
+uint32_t HostTree::sibling_index(uint32_t row) const {
+  if (row >= parent_.size() || !is_host_row(events_->kind[row])) return kNoRow;
+  const trace::EventColumns& ev = *events_;
+  auto key = [&](uint32_t r) {
+    return std::tuple(ev.pid[r], ev.tid[r], ev.ts_ns[r], -(ev.ts_ns[r] + std::max<int64_t>(ev.dur_ns[r], 0)),
+                      ev.kind[r] == trace::EventKind::kRuntime, r);
+  };
+  const std::span<const uint32_t> sib = siblings(row);
+  const auto it = std::lower_bound(sib.begin(), sib.end(), row,
+                                   [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+  return it != sib.end() && *it == row ? static_cast<uint32_t>(it - sib.begin()) : kNoRow;
 }
 
 std::span<const uint32_t> HostTree::siblings(uint32_t row) const {

@@ -26,7 +26,7 @@ class HostTree {
   // Host spans with no parent, in (pid, tid, time) order.
   const std::vector<uint32_t>& roots() const { return roots_; }
   // Position of `row` in children(parent(row)), or in roots() for a root.
-  uint32_t sibling_index(uint32_t row) const { return row < position_.size() ? position_[row] : kNoRow; }
+  uint32_t sibling_index(uint32_t row) const;
   // The list `row` is in: children(parent(row)) or roots().
   std::span<const uint32_t> siblings(uint32_t row) const;
 
@@ -35,7 +35,7 @@ class HostTree {
   std::vector<uint32_t> child_begin_;  // per event row + 1: CSR offsets into child_rows_
   std::vector<uint32_t> child_rows_;
   std::vector<uint32_t> roots_;
-  std::vector<uint32_t> position_;     // per event row: index among its siblings
+  const trace::EventColumns* events_;  // for sibling_index's search (siblings are in tree order)
 };
 
 // True for the row kinds the tree holds: CPU ops, user annotations, Python

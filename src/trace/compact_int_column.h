@@ -5,6 +5,7 @@
 // return the int64 value; rows can be reordered (the side table never moves).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -40,6 +41,15 @@ class CompactInt64Column {
       throw std::length_error("CompactInt64Column: too many values outside 32 bits");
     codes_.push_back(static_cast<int32_t>(int64_t{kLowest} - 1 - static_cast<int64_t>(wide_.size())));
     wide_.push_back(v);
+  }
+
+  // Drops rows [n, size()). Their wide values must be the last ones in the
+  // side table, which holds while rows are only appended (the argument
+  // column, which drops a rejected record's staged arguments).
+  void truncate(size_t n) {
+    for (size_t i = n; i < codes_.size(); ++i)
+      if (codes_[i] < kLowest) wide_.pop_back();
+    codes_.resize(std::min(n, codes_.size()));
   }
 
   // The per-row codes, for reordering rows (StoreBuilder's sort): moving a

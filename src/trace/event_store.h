@@ -30,7 +30,7 @@ enum EventFlags : uint8_t {
 // (ts_ns, insertion order) after import, so analyses can sweep in time order.
 struct EventColumns {
   std::vector<int64_t> ts_ns;        // start, ns
-  std::vector<int64_t> dur_ns;       // duration, ns (0 for instants)
+  CompactInt64Column dur_ns;         // duration, ns (0 for instants); > 2.1 s is a wide value
   std::vector<StringId> name;        // interned event name
   std::vector<StringId> category;    // interned "cat" as written
   std::vector<EventKind> kind;       // classified category
@@ -41,7 +41,7 @@ struct EventColumns {
   // tid in 2021 traces, see flags); host rows keep a numeric args.stream only.
   CompactInt64Column stream;
   std::vector<uint8_t> flags;        // EventFlags bits
-  std::vector<int32_t> device;       // GPU device ordinal from args.device, kNone if absent
+  std::vector<int16_t> device;       // GPU device ordinal from args.device, kNone if absent or beyond 16 bits
   CompactInt64Column correlation;    // runtime call <-> GPU activity id, kNone if absent
   CompactInt64Column external_id;    // GPU activity / runtime call -> CPU op id, kNone if absent
   std::vector<uint32_t> seq;         // position of the record in traceEvents (file order)
@@ -64,27 +64,32 @@ constexpr size_t kMaxArgsPerEvent = 255;
 // counted in ImportStats so the store stays smaller than the JSON.
 enum class ArgType : uint8_t { kInt, kDouble, kString, kJson };
 
-// Every value shares one 8-byte column (a trace holds millions of arguments,
-// and a column per type cost bytes on each): read them through arg_int /
+// Every value shares one column (a trace holds millions of arguments, and a
+// column per type cost bytes on each): read them through arg_int /
 // arg_number / arg_string, which decode by type.
 struct ArgColumns {
-  std::vector<StringId> key;
+  // The key's StringId. The reader interns the kept keys before anything
+  // else, so their ids are small; 2 bytes hold them (a key id beyond 65535
+  // is not stored and counted as a dropped argument).
+  std::vector<uint16_t> key;
   std::vector<ArgType> type;
   // kInt: the value; kDouble: the double's bits (std::bit_cast); kString:
   // the StringId of the text; kJson: the StringId of the raw JSON text.
-  std::vector<int64_t> value;
+  // 4 bytes for most values (ints and string ids are small); a double's bits
+  // or a wide int go to the column's side table.
+  CompactInt64Column value;
   size_t size() const { return key.size(); }
 };
 
 // A flow arrow ("ph":"s"/"f"): ac2g links a runtime call to its kernel,
 // fwdbwd links forward and backward ops.
 struct FlowColumns {
-  std::vector<int64_t> id;
+  CompactInt64Column id;
   std::vector<StringId> category;
   std::vector<char> phase;   // 's' start, 'f' finish, 't' step
   std::vector<int64_t> ts_ns;
   std::vector<int32_t> pid;
-  std::vector<int64_t> tid;
+  CompactInt64Column tid;
   size_t size() const { return id.size(); }
 };
 

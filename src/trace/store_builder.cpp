@@ -8,32 +8,32 @@
 
 namespace stepscope::trace {
 
-bool StoreBuilder::event_has_room_for_arg() {
-  if (store_.args.size() - staged_from_ < kMaxArgsPerEvent) return true;
+bool StoreBuilder::can_stage_arg(StringId key) {
+  if (store_.args.size() - staged_from_ < kMaxArgsPerEvent && key <= UINT16_MAX) return true;
   store_.stats.add_silent(ImportCounter::kDroppedArgs, 1);
   return false;
 }
 
 void StoreBuilder::stage_int_arg(StringId key, int64_t v) {
-  if (!event_has_room_for_arg()) return;
+  if (!can_stage_arg(key)) return;
   auto& a = store_.args;
-  a.key.push_back(key);
+  a.key.push_back(static_cast<uint16_t>(key));
   a.type.push_back(ArgType::kInt);
   a.value.push_back(v);
 }
 
 void StoreBuilder::stage_double_arg(StringId key, double v) {
-  if (!event_has_room_for_arg()) return;
+  if (!can_stage_arg(key)) return;
   auto& a = store_.args;
-  a.key.push_back(key);
+  a.key.push_back(static_cast<uint16_t>(key));
   a.type.push_back(ArgType::kDouble);
   a.value.push_back(std::bit_cast<int64_t>(v));
 }
 
 void StoreBuilder::stage_string_arg(StringId key, StringId v, ArgType type) {
-  if (!event_has_room_for_arg()) return;
+  if (!can_stage_arg(key)) return;
   auto& a = store_.args;
-  a.key.push_back(key);
+  a.key.push_back(static_cast<uint16_t>(key));
   a.type.push_back(type);
   a.value.push_back(static_cast<int64_t>(v));
 }
@@ -42,7 +42,7 @@ void StoreBuilder::discard_staged_args() {
   auto& a = store_.args;
   a.key.resize(staged_from_);
   a.type.resize(staged_from_);
-  a.value.resize(staged_from_);
+  a.value.truncate(staged_from_);
 }
 
 void StoreBuilder::add_event(const EventRow& r) {
@@ -167,7 +167,7 @@ void StoreBuilder::finish() {
     const std::vector<uint32_t> order = time_order(e.ts_ns);
     Permuter permute(order);
     permute(e.ts_ns);
-    permute(e.dur_ns);
+    permute(e.dur_ns.codes());
     permute(e.name);
     permute(e.category);
     permute(e.kind);

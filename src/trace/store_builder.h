@@ -21,7 +21,7 @@ struct EventRow {
   int64_t stream = kNone;
   uint8_t flags = 0;
   uint32_t seq = 0;
-  int32_t device = static_cast<int32_t>(kNone);
+  int16_t device = static_cast<int16_t>(kNone);
   int64_t correlation = kNone;
   int64_t external_id = kNone;
 };
@@ -54,8 +54,9 @@ class StoreBuilder {
 
  private:
   // False (and the argument counted as dropped) once the event being staged
-  // holds kMaxArgsPerEvent arguments.
-  bool event_has_room_for_arg();
+  // holds kMaxArgsPerEvent arguments, or for a key id that does not fit the
+  // 2-byte key column.
+  bool can_stage_arg(StringId key);
 
   EventStore& store_;
   size_t staged_from_ = 0;

@@ -118,11 +118,14 @@ TEST(HostTree, RowsOutOfTimeOrder) {
   const trace::EventStore& sorted = *loaded.set.ranks.front();
   trace::EventStore reversed;
   auto rev = [&](const auto& col) { return std::decay_t<decltype(col)>(col.rbegin(), col.rend()); };
+  auto rev_compact = [&](const trace::CompactInt64Column& col, trace::CompactInt64Column& out) {
+    for (size_t i = col.size(); i-- > 0;) out.push_back(col[i]);
+  };
   reversed.events.ts_ns = rev(sorted.events.ts_ns);
-  reversed.events.dur_ns = rev(sorted.events.dur_ns);
+  rev_compact(sorted.events.dur_ns, reversed.events.dur_ns);
   reversed.events.kind = rev(sorted.events.kind);
   reversed.events.pid = rev(sorted.events.pid);
-  for (size_t i = sorted.events.size(); i-- > 0;) reversed.events.tid.push_back(sorted.events.tid[i]);
+  rev_compact(sorted.events.tid, reversed.events.tid);
   reversed.events.name = rev(sorted.events.name);
   ASSERT_FALSE(std::is_sorted(reversed.events.ts_ns.begin(), reversed.events.ts_ns.end()));
   expect_same_tree(reversed);

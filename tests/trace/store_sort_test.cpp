@@ -84,5 +84,24 @@ TEST(StoreSort, ArgumentsBeyondTheCapAreDroppedAndCounted) {
   EXPECT_EQ(s.stats.count(ImportCounter::kDroppedArgs), 45u);
 }
 
+TEST(StoreSort, AKeyIdBeyondTheKeyColumnIsDroppedAndCounted) {
+  EventStore s;
+  StoreBuilder b(s);
+  const StringId small = b.intern("flops");
+  for (int i = 0; i < 70000; ++i) b.intern("name" + std::to_string(i));
+  const StringId large = b.intern("late key");
+  ASSERT_GT(large, 65535u);
+  b.stage_int_arg(small, 1);
+  b.stage_int_arg(large, 2);
+  EventRow row;
+  row.name = b.intern("op");
+  b.add_event(row);
+  b.finish();
+  EXPECT_EQ(s.events.args_count[0], 1u);
+  EXPECT_EQ(s.arg_int(0, small), 1);
+  EXPECT_EQ(s.arg_int(0, large), std::nullopt);
+  EXPECT_EQ(s.stats.count(ImportCounter::kDroppedArgs), 1u);
+}
+
 }  // namespace
 }  // namespace stepscope::trace

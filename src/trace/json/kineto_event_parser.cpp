@@ -73,6 +73,8 @@ struct KinetoEventParser::Impl {
   StringId empty_cat;
 
   explicit Impl(StoreBuilder& builder) : b(builder), store(builder.store()) {
+    // First strings of the store: the kept keys get the small ids that the
+    // 2-byte argument key column holds.
     for (auto k : kept_arg_keys()) kept.add(k, b.intern(k));
     empty_cat = b.intern("");
   }
@@ -311,7 +313,7 @@ struct KinetoEventParser::Impl {
               row.stream = x;
               stream_was_string = is_string;
             } else {
-              row.device = x > INT32_MAX || x < INT32_MIN ? static_cast<int32_t>(kNone) : static_cast<int32_t>(x);
+              row.device = x > INT16_MAX || x < INT16_MIN ? static_cast<int16_t>(kNone) : static_cast<int16_t>(x);
             }
             continue;
           }
