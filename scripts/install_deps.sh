@@ -54,6 +54,11 @@ EXTRA_PACKAGES=(
   # tests; without them the build skips the module.
   pybind11-dev
   python3-dev
+  # `stepscope monitor` (src/monitor/): the /metrics exporter library with
+  # its embedded HTTP server (civetweb), and Prometheus itself for
+  # `promtool check rules` / `promtool test rules` on the alert rules.
+  prometheus-cpp-dev
+  prometheus
 )
 # Python wheels (pip) go here; installed into .venv/ beside the clone, never system-wide.
 PYTHON_WHEELS=(
@@ -84,4 +89,7 @@ for header in simdjson.h isa-l/igzip_lib.h libdeflate.h zlib.h CLI/CLI.hpp fmt/c
               nlohmann/json.hpp gtest/gtest.h gmock/gmock.h benchmark/benchmark.h; do
   [[ -e /usr/include/$header ]] || die "header $header missing after install"
 done
+[[ -e /usr/include/prometheus/exposer.h ]] || die "header prometheus/exposer.h missing after install"
+command -v promtool >/dev/null 2>&1 || die "promtool missing after install (package prometheus)"
+
 log "done: all dependencies present"

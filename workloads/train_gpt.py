@@ -332,6 +332,9 @@ def parse_args(argv=None):
     p.add_argument("--device", default="cuda")
     p.add_argument("--no-profile", action="store_true", help="run without the profiler")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--monitor", metavar="HOST:PORT", default=None,
+                   help="push step, loss, step time and tokens of every untraced step to "
+                        "`stepscope monitor` (python/stepscope/monitor.py); off by default")
     return p.parse_args(argv)
 
 
@@ -348,6 +351,15 @@ def build_config(args):
     if args.cuda_graph_mode is not None:
         cfg["cuda_graph"] = args.cuda_graph_mode
     return argparse.Namespace(**cfg)
+
+
+def open_monitor(address):
+    """A stepscope.monitor client for --monitor, or None (the option is optional)."""
+    if not address:
+        return None
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    from stepscope.monitor import MonitorClient  # pure Python, no extension needed
+    return MonitorClient(address)
 
 
 def main(argv=None):
@@ -476,10 +488,23 @@ def main(argv=None):
         if args.log_every and i % args.log_every == 0:
             logged.append(loss.item())
 
+    monitor = open_monitor(args.monitor)
+    last_push = [time.perf_counter()]
+
+    def push_step(i, loss):
+        # Monitored runs only: the loss read syncs the host, so step time is wall time per step.
+        if monitor is None:
+            return
+        value = float(loss.item())
+        now = time.perf_counter()
+        monitor.push(step=i, loss=value, step_time=max(now - last_push[0], 1e-9), tokens=B * S)
+        last_push[0] = now
+
     t0 = time.perf_counter()
     for i in range(args.pre_steps):
         loss = train_step()
         log_loss(i, loss)
+        push_step(i, loss)
     if on_cuda:
         torch.cuda.synchronize()
     print(f"[{args.scenario}] {args.pre_steps} warm-up steps in "
@@ -491,6 +516,7 @@ def main(argv=None):
         for i in range(n_prof):
             loss = train_step()
             log_loss(i, loss)
+            push_step(args.pre_steps + i, loss)
         if on_cuda:
             torch.cuda.synchronize()
         dt = (time.perf_counter() - t0) / n_prof

@@ -15,6 +15,8 @@ CLI::App* register_plan(CLI::App& app);
 void register_plan_search(CLI::App* plan);
 // Adds `plan pareto` and `plan sharding` under `plan`.
 void register_plan_advice(CLI::App* plan);
+// Adds `monitor` (exporter) with `monitor push` and `monitor rules`.
+void register_monitor(CLI::App& app);
 // The exit status chosen by the subcommand that ran.
 int exit_code();
 void set_exit_code(int code);

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   CLI::App* plan = stepscope::cli::register_plan(app);
   stepscope::cli::register_plan_search(plan);
   stepscope::cli::register_plan_advice(plan);
+  stepscope::cli::register_monitor(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

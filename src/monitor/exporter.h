@@ -1,0 +1,53 @@
+// The Prometheus side: one registry of stepscope_* families (base units,
+// `_total` counters, labels gpu / uuid / hostname / job) updated from each
+// sampling pass and the training state, served on /metrics by
+// prometheus-cpp's embedded HTTP server.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "monitor/gpu_sample.h"
+#include "monitor/training_state.h"
+
+namespace prometheus {
+class Registry;
+class Exposer;
+}  // namespace prometheus
+
+namespace stepscope::monitor {
+
+struct ExporterFamilies;
+
+class Exporter {
+ public:
+  Exporter(std::string hostname, std::string job);
+  ~Exporter();
+  // Serves /metrics on HOST:PORT; false with `error` when it cannot bind.
+  bool listen(const std::string& host_port, std::string& error);
+  int port() const;  // the bound port (useful with port 0)
+
+  void set_nvml_status(bool loaded, int gpus);
+  void update_gpus(const Sample& s);
+  void update_training(const TrainingSnapshot& t, std::optional<double> mfu);
+  void update_alerts(const std::vector<std::pair<std::string, int>>& firing);
+  // The exposition text, as a scrape would return it.
+  std::string render() const;
+  // The metric names this exporter can emit (for the dashboard check).
+  static std::vector<std::string> metric_names();
+
+ private:
+  std::string hostname_, job_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<ExporterFamilies> f_;
+  // Last raw value of device-side cumulative counters, to add deltas.
+  std::map<std::pair<std::string, int>, double> raw_;
+  std::map<std::string, double> train_raw_;
+};
+
+}  // namespace stepscope::monitor

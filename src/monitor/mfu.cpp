@@ -1,0 +1,63 @@
+#include "monitor/mfu.h"
+
+#include <fmt/core.h>
+
+#include <filesystem>
+
+#include "plan/cluster_spec.h"
+#include "plan/step_time_model.h"
+#include "plan/training_settings.h"
+
+namespace stepscope::monitor {
+
+std::optional<double> MfuModel::mfu(std::optional<double> tokens_per_second) const {
+  if (!tokens_per_second || peak_flops_per_gpu <= 0 || gpus < 1) return std::nullopt;
+  return *tokens_per_second * flops_per_token / (peak_flops_per_gpu * gpus);
+}
+
+double model_flops_per_token(const plan::ModelSpec& m) {
+  if (m.seq <= 0) return 0;
+  const double per_seq = 3 * plan::layer_forward_flops(m, 1) * m.layers + 6.0 * m.seq * m.hidden * m.vocab;
+  return per_seq / m.seq;
+}
+
+std::optional<MfuModel> make_mfu_model(const std::string& model, const std::string& gpu, const std::string& dtype,
+                                       int gpus, std::string& error) {
+  plan::ModelSpec spec;
+  if (const plan::ModelSpec* preset = plan::find_model_preset(model)) {
+    spec = *preset;
+  } else if (std::filesystem::exists(model)) {
+    auto loaded = plan::load_model_json(model, error);
+    if (!loaded) return std::nullopt;
+    spec = *loaded;
+  } else {
+    error = fmt::format("--model: \"{}\" is neither a preset nor a file", model);
+    return std::nullopt;
+  }
+  if (std::string bad = plan::validate_model(spec); !bad.empty()) {
+    error = fmt::format("--model: {}", bad);
+    return std::nullopt;
+  }
+  const plan::GpuSpec* g = plan::find_gpu(gpu);
+  if (!g) {
+    error = fmt::format("--gpu: unknown GPU \"{}\" (catalog keys: h100-sxm, h200-sxm, a100-80-sxm, ...)", gpu);
+    return std::nullopt;
+  }
+  plan::Dtype dt;
+  if (!plan::parse_dtype(dtype, dt)) {
+    error = "--dtype: expected bf16, fp16 or fp8";
+    return std::nullopt;
+  }
+  if (gpus < 1) {
+    error = "--gpus: must be at least 1";
+    return std::nullopt;
+  }
+  MfuModel m;
+  m.model_name = spec.name;
+  m.flops_per_token = model_flops_per_token(spec);
+  m.peak_flops_per_gpu = g->peak_tflops(dt) * 1e12;
+  m.gpus = gpus;
+  return m;
+}
+
+}  // namespace stepscope::monitor

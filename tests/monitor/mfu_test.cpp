@@ -1,0 +1,44 @@
+#include "monitor/mfu.h"
+
+#include <gtest/gtest.h>
+
+#include "plan/cluster_spec.h"
+#include "plan/step_time_model.h"
+
+namespace stepscope::monitor {
+namespace {
+
+TEST(Mfu, FlopsPerTokenAsPlanCountsThem) {
+  const plan::ModelSpec* m = plan::find_model_preset("gpt3-175b");
+  ASSERT_NE(m, nullptr);
+  double per_token = model_flops_per_token(*m);
+  // 6 × parameters is the usual first-order count; attention adds a few percent.
+  double six_n = 6.0 * static_cast<double>(m->total_params());
+  EXPECT_GT(per_token, six_n);
+  EXPECT_LT(per_token, 1.1 * six_n);
+}
+
+TEST(Mfu, TokensPerSecondOverPeak) {
+  std::string error;
+  auto mfu = make_mfu_model("llama3-8b", "NVIDIA H200", "bf16", 8, error);
+  ASSERT_TRUE(mfu) << error;
+  const plan::GpuSpec* h200 = plan::find_gpu("h200-sxm");
+  ASSERT_NE(h200, nullptr);
+  EXPECT_DOUBLE_EQ(mfu->peak_flops_per_gpu, h200->bf16_tflops * 1e12);
+  double tps = 0.4 * 8 * mfu->peak_flops_per_gpu / mfu->flops_per_token;  // 40% MFU
+  EXPECT_NEAR(*mfu->mfu(tps), 0.4, 1e-12);
+  EXPECT_FALSE(mfu->mfu(std::nullopt).has_value());
+}
+
+TEST(Mfu, BadInputsNameTheOption) {
+  std::string error;
+  EXPECT_FALSE(make_mfu_model("no-such-model", "h100-sxm", "bf16", 1, error));
+  EXPECT_NE(error.find("--model"), std::string::npos);
+  EXPECT_FALSE(make_mfu_model("gpt3-175b", "Voodoo 3", "bf16", 1, error));
+  EXPECT_NE(error.find("--gpu"), std::string::npos);
+  EXPECT_FALSE(make_mfu_model("gpt3-175b", "h100-sxm", "int3", 1, error));
+  EXPECT_NE(error.find("--dtype"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepscope::monitor
