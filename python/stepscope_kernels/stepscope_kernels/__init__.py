@@ -1,0 +1,36 @@
+"""stepscope_kernels: the remedies of stepscope's diagnoses, as PyTorch kernels (issue #6).
+
+* qkv_rope: FusedQKVRoPE, one GEMM + one split/RoPE kernel for attention inputs.
+* activation_compression: 4/8-bit block-wise compression of saved activations.
+* loss_scaler: GraphSafeGradScaler, torch.amp.GradScaler without host syncs.
+
+The CUDA kernels live in stepscope_kernels._C (build: see docs/kernels.md);
+without it the pure-torch reference paths still import and run.
+"""
+
+from .activation_compression import (  # noqa: F401
+    CompressedGELU,
+    CompressedLayerNorm,
+    CompressedLinear,
+    CompressionConfig,
+    QuantizedTensor,
+    compress_activations,
+    dequantize,
+    quantize,
+)
+from .loss_scaler import GraphSafeGradScaler  # noqa: F401
+from .qkv_rope import FusedQKVRoPE, qkv_rope, qkv_rope_reference, rope_tables  # noqa: F401
+
+try:
+    from . import _C  # noqa: F401
+    HAVE_KERNELS = True
+except ImportError:  # the extension is not built: reference paths only
+    HAVE_KERNELS = False
+
+__all__ = [
+    "CompressedGELU", "CompressedLayerNorm", "CompressedLinear", "CompressionConfig", "QuantizedTensor",
+    "compress_activations", "dequantize", "quantize",
+    "GraphSafeGradScaler",
+    "FusedQKVRoPE", "qkv_rope", "qkv_rope_reference", "rope_tables",
+    "HAVE_KERNELS",
+]
