@@ -6,17 +6,49 @@
 #include <torch/extension.h>
 
 #include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <utility>
 
-// Argument checks throw std::runtime_error (Python RuntimeError), and every
-// bound function turns a c10::Error from inside torch into one too: on the
-// H200 device image (PyTorch 2.11+cu130, GCC 13.3) a c10::Error leaving an
-// extension crashed the interpreter (measured 2026-12-01: a four-line
-// load_inline module segfaults on TORCH_CHECK(false), while std::runtime_error
-// and pybind11::value_error reach Python as exceptions).
-#define STEPSCOPE_CHECK(cond, ...)                                      \
-  do {                                                                  \
-    if (!(cond)) throw std::runtime_error(c10::str(__VA_ARGS__));       \
+// Argument checks throw std::runtime_error (Python RuntimeError) with a
+// message built without c10::str, and every bound function turns a
+// c10::Error from inside torch into a std::runtime_error. On the H200 device
+// image (PyTorch 2.11+cu130, extensions built by GCC 13.3) formatting through
+// c10::str -- an std::ostringstream instantiated in the extension -- crashed
+// the interpreter, so TORCH_CHECK (which formats with it) did too (measured
+// 2026-12-01: a load_inline module throwing std::runtime_error(c10::str(...))
+// segfaults, one throwing std::runtime_error("...") raises RuntimeError).
+namespace stepscope_binding {
+
+inline void append(std::string& s, const char* v) { s += v; }
+inline void append(std::string& s, const std::string& v) { s += v; }
+inline void append(std::string& s, c10::ScalarType t) { s += c10::toString(t); }
+inline void append(std::string& s, const c10::Device& d) { s += d.str(); }
+inline void append(std::string& s, c10::IntArrayRef r) {
+  s += '[';
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(r[i]);
+  }
+  s += ']';
+}
+template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+void append(std::string& s, T v) {
+  s += std::to_string(v);
+}
+
+template <typename... Args>
+std::string message(const Args&... args) {
+  std::string s;
+  (append(s, args), ...);
+  return s;
+}
+
+}  // namespace stepscope_binding
+
+#define STEPSCOPE_CHECK(cond, ...)                                                    \
+  do {                                                                                \
+    if (!(cond)) throw std::runtime_error(stepscope_binding::message(__VA_ARGS__));   \
   } while (0)
 
 template <typename R, typename... A>
