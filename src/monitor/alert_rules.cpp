@@ -49,83 +49,66 @@ std::string AlertRule::expr() const {
   return "";
 }
 
+// One initialiser per rule; fields in declaration order (designated
+// initialisers), unnamed fields keep their defaults.
 const std::vector<AlertRule>& alert_rules() {
-  static const std::vector<AlertRule> rules = [] {
-    std::vector<AlertRule> r;
-    AlertRule a;
-    a = {};
-    a.name = "StepscopeLossFluctuating";
-    a.kind = AlertKind::kLossFluctuation;
-    a.threshold = 0.15;
-    a.window_seconds = 300;
-    a.severity = "warning";
-    a.summary = "Training loss fluctuates by more than 15% (std/mean) over 5 minutes";
-    r.push_back(a);
-    a = {};
-    a.name = "StepscopeGpuMemoryHigh";
-    a.kind = AlertKind::kMemoryHigh;
-    a.threshold = 0.95;
-    a.for_seconds = 180;
-    a.severity = "warning";
-    a.per_gpu = true;
-    a.summary = "GPU memory above 95% of capacity for 3 minutes";
-    r.push_back(a);
-    a = {};
-    a.name = "StepscopeStepTimeRegression";
-    a.kind = AlertKind::kStepTimeRegression;
-    a.threshold = 4;  // up 300%
-    a.window_seconds = 60;
-    a.baseline_seconds = 900;
-    a.baseline_offset_seconds = 300;
-    a.for_seconds = 60;
-    a.severity = "warning";
-    a.summary = "Step time up more than 300% over its earlier 15-minute mean";
-    r.push_back(a);
-    a = {};
-    a.name = "StepscopeNanLoss";
-    a.kind = AlertKind::kNanLoss;
-    a.window_seconds = 300;
-    a.severity = "critical";
-    a.summary = "Training reported a NaN loss";
-    r.push_back(a);
-    a = {};
-    a.name = "StepscopeGpuIdle";
-    a.kind = AlertKind::kGpuIdle;
-    a.threshold = 0.2;
-    a.window_seconds = 300;
-    a.for_seconds = 300;
-    a.severity = "warning";
-    a.per_gpu = true;
-    a.summary = "GPU SM activity below 20% for 5 minutes while the job reports steps";
-    r.push_back(a);
-    a = {};
-    a.name = "StepscopeXidError";
-    a.kind = AlertKind::kXidError;
-    a.window_seconds = 300;
-    a.severity = "critical";
-    a.per_gpu = true;
-    a.summary = "The driver reported an XID error on the GPU";
-    r.push_back(a);
-    a = {};
-    a.name = "StepscopeGpuThermalThrottling";
-    a.kind = AlertKind::kThrottle;
-    a.throttle_reasons = {"hw_thermal", "sw_thermal"};
-    a.for_seconds = 120;
-    a.severity = "warning";
-    a.per_gpu = true;
-    a.summary = "GPU clocks throttled for temperature for 2 minutes";
-    r.push_back(a);
-    a = {};
-    a.name = "StepscopeGpuPowerThrottling";
-    a.kind = AlertKind::kThrottle;
-    a.throttle_reasons = {"hw_power_brake", "sw_power_cap"};
-    a.for_seconds = 120;
-    a.severity = "warning";
-    a.per_gpu = true;
-    a.summary = "GPU clocks throttled by the power limit or power brake for 2 minutes";
-    r.push_back(a);
-    return r;
-  }();
+  static const std::vector<AlertRule> rules = {
+      {.name = "StepscopeLossFluctuating",
+       .kind = AlertKind::kLossFluctuation,
+       .threshold = 0.15,
+       .window_seconds = 300,
+       .severity = "warning",
+       .summary = "Training loss fluctuates by more than 15% (std/mean) over 5 minutes"},
+      {.name = "StepscopeGpuMemoryHigh",
+       .kind = AlertKind::kMemoryHigh,
+       .threshold = 0.95,
+       .for_seconds = 180,
+       .severity = "warning",
+       .summary = "GPU memory above 95% of capacity for 3 minutes",
+       .per_gpu = true},
+      {.name = "StepscopeStepTimeRegression",
+       .kind = AlertKind::kStepTimeRegression,
+       .threshold = 4,  // up 300%
+       .window_seconds = 60,
+       .baseline_seconds = 900,
+       .baseline_offset_seconds = 300,
+       .for_seconds = 60,
+       .severity = "warning",
+       .summary = "Step time up more than 300% over its earlier 15-minute mean"},
+      {.name = "StepscopeNanLoss",
+       .kind = AlertKind::kNanLoss,
+       .window_seconds = 300,
+       .severity = "critical",
+       .summary = "Training reported a NaN loss"},
+      {.name = "StepscopeGpuIdle",
+       .kind = AlertKind::kGpuIdle,
+       .threshold = 0.2,
+       .window_seconds = 300,
+       .for_seconds = 300,
+       .severity = "warning",
+       .summary = "GPU SM activity below 20% for 5 minutes while the job reports steps",
+       .per_gpu = true},
+      {.name = "StepscopeXidError",
+       .kind = AlertKind::kXidError,
+       .window_seconds = 300,
+       .severity = "critical",
+       .summary = "The driver reported an XID error on the GPU",
+       .per_gpu = true},
+      {.name = "StepscopeGpuThermalThrottling",
+       .kind = AlertKind::kThrottle,
+       .for_seconds = 120,
+       .severity = "warning",
+       .throttle_reasons = {"hw_thermal", "sw_thermal"},
+       .summary = "GPU clocks throttled for temperature for 2 minutes",
+       .per_gpu = true},
+      {.name = "StepscopeGpuPowerThrottling",
+       .kind = AlertKind::kThrottle,
+       .for_seconds = 120,
+       .severity = "warning",
+       .throttle_reasons = {"hw_power_brake", "sw_power_cap"},
+       .summary = "GPU clocks throttled by the power limit or power brake for 2 minutes",
+       .per_gpu = true},
+  };
   return rules;
 }
 

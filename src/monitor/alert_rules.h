@@ -31,7 +31,7 @@ struct AlertRule {
   int baseline_offset_seconds = 0;
   int for_seconds = 0;         // how long the condition must hold
   std::string severity;        // warning | critical
-  std::vector<std::string> throttle_reasons;  // kThrottle: reason label values
+  std::vector<std::string> throttle_reasons = {};  // kThrottle: reason label values
   std::string summary;
   bool per_gpu = false;  // true: one alert per GPU (labels gpu, uuid)
 

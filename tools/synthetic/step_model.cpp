@@ -258,19 +258,34 @@ void StepModel::close() {
   host_ns_ += jitter(kUs / 2, 80);
 }
 
-void StepModel::launch(const Kernel& k, int64_t gpu_ns, int stream, const CollectiveInfo* coll) {
-  const int64_t op_external = (*out_)[open_.back()].external_id;
+TraceEvent StepModel::runtime_event(EventType type, std::string_view name, int cbid) {
   TraceEvent rt;
-  rt.type = k.driver_launch ? EventType::kDriver : EventType::kRuntime;
-  rt.name = k.driver_launch ? "cuLaunchKernelEx" : "cudaLaunchKernel";
-  rt.cbid = k.driver_launch ? 652 : 211;
+  rt.type = type;
+  rt.name = name;
+  rt.cbid = cbid;
   rt.pid = host_pid_;
   rt.tid = tid_;
   rt.ts_ns = host_ns_;
-  rt.dur_ns = jitter(k.driver_launch ? 6 * kUs : 4 * kUs, 40);
-  rt.external_id = op_external;
+  rt.external_id = (*out_)[open_.back()].external_id;
   rt.correlation = next_correlation_++;
-  out_->push_back(rt);
+  return rt;
+}
+
+TraceEvent StepModel::device_event(EventType type, std::string_view name, int stream, const TraceEvent& rt) const {
+  TraceEvent g;
+  g.type = type;
+  g.host = false;
+  g.name = name;
+  g.pid = device_;
+  g.tid = stream;
+  g.external_id = rt.external_id;
+  g.correlation = rt.correlation;
+  g.device = device_;
+  g.stream = stream;
+  return g;
+}
+
+void StepModel::flow_start(const TraceEvent& rt) {
   TraceEvent s;
   s.type = EventType::kFlowStart;
   s.flow_category = "ac2g";
@@ -279,35 +294,38 @@ void StepModel::launch(const Kernel& k, int64_t gpu_ns, int stream, const Collec
   s.ts_ns = rt.ts_ns;
   s.correlation = rt.correlation;
   out_->push_back(s);
+}
 
-  int64_t& free = stream_free_[stream == kComputeStream ? 0 : 1];
-  int64_t start = std::max(rt.ts_ns + jitter(3 * kUs, 30), free + jitter(kUs, 90));
-  if (coll) start = std::max(start, stream_free_[0]);  // gradients of the bucket are ready
-  TraceEvent g;
-  g.type = EventType::kKernel;
-  g.host = false;
-  g.name = k.name;
-  g.kernel = &k.shape;
-  g.collective = coll;
-  g.pid = device_;
-  g.tid = stream;
-  g.ts_ns = start;
-  g.dur_ns = jitter(gpu_ns, 6);
-  g.external_id = op_external;
-  g.correlation = rt.correlation;
-  g.device = device_;
-  g.stream = stream;
-  free = g.ts_ns + g.dur_ns;
-  device_out_.push_back(g);
+void StepModel::flow_end(const TraceEvent& g) {
   TraceEvent f;
   f.type = EventType::kFlowEnd;
   f.host = false;
   f.flow_category = "ac2g";
   f.pid = device_;
-  f.tid = stream;
+  f.tid = g.tid;
   f.ts_ns = g.ts_ns;
-  f.correlation = rt.correlation;
+  f.correlation = g.correlation;
   device_out_.push_back(f);
+}
+
+void StepModel::launch(const Kernel& k, int64_t gpu_ns, int stream, const CollectiveInfo* coll) {
+  TraceEvent rt = k.driver_launch ? runtime_event(EventType::kDriver, "cuLaunchKernelEx", 652)
+                                  : runtime_event(EventType::kRuntime, "cudaLaunchKernel", 211);
+  rt.dur_ns = jitter(k.driver_launch ? 6 * kUs : 4 * kUs, 40);
+  out_->push_back(rt);
+  flow_start(rt);
+
+  int64_t& free = stream_free_[stream == kComputeStream ? 0 : 1];
+  int64_t start = std::max(rt.ts_ns + jitter(3 * kUs, 30), free + jitter(kUs, 90));
+  if (coll) start = std::max(start, stream_free_[0]);  // gradients of the bucket are ready
+  TraceEvent g = device_event(EventType::kKernel, k.name, stream, rt);
+  g.kernel = &k.shape;
+  g.collective = coll;
+  g.ts_ns = start;
+  g.dur_ns = jitter(gpu_ns, 6);
+  free = g.ts_ns + g.dur_ns;
+  device_out_.push_back(g);
+  flow_end(g);
   if (stream == kComputeStream) {
     if (first_kernel_ns_ < 0) first_kernel_ns_ = g.ts_ns;
     last_kernel_end_ = std::max(last_kernel_end_, free);
@@ -316,81 +334,31 @@ void StepModel::launch(const Kernel& k, int64_t gpu_ns, int stream, const Collec
 }
 
 void StepModel::copy(std::string_view name, int64_t bytes, double gbps, bool blocking) {
-  const int64_t op_external = (*out_)[open_.back()].external_id;
-  TraceEvent rt;
-  rt.type = EventType::kRuntime;
-  rt.name = "cudaMemcpyAsync";
-  rt.cbid = 41;
-  rt.pid = host_pid_;
-  rt.tid = tid_;
-  rt.ts_ns = host_ns_;
-  rt.external_id = op_external;
-  rt.correlation = next_correlation_++;
-  TraceEvent g;
-  g.type = EventType::kMemcpy;
-  g.host = false;
-  g.name = name;
-  g.pid = device_;
-  g.tid = kComputeStream;
+  TraceEvent rt = runtime_event(EventType::kRuntime, "cudaMemcpyAsync", 41);
+  TraceEvent g = device_event(EventType::kMemcpy, name, kComputeStream, rt);
   g.ts_ns = std::max(rt.ts_ns + jitter(4 * kUs, 30), stream_free_[0] + jitter(kUs, 90));
   g.dur_ns = static_cast<int64_t>(static_cast<double>(bytes) / gbps) + jitter(2 * kUs, 30);
   g.bytes = bytes;
-  g.external_id = op_external;
-  g.correlation = rt.correlation;
-  g.device = device_;
-  g.stream = kComputeStream;
   stream_free_[0] = g.ts_ns + g.dur_ns;
   last_kernel_end_ = std::max(last_kernel_end_, stream_free_[0]);
   // A blocking copy (D2H of a scalar) waits for everything queued before it.
   rt.dur_ns = blocking ? stream_free_[0] - rt.ts_ns + jitter(3 * kUs, 30) : jitter(5 * kUs, 40);
   out_->push_back(rt);
-  TraceEvent s;
-  s.type = EventType::kFlowStart;
-  s.flow_category = "ac2g";
-  s.pid = host_pid_;
-  s.tid = tid_;
-  s.ts_ns = rt.ts_ns;
-  s.correlation = rt.correlation;
-  out_->push_back(s);
+  flow_start(rt);
   device_out_.push_back(g);
-  TraceEvent f;
-  f.type = EventType::kFlowEnd;
-  f.host = false;
-  f.flow_category = "ac2g";
-  f.pid = device_;
-  f.tid = kComputeStream;
-  f.ts_ns = g.ts_ns;
-  f.correlation = rt.correlation;
-  device_out_.push_back(f);
+  flow_end(g);
   host_ns_ += rt.dur_ns + jitter(kUs, 50);
 }
 
+// Kineto writes no ac2g flow for memsets.
 void StepModel::memset(int64_t bytes) {
-  const int64_t op_external = (*out_)[open_.back()].external_id;
-  TraceEvent rt;
-  rt.type = EventType::kRuntime;
-  rt.name = "cudaMemsetAsync";
-  rt.cbid = 51;
-  rt.pid = host_pid_;
-  rt.tid = tid_;
-  rt.ts_ns = host_ns_;
+  TraceEvent rt = runtime_event(EventType::kRuntime, "cudaMemsetAsync", 51);
   rt.dur_ns = jitter(4 * kUs, 40);
-  rt.external_id = op_external;
-  rt.correlation = next_correlation_++;
   out_->push_back(rt);
-  TraceEvent g;
-  g.type = EventType::kMemset;
-  g.host = false;
-  g.name = "Memset (Device)";
-  g.pid = device_;
-  g.tid = kComputeStream;
+  TraceEvent g = device_event(EventType::kMemset, "Memset (Device)", kComputeStream, rt);
   g.ts_ns = std::max(rt.ts_ns + jitter(3 * kUs, 30), stream_free_[0] + jitter(kUs, 90));
   g.dur_ns = bytes_ns(static_cast<double>(bytes)) / 2 + 600;
   g.bytes = bytes;
-  g.external_id = op_external;
-  g.correlation = rt.correlation;
-  g.device = device_;
-  g.stream = kComputeStream;
   stream_free_[0] = g.ts_ns + g.dur_ns;
   last_kernel_end_ = std::max(last_kernel_end_, stream_free_[0]);
   device_out_.push_back(g);

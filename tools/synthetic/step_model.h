@@ -65,6 +65,12 @@ class StepModel {
   void close();
   void host_work(int64_t ns) { host_ns_ += ns; }
   // GPU work launched from the innermost open op.
+  // Pieces of launch/copy/memset: the runtime call (next correlation id, inside
+  // the innermost open op), its GPU activity, and the ac2g flow pair between them.
+  TraceEvent runtime_event(EventType type, std::string_view name, int cbid);
+  TraceEvent device_event(EventType type, std::string_view name, int stream, const TraceEvent& rt) const;
+  void flow_start(const TraceEvent& rt);
+  void flow_end(const TraceEvent& g);
   void launch(const Kernel& k, int64_t gpu_ns, int stream = kComputeStream,
               const CollectiveInfo* coll = nullptr);
   void copy(std::string_view name, int64_t bytes, double gbps, bool blocking);
