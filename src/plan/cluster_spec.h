@@ -39,6 +39,11 @@ struct GpuSpec {
   double nvlink_fraction = 0;
   double network_fraction = 0;
   double flash_fraction = 0;     // fused attention kernels, of the tensor-core peak
+  // Whether the GEMM library hides a tile's epilogue (writing C) behind the
+  // next tile's main loop. Hopper/Blackwell: yes (persistent warp-specialized
+  // kernels, TMA stores). Ampere: no, one thread block per SM writes its tile
+  // after its main loop, so the output write adds to the GEMM time.
+  bool gemm_epilogue_overlapped = true;
   double nvlink_latency_s = 0;   // α per ring step inside a node
   double network_latency_s = 0;  // α per ring step across nodes
   std::string source;            // where the non-datasheet numbers come from

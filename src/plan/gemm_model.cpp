@@ -52,7 +52,16 @@ double gemm_fraction(const ClusterSpec& c, Dtype dtype) {
   for (const auto& s : c.gemm_samples) {
     if (s.dtype != dtype) continue;
     double eff = gemm_shape_efficiency({s.m, s.n, s.k, 1}, c.gpu.sms);
-    ratios.push_back(s.tflops / (c.gpu.peak_tflops(dtype) * eff));
+    double flops = 2 * s.m * s.n * s.k;
+    double main_loop = flops / (s.tflops * 1e12);
+    // Where the epilogue is not hidden, the sample's time includes writing C:
+    // the fraction describes the main loop alone, as gemm_seconds uses it.
+    if (!c.gpu.gemm_epilogue_overlapped) {
+      double elem = dtype == Dtype::kFp8 ? 1 : 2;
+      main_loop -= s.m * s.n * elem / c.gpu.hbm_achievable_Bps();
+      if (main_loop <= 0) continue;  // a sample faster than its own output write: not a compute measurement
+    }
+    ratios.push_back(flops / main_loop / 1e12 / (c.gpu.peak_tflops(dtype) * eff));
   }
   if (ratios.empty()) return c.gpu.gemm_fraction;
   std::sort(ratios.begin(), ratios.end());
@@ -65,11 +74,16 @@ double gemm_seconds(const GemmShape& g, const ClusterSpec& c, Dtype dtype) {
   double batch = std::max(1.0, g.batch);
   double flops = 2 * g.m * g.n * g.k * batch;
   double elem = dtype == Dtype::kFp8 ? 1 : 2;
-  double bytes = (g.m * g.k + g.k * g.n + g.m * g.n) * elem * batch;
+  double operand_bytes = (g.m * g.k + g.k * g.n) * elem * batch;
+  double output_bytes = g.m * g.n * elem * batch;
   double rate = c.gpu.peak_tflops(dtype) * 1e12 * gemm_fraction(c, dtype) * gemm_shape_efficiency(g, c.gpu.sms);
   double compute = flops / rate;
-  double memory = bytes / c.gpu.hbm_achievable_Bps();
-  return std::max(compute, memory);
+  const double hbm = c.gpu.hbm_achievable_Bps();
+  // A and B stream in while the tensor cores work. Writing C overlaps too
+  // when the kernel is persistent (Hopper); on Ampere each thread block
+  // writes its tile after its main loop, so the write adds.
+  if (c.gpu.gemm_epilogue_overlapped) return std::max(compute, (operand_bytes + output_bytes) / hbm);
+  return std::max(compute, operand_bytes / hbm) + output_bytes / hbm;
 }
 
 }  // namespace stepscope::plan

@@ -170,6 +170,59 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   return lt;
 }
 
+EndStageTime estimate_end_stages(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
+                                 const ParallelConfig& p) {
+  EndStageTime e;
+  const double tp = std::max(1, p.tp), cp = std::max(1, p.cp);
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const double tokens = static_cast<double>(std::max(1, p.micro_batch)) * m.seq / cp;
+  const double h = m.hidden;
+  const double hbm = c.gpu.hbm_achievable_Bps();
+  const double g = t.grad_fp32 ? 4 : 2;
+  const StageLayout layout = stage_layout(m, t, c, p);
+  const CommGroup& group = layout.tp_group;
+  const double act_bytes = tokens * h * 2;
+
+  // Embedding (first stage): gather forward, scatter-add backward (16-bit
+  // rows read and written). Megatron's vocab-parallel embedding gives each
+  // rank the rows of its vocabulary slice and zeros elsewhere, then
+  // all-reduces the output over the TP group (reduce-scatter with SP).
+  const double embed_comm = sp ? reduce_scatter_seconds(act_bytes, group, c) : all_reduce_seconds(act_bytes, group, c);
+  // PyTorch's dense embedding backward materialises the whole V/t × h
+  // gradient each micro-batch (zero-fill, write 2 B) before the hook adds it
+  // into the gradient buffer (read 2 B, read + write g); learned positions
+  // (s × h, replicated) the same.
+  const double embed_params = m.vocab / tp * h + (m.learned_positions ? static_cast<double>(m.seq) * h : 0);
+  const double embed_acc = embed_params * (2 + 2 + 2 * g) / hbm;
+  e.embed_fwd = 3 * tokens * h * 2 / hbm + embed_comm;
+  e.embed_bwd = 3 * tokens * h * 2 / hbm + embed_acc;
+
+  // Output layer + loss (last stage): logits GEMM [tokens × V/t], its two
+  // gradients, and the vocab-parallel cross-entropy over fp32 logits, per
+  // element: cast to fp32 (r2 w4), max (r4), subtract (r4 w4), exp (r4 w4),
+  // sum (r4), normalise (r4 w4) = 38 B forward; gradient (r4 w4) and cast
+  // back (r4 w2) = 14 B backward.
+  LinearTime logits = linear(tokens, m.vocab / tp, h, c, t.dtype);
+  const double logit_elems = tokens * (m.vocab / tp);
+  // Megatron's vocab-parallel cross-entropy all-reduces three fp32 values
+  // per token over the TP group (the maximum logit, the target's logit, the
+  // sum of exponentials). The projection's input is copied into the TP
+  // region: identity forward, all-reduce of its gradient backward; with SP
+  // an all-gather forward and a reduce-scatter backward instead.
+  double out_comm_fwd = 3 * all_reduce_seconds(tokens * 4, group, c);
+  if (sp) out_comm_fwd += all_gather_seconds(act_bytes, group, c);
+  const double out_comm_bwd =
+      sp ? reduce_scatter_seconds(act_bytes, group, c) : all_reduce_seconds(act_bytes, group, c);
+  // The projection's weight gradient (V/t × h) is added into the buffer
+  // every micro-batch like a layer's (read 2 B, read + write g).
+  const double out_acc = m.vocab / tp * h * (2 + 2 * g) / hbm;
+  e.output_fwd = logits.fwd + logit_elems * 38 / hbm + out_comm_fwd;
+  e.output_bwd = logits.bwd + logit_elems * 14 / hbm + out_comm_bwd + out_acc;
+  e.tp_comm = embed_comm + out_comm_fwd + out_comm_bwd;
+  e.grad_accumulate = embed_acc + out_acc;
+  return e;
+}
+
 StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
                            const ParallelConfig& p) {
   StepEstimate e;
@@ -185,16 +238,9 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
   const Dtype dt = t.dtype;
   const double hbm = c.gpu.hbm_achievable_Bps();
 
-  // Embedding (first stage): gather forward, scatter-add backward.
-  const double embed = 3 * tokens * m.hidden * 2 * 2 / hbm;
-  // Output layer + loss (last stage): logits GEMM [tokens × V/t], its two
-  // gradients, and the vocab-parallel cross-entropy over fp32 logits, per
-  // element: cast to fp32 (r2 w4), max (r4), subtract (r4 w4), exp (r4 w4),
-  // sum (r4), normalise (r4 w4) = 38 B forward; gradient (r4 w4) and cast
-  // back (r4 w2) = 14 B backward.
-  LinearTime logits = linear(tokens, m.vocab / tp, m.hidden, c, dt);
-  const double logit_elems = tokens * (m.vocab / tp);
-  const double out_fwd = logits.fwd + logit_elems * 38 / hbm, out_bwd = logits.bwd + logit_elems * 14 / hbm;
+  const EndStageTime ends = estimate_end_stages(m, t, c, p);
+  const double embed = ends.embed_fwd + ends.embed_bwd;
+  const double out_fwd = ends.output_fwd, out_bwd = ends.output_bwd;
 
   // Stage times per micro-batch (forward + backward).
   const double body = lps * L.total();

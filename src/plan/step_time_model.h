@@ -44,7 +44,7 @@ struct StepEstimate {
   double tp_comm = 0;
   double cp_comm = 0;
   double pp_p2p = 0;              // pipeline sends/receives on the critical path
-  double embedding_and_loss = 0;  // embedding lookup, logits GEMMs, cross-entropy (first/last stage)
+  double embedding_and_loss = 0;  // embedding, logits GEMMs, cross-entropy, their TP collectives and gradient adds
   double bubble = 0;              // pipeline fill and drain
   double dp_comm_total = 0;       // data-parallel gradient reduction (and ZeRO-3 gathers), whole
   double dp_comm_exposed = 0;     // the part not hidden behind backward
@@ -54,6 +54,21 @@ struct StepEstimate {
   double model_tflops_per_gpu = 0;
   double mfu = 0;  // model FLOP/s per GPU / peak
 };
+
+// Seconds of one micro-batch in the parts of the model outside the layers:
+// the embedding (first pipeline stage) and the output projection with the
+// loss (last stage), each with its tensor-parallel collectives and the
+// accumulation of its weight gradient into the gradient buffer.
+struct EndStageTime {
+  double embed_fwd = 0;      // lookup (+ positions, dropout); TP: all-reduce (SP: reduce-scatter) of its output
+  double embed_bwd = 0;      // dense V/t × h gradient: zero-fill, scatter-add, accumulate into the buffer
+  double output_fwd = 0;     // logits GEMM, fp32 cross-entropy and its three TP all-reduces (SP: + all-gather)
+  double output_bwd = 0;     // logits gradients, input-gradient all-reduce (SP: reduce-scatter), accumulation
+  double tp_comm = 0;        // the collectives among the above, first and last stage together
+  double grad_accumulate = 0;  // the weight-gradient accumulation among the above, both stages
+};
+EndStageTime estimate_end_stages(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
+                                 const ParallelConfig& p);
 
 // Bytes the optimizer step moves per parameter (all its streaming passes).
 double optimizer_pass_bytes(const TrainingSettings& t);

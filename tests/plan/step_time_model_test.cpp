@@ -103,6 +103,36 @@ TEST(GemmModel, RooflineComputeAndMemoryBound) {
   EXPECT_NEAR(gemm_seconds({m, n, k, 1}, c, Dtype::kBf16), (m * k + k * n + m * n) * 2 / 500e9, 1e-12);
 }
 
+TEST(GemmModel, AmpereEpilogueAddsTheOutputWrite) {
+  ClusterSpec c = round_gpu(1);
+  c.gpu.gemm_epilogue_overlapped = false;  // Ampere: each thread block writes C after its main loop
+  // 25600 × 12800 × 4096: main loop 2·m·n·k / 50 TFLOP/s (A and B, 315 MB, stream in
+  // within it), then C (m·n·2 B = 655.36 MB) at 500 GB/s = 1.31072 ms on top.
+  double m = 25600, n = 12800, k = 4096;
+  EXPECT_NEAR(gemm_seconds({m, n, k, 1}, c, Dtype::kBf16), 2 * m * n * k / 50e12 + 1.31072e-3, 1e-12);
+  // k = 16: main loop 0.2097152 ms (operands 1.2 MB take 2.5 µs), plus the same C write.
+  k = 16;
+  EXPECT_NEAR(gemm_seconds({m, n, k, 1}, c, Dtype::kBf16), 0.2097152e-3 + 1.31072e-3, 1e-12);
+  // Hopper-style persistent kernels hide the write: the roofline maximum.
+  c.gpu.gemm_epilogue_overlapped = true;
+  EXPECT_NEAR(gemm_seconds({m, n, k, 1}, c, Dtype::kBf16), (m * k + k * n + m * n) * 2 / 500e9, 1e-12);
+  // The catalog: A100 does not overlap, H100 does.
+  EXPECT_FALSE(find_gpu("a100-80-sxm")->gemm_epilogue_overlapped);
+  EXPECT_TRUE(find_gpu("h100-sxm")->gemm_epilogue_overlapped);
+}
+
+TEST(GemmModel, ProfileCalibrationRemovesTheEpilogue) {
+  ClusterSpec c = round_gpu(1);
+  c.gpu.gemm_epilogue_overlapped = false;
+  // A sample measured on a GPU whose main loop runs at 0.7 of peak: time =
+  // flops / 70 TFLOP/s + C write (1.31072 ms). The calibrated fraction is 0.7 again.
+  const double m = 25600, n = 12800, k = 4096, flops = 2 * m * n * k;
+  const double seconds = flops / 70e12 + 1.31072e-3;
+  c.gemm_samples = {{m, n, k, Dtype::kBf16, flops / seconds / 1e12}};
+  EXPECT_NEAR(gemm_fraction(c, Dtype::kBf16), 0.7, 1e-9);
+  EXPECT_NEAR(gemm_seconds({m, n, k, 1}, c, Dtype::kBf16), seconds, 1e-12);
+}
+
 TEST(GemmModel, ProfileSamplesCalibrateFraction) {
   ClusterSpec c = round_gpu(1);
   // Samples at full wave efficiency: the fraction is the median of measured / peak.
@@ -142,6 +172,53 @@ TEST(StepTime, TensorParallelCommIsFourRingAllReducesPerLayer) {
   const double bytes = 2.0 * 1024 * 2048 * 2;
   EXPECT_NEAR(l.tp_comm_fwd, 2 * (14e-6 + 2 * 7.0 / 8 * bytes / 50e9), 1e-12);
   EXPECT_DOUBLE_EQ(l.tp_comm_bwd, l.tp_comm_fwd);
+}
+
+TEST(StepTime, EndStagesCountTheirCollectivesAndGradientAccumulation) {
+  ClusterSpec c = round_gpu(8);  // NVLink 50 GB/s achievable, α 1 µs; HBM 500 GB/s achievable
+  ModelSpec m = gpt(4, 2048, 16, 1024, 1000);
+  TrainingSettings t;  // bf16, 16-bit gradient buffer (g = 2)
+  t.global_batch = 4;
+  ParallelConfig p;
+  p.tp = 8;
+  p.micro_batch = 2;
+  EndStageTime e = estimate_end_stages(m, t, c, p);
+  // Embedding output all-reduce of b·s·h·2 = 8388608 B over 8 GPUs:
+  // 14 steps × 1 µs + 2·7/8 · 8388608 / 50e9 = 307.60128 µs.
+  const double ar = 14e-6 + 293.60128e-6;
+  // Lookup: 3 · b·s·h · 2 B / 500 GB/s = 50.331648 µs each way.
+  const double lookup = 50.331648e-6;
+  // Dense embedding gradient, (V/t + s)·h = (125 + 1024) · 2048 = 2353152 parameters
+  // × (zero 2 + read 2 + read/write 2·2) B = 37.650432 µs.
+  const double embed_acc = 2353152.0 * 8 / 500e9;
+  EXPECT_NEAR(e.embed_fwd, lookup + ar, 1e-12);
+  EXPECT_NEAR(e.embed_bwd, lookup + embed_acc, 1e-12);
+  // Cross-entropy: three all-reduces of 2048 tokens × 4 B: 3 · (14 µs + 1.75 · 8192 / 50e9).
+  const double ce = 3 * (14e-6 + 1.75 * 8192 / 50e9);
+  // Output weight gradient accumulation: 125 · 2048 parameters × (2 + 2·2) B.
+  const double out_acc = 125.0 * 2048 * 6 / 500e9;
+  const double logits_fwd = gemm_seconds({2048, 125, 2048, 1}, c, Dtype::kBf16);
+  const double logits_bwd =
+      gemm_seconds({2048, 2048, 125, 1}, c, Dtype::kBf16) + gemm_seconds({2048, 125, 2048, 1}, c, Dtype::kBf16);
+  // fp32 cross-entropy over 2048 × 125 logits: 38 B forward, 14 B backward.
+  EXPECT_NEAR(e.output_fwd, logits_fwd + 256000.0 * 38 / 500e9 + ce, 1e-12);
+  EXPECT_NEAR(e.output_bwd, logits_bwd + 256000.0 * 14 / 500e9 + ar + out_acc, 1e-12);
+  EXPECT_NEAR(e.tp_comm, 2 * ar + ce, 1e-12);
+  EXPECT_NEAR(e.grad_accumulate, embed_acc + out_acc, 1e-12);
+  // The step charges them once per micro-batch (pp = 1: both ends on one stage).
+  StepEstimate s = estimate_step(m, t, c, p);
+  EXPECT_NEAR(s.embedding_and_loss, 2 * (e.embed_fwd + e.embed_bwd + e.output_fwd + e.output_bwd), 1e-12);
+  // Sequence parallelism: reduce-scatter (7 µs + 7/8 · 8388608 / 50e9) for the
+  // embedding output and the projection's input gradient, all-gather of its input.
+  p.sequence_parallel = true;
+  EndStageTime q = estimate_end_stages(m, t, c, p);
+  const double rs = 7e-6 + 146.80064e-6;
+  EXPECT_NEAR(q.embed_fwd, lookup + rs, 1e-12);
+  EXPECT_NEAR(q.output_fwd, e.output_fwd + rs, 1e-12);
+  EXPECT_NEAR(q.output_bwd, e.output_bwd - ar + rs, 1e-12);
+  // Without tensor parallelism no collective remains.
+  p.tp = 1, p.sequence_parallel = false;
+  EXPECT_EQ(estimate_end_stages(m, t, c, p).tp_comm, 0);
 }
 
 TEST(StepTime, PipelineBubbleFollowsScheduleWhenStagesAreEqual) {
