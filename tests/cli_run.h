@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -42,6 +43,21 @@ inline CliRun run_cli(const TempDir& dir, const std::vector<std::string>& args, 
   std::istringstream in(read_file(err));
   for (std::string line; std::getline(in, line);) r.err_lines.push_back(line);
   return r;
+}
+
+// Runs `cmd` through /bin/sh and returns its stdout; `exit_code` gets the
+// exit status (128 when it did not exit normally).
+inline std::string run_shell(const std::string& cmd, int& exit_code) {
+  std::string out;
+  exit_code = 128;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return out;
 }
 
 }  // namespace stepscope::testing

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_run.h"
 #include "test_paths.h"
 
 namespace stepscope::cli {
@@ -20,18 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string run_capture(const std::string& cmd, int& exit_code) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return out;
-}
 
 // Drops what legitimately changes between runs and machines.
 json stable(json j) {
@@ -91,7 +80,7 @@ TEST_P(GoldenExample, JsonMatchesReviewedOutput) {
   std::string trace = testing::source_dir() + "/examples/" + name + "/rank0.json.gz";
   std::string cmd = testing::cli_path() + " analyze --json - " + (mode == "hta" ? "--compat hta " : "") + trace;
   int rc = -1;
-  std::string out = run_capture(cmd, rc);
+  std::string out = testing::run_shell(cmd, rc);
   ASSERT_EQ(rc, 0) << cmd;
   json got = stable(json::parse(out));
   ASSERT_EQ(got["ranks"].size(), 1u);

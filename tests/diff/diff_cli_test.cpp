@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli_run.h"
 #include "test_paths.h"
 
 namespace stepscope::diff {
@@ -13,25 +14,13 @@ namespace {
 
 using nlohmann::json;
 
-std::string run_capture(const std::string& cmd, int& exit_code) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return out;
-}
-
 std::string example(const std::string& name) { return testing::source_dir() + "/examples/" + name; }
 
 TEST(DiffCli, JsonOfEmptyCacheFix) {
   std::string cmd = testing::cli_path() + " diff --json - --top 3 " + example("empty_cache") + " " +
                     example("eager_bf16_baseline") + "/rank0.json.gz 2>/dev/null";
   int rc = -1;
-  std::string out = run_capture(cmd, rc);
+  std::string out = testing::run_shell(cmd, rc);
   ASSERT_EQ(rc, 0) << cmd;
   json j = json::parse(out);
   EXPECT_EQ(j["schema"], "stepscope.diff");
@@ -77,7 +66,7 @@ TEST(DiffCli, TerminalReportHasEverySection) {
   std::string cmd = testing::cli_path() + " diff " + example("fp32_no_tf32") + " " + example("eager_bf16_baseline") +
                     " 2>/dev/null";
   int rc = -1;
-  std::string out = run_capture(cmd, rc);
+  std::string out = testing::run_shell(cmd, rc);
   ASSERT_EQ(rc, 0) << cmd;
   for (const char* s : {"stepscope diff", "Step time", "step time (ms)", "GPU busy share", "Where step time went",
                         "compute_matmul_simt", "Findings:", "resolved", "compute_efficiency", "Kernels by name",
@@ -90,7 +79,7 @@ TEST(DiffCli, JsonFileAndQuiet) {
   std::string cmd = testing::cli_path() + " diff -q --json " + path + " " + example("cuda_graph") + " " +
                     example("cuda_graph") + " 2>/dev/null";
   int rc = -1;
-  std::string out = run_capture(cmd, rc);
+  std::string out = testing::run_shell(cmd, rc);
   ASSERT_EQ(rc, 0) << cmd;
   EXPECT_TRUE(out.empty()) << out;
   FILE* f = std::fopen(path.c_str(), "rb");
@@ -111,11 +100,11 @@ TEST(DiffCli, JsonFileAndQuiet) {
 TEST(DiffCli, MissingInputFails) {
   std::string cmd = testing::cli_path() + " diff " + example("cuda_graph") + " /nonexistent/trace.json.gz 2>&1";
   int rc = -1;
-  std::string out = run_capture(cmd, rc);
+  std::string out = testing::run_shell(cmd, rc);
   EXPECT_EQ(rc, 2);
   EXPECT_NE(out.find("after"), std::string::npos) << out;
   // One argument only is a usage error.
-  run_capture(testing::cli_path() + " diff " + example("cuda_graph") + " 2>&1", rc);
+  testing::run_shell(testing::cli_path() + " diff " + example("cuda_graph") + " 2>&1", rc);
   EXPECT_NE(rc, 0);
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "cli_run.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
 #include "report/report_fixtures.h"
@@ -135,23 +136,14 @@ std::string find_chromium() {
   return {};
 }
 
-std::string run_capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
 // Renders `page` in headless Chromium: returns the DOM after the scripts ran
 // and writes a screenshot beside the page.
 std::string render_in_browser(const std::string& chromium, const std::filesystem::path& html,
                               const std::filesystem::path& png) {
   const std::string flags = " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,2400 ";
-  std::string dom = run_capture("timeout 120 " + chromium + flags + "--dump-dom 'file://" + html.string() + "' 2>/dev/null");
+  int rc = 0;  // a failed render shows as a DOM without the charts
+  std::string dom = testing::run_shell(
+      "timeout 120 " + chromium + flags + "--dump-dom 'file://" + html.string() + "' 2>/dev/null", rc);
   std::system(("timeout 120 " + chromium + flags + "--screenshot='" + png.string() + "' 'file://" + html.string() +
                "' >/dev/null 2>&1").c_str());
   return dom;
