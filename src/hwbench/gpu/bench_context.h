@@ -26,4 +26,9 @@ struct BenchContext {
 // One result line on stderr while the run goes (the report comes at the end).
 void progress(const std::string& line);
 
+// A bandwidth measurement (bytes moved in `seconds`) with its progress line:
+// "<section> <name> <GB/s> (<MiB> per <unit>, <ms>)".
+BandwidthResult bandwidth_result(const char* section, const char* name, double bytes, double seconds,
+                                 const char* unit);
+
 }  // namespace stepscope::hwbench::gpu

@@ -1,6 +1,6 @@
-// Device memory owned for a scope: cudaMalloc'd (checked) on construction,
-// freed on destruction, so an exception thrown by a failed check in the
-// middle of a measurement leaks nothing.
+// Device and pinned host memory owned for a scope: allocated (checked) on
+// construction, freed on destruction, so an exception thrown by a failed
+// check in the middle of a measurement leaks nothing.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,6 +17,14 @@ struct DeviceBuffer {
   ~DeviceBuffer() { cudaFree(p); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+struct PinnedBuffer {
+  void* p = nullptr;
+  explicit PinnedBuffer(size_t bytes) { SS_CUDA(cudaMallocHost(&p, bytes)); }
+  ~PinnedBuffer() { cudaFreeHost(p); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
 };
 
 }  // namespace stepscope::hwbench::gpu

@@ -141,10 +141,7 @@ __global__ void l2_read_kernel(const int4* __restrict__ src, size_t n, int passe
 }
 
 BandwidthResult make_result(const char* name, double bytes, double seconds) {
-  BandwidthResult r{name, bytes, seconds, seconds > 0 ? bytes / seconds / 1e9 : 0};
-  progress(fmt::format("memory  {:<24} {:>9.1f} GB/s  ({:.0f} MiB per run, {:.3f} ms)", name, r.gbps,
-                       bytes / (1 << 20), seconds * 1e3));
-  return r;
+  return bandwidth_result("memory", name, bytes, seconds, "run");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "hwbench/gpu/cuda_check.h"
+#include "hwbench/gpu/device_buffer.h"
 #include "hwbench/gpu/element_kernels.h"
 #include "hwbench/random_values.h"
 
@@ -13,22 +14,17 @@ namespace stepscope::hwbench::gpu {
 namespace {
 
 BandwidthResult make_result(const char* name, double bytes, double seconds) {
-  BandwidthResult r{name, bytes, seconds, seconds > 0 ? bytes / seconds / 1e9 : 0};
-  progress(fmt::format("host    {:<16} {:>9.1f} GB/s  ({:.0f} MiB per copy, {:.3f} ms)", name, r.gbps,
-                       bytes / (1 << 20), seconds * 1e3));
-  return r;
+  return bandwidth_result("host", name, bytes, seconds, "copy");
 }
 
 }  // namespace
 
 std::vector<BandwidthResult> run_host_copy(const BenchContext& ctx) {
   const size_t bytes = ctx.quick ? (size_t{64} << 20) : (size_t{256} << 20);
-  void* dev = nullptr;
-  void* pinned = nullptr;
-  SS_CUDA(cudaMalloc(&dev, bytes));
-  std::unique_ptr<void, void (*)(void*)> dev_guard(dev, [](void* p) { cudaFree(p); });
-  SS_CUDA(cudaMallocHost(&pinned, bytes));
-  std::unique_ptr<void, void (*)(void*)> pinned_guard(pinned, [](void* p) { cudaFreeHost(p); });
+  DeviceBuffer dev_buffer(bytes);
+  PinnedBuffer pinned_buffer(bytes);
+  void* dev = dev_buffer.p;
+  void* pinned = pinned_buffer.p;
   // Pageable: an ordinary heap block, touched so its pages exist.
   std::unique_ptr<uint32_t[]> pageable(new uint32_t[bytes / 4]);
   for (size_t i = 0; i < bytes / 4; ++i) pageable[i] = static_cast<uint32_t>(mix_bits(7, i));

@@ -18,6 +18,14 @@ namespace stepscope::hwbench::gpu {
 
 void progress(const std::string& line) { fmt::print(stderr, "[bench] {}\n", line); }
 
+BandwidthResult bandwidth_result(const char* section, const char* name, double bytes, double seconds,
+                                 const char* unit) {
+  BandwidthResult r{name, bytes, seconds, seconds > 0 ? bytes / seconds / 1e9 : 0};
+  progress(fmt::format("{:<7} {:<24} {:>9.1f} GB/s  ({:.0f} MiB per {}, {:.3f} ms)", section, name, r.gbps,
+                       bytes / (1 << 20), unit, seconds * 1e3));
+  return r;
+}
+
 namespace {
 
 std::string utc_now() {
