@@ -4,7 +4,7 @@
 # tests and the benchmarks, every log and JSON result under $OUT.
 #
 #   bash workloads/kernels_h200.sh                 # all stages
-#   bash workloads/kernels_h200.sh build pytest    # some stages: build ctest pytest bench
+#   bash workloads/kernels_h200.sh build pytest    # some stages: build ctest pytest bench variants convergence
 #
 # Each stage runs even when an earlier one failed; its exit status is recorded
 # in $OUT/status.txt and the script exits non-zero if any stage failed.
@@ -21,6 +21,12 @@
 #                     benchmark script (default 300); BENCH_ARGS extra
 #                     benchmark flags (e.g. --no-compile); BENCH_ONLY the
 #                     benchmarks to run, e.g. "qkv_rope loss_scaler" (default all).
+#   AQ_RAW_DIR        folder of prebuilt bench_activation_quant_raw variants
+#                     (aq_raw_v<VEC>_mb<MINBLOCKS>); without it stage
+#                     `variants` builds them with nvcc (AQ_VARIANTS, default
+#                     "8:8 16:6 16:4 32:4").
+#   CONV_ARGS         extra arguments of workloads/compression_convergence.py
+#                     (stage `convergence`; default: 3 seeds x baseline, int8, int4).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$HERE"
@@ -93,9 +99,34 @@ for stage in "${STAGES[@]}"; do
             run "$name" "$BENCH_TIMEOUT" "$PY" "$b" --json "$OUT/$name.jsonl" "${BENCH_EXTRA[@]}"
         done
         ;;
-    # --- helper B: extra stages for activation compression go here (e.g. the 300-step loss run) ---
+    variants)
+        # The quantize kernel's build-time variants (elements per thread,
+        # blocks per SM), timed without torch in one process each.
+        dir="${AQ_RAW_DIR:-}"
+        if [ -z "$dir" ]; then
+            dir=/tmp/aq_raw
+            mkdir -p "$dir"
+            for v in ${AQ_VARIANTS:-8:8 16:6 16:4 32:4}; do
+                run "build_aq_raw_${v/:/_}" "$STAGE_TIMEOUT" nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 \
+                    -Isrc -DSTEPSCOPE_AQ_VEC="${v%%:*}" -DSTEPSCOPE_AQ_MIN_BLOCKS="${v##*:}" \
+                    bench/kernels/bench_activation_quant_raw.cu src/kernels/gpu/activation_quant.cu \
+                    -o "$dir/aq_raw_v${v%%:*}_mb${v##*:}"
+            done
+        fi
+        : > "$OUT/aq_variants.log"
+        for b in "$dir"/aq_raw_v*; do
+            run "$(basename "$b")" "$BENCH_TIMEOUT" "$b"
+            cat "$OUT/$(basename "$b").log" >> "$OUT/aq_variants.log"
+            rm -f "$OUT/$(basename "$b").log"
+        done
+        ;;
+    convergence)
+        read -r -a CONV_EXTRA <<< "${CONV_ARGS:-}"
+        run compression_convergence "$((STAGE_TIMEOUT * 2))" "$PY" workloads/compression_convergence.py \
+            --json "$OUT/compression_convergence.json" "${CONV_EXTRA[@]}"
+        ;;
     *)
-        echo "unknown stage '$stage' (build ctest pytest bench)" | tee -a "$OUT/status.txt"
+        echo "unknown stage '$stage' (build ctest pytest bench variants convergence)" | tee -a "$OUT/status.txt"
         failed=1
         ;;
     esac

@@ -6,13 +6,21 @@
 //
 // Format (x flattened, cut into blocks of `block` elements, the last one may
 // be shorter):
-//   zero[b]  = bf16 rounded DOWN from min(block)        (so zero <= every x)
-//   scale[b] = bf16 rounded UP from (max - zero) / qmax  (so codes stay <= qmax),
-//              at least 2^-126 when nonzero (its reciprocal stays finite);
-//              0 when max == zero (a constant bf16 block: dequantizes exactly)
-//   code     = round((x - zero) * (1 / scale)), clamped to [0, qmax]; nearest is
-//              round-half-even, stochastic is floor(t) + (u < t - floor(t)) with
-//              u from the counter hash below
+//   zero[b]  = bf16 rounded DOWN from min(block)           (so zero <= every x)
+//   scale[b] = bf16 rounded UP from (max - zero) * fl(1/qmax), fl(1/qmax) the
+//              fp32 nearest 1/qmax (a multiply, not a division: one
+//              instruction per block on the GPU), at least 2^-126 when nonzero
+//              (its reciprocal stays finite); 0 when max == zero (a constant
+//              bf16 block: dequantizes exactly)
+//   t        = min((x - zero) * fl(1/scale), qmax) in fp32, 1/scale correctly
+//              rounded (computed once per block)
+//   code     = nearest: round-half-even of t, computed as t + 1.5 * 2^23 in
+//              fp32 (the sum's rounding IS the rounding to an integer)
+//              stochastic: floor(fl(t + v)) - 1, at most qmax, with
+//              v = 1 + u * 2^-16 and u 16 uniform bits from the counter hash
+//              below (one 32-bit hash per pair of elements, the even element
+//              takes its low half); rounds up with probability frac(t) to
+//              within 2^-16 plus half an ulp of t + v
 //   x'       = fma(code, scale, zero) in fp32, then rounded to the output dtype
 // A block holding a NaN/inf, or whose range overflows fp32, is poisoned:
 // zero and scale are NaN, codes 0, and it dequantizes to NaN.
@@ -78,34 +86,41 @@ SS_AQ_HD uint16_t bf16_round_up_nonneg(float f) {
 
 SS_AQ_HD bool is_finite(float f) { return (float_bits(f) & 0x7F800000u) != 0x7F800000u; }
 
-// Per-block parameters from the block's min and max (both finite) and qmax
-// (15 or 255). Returns false when the block must be poisoned. The explicit
-// _rn intrinsics keep nvcc from contracting or approximating: the GPU and the
-// CPU must round identically.
+// fl(1/qmax): the nearest fp32 (the compiler rounds the constant division).
+SS_AQ_HD constexpr float inv_qmax(int bits) { return bits == 8 ? 1.0f / 255.0f : 1.0f / 15.0f; }
+
+// Per-block parameters from the block's min and max and qmax (15 or 255), with
+// iq = inv_qmax(bits). Returns false when the block must be poisoned: a NaN
+// min or max, or a range that is not finite (an infinite element makes it so).
+// The explicit _rn intrinsics keep nvcc from contracting or approximating:
+// the GPU and the CPU must round identically.
 struct BlockParams {
   uint16_t zero_bits, scale_bits;
   float zero, inv_scale;
 };
 
-SS_AQ_HD bool block_params(float mn, float mx, float qmax, BlockParams* p) {
+SS_AQ_HD bool block_params(float mn, float mx, float iq, BlockParams* p) {
 #if defined(__CUDA_ARCH__)
-  mn = __fadd_rn(mn, 0.0f);  // -0 -> +0: min of {0, -0} is either, the stored pattern must not be
+  // -0 -> +0: min/max of {0, -0} may be either, the stored patterns must not be
+  mn = __fadd_rn(mn, 0.0f);
+  mx = __fadd_rn(mx, 0.0f);
   const uint16_t zb = bf16_round_down(mn);
   const float zero = bf16_bits_value(zb);
   const float range = __fsub_rn(mx, zero);
   if (!is_finite(range)) return false;
-  uint16_t sb = bf16_round_up_nonneg(__fdiv_rn(range, qmax));
+  uint16_t sb = bf16_round_up_nonneg(__fmul_rn(range, iq));
   float scale = bf16_bits_value(sb);
   if (scale > 0.0f && scale < kMinScale) sb = 0x0080, scale = kMinScale;
   if (!is_finite(scale)) return false;
-  p->inv_scale = scale > 0.0f ? __fdiv_rn(1.0f, scale) : 0.0f;
+  p->inv_scale = scale > 0.0f ? __frcp_rn(scale) : 0.0f;
 #else
   mn = mn + 0.0f;
+  mx = mx + 0.0f;
   const uint16_t zb = bf16_round_down(mn);
   const float zero = bf16_bits_value(zb);
   const float range = mx - zero;
   if (!is_finite(range)) return false;
-  uint16_t sb = bf16_round_up_nonneg(range / qmax);
+  uint16_t sb = bf16_round_up_nonneg(range * iq);
   float scale = bf16_bits_value(sb);
   if (scale > 0.0f && scale < kMinScale) sb = 0x0080, scale = kMinScale;
   if (!is_finite(scale)) return false;
@@ -127,13 +142,39 @@ SS_AQ_HD float grid_position(float x, const BlockParams& p, float qmax) {
   return t < qmax ? t : qmax;
 }
 
-SS_AQ_HD uint32_t round_nearest(float t) {
+// Codes come out biased by kRoundBias (the bit pattern of 1.5 * 2^23): adding
+// that constant to a t in [0, 2^22) leaves round(t) in the low mantissa bits,
+// so the rounding is one fp32 add instead of a float-to-int conversion (a
+// quarter-rate instruction on the GPU). code = biased - kRoundBias; the low
+// byte of `biased` is the code itself.
+inline constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23
+inline constexpr uint32_t kRoundBias = 0x4B400000u;
+
+// Round half to even: the fp32 add rounds to the integer grid of [2^23, 2^24).
+SS_AQ_HD uint32_t nearest_biased(float t) {
 #if defined(__CUDA_ARCH__)
-  return static_cast<uint32_t>(__float2int_rn(t));
+  return float_bits(__fadd_rn(t, kRoundMagic));
 #else
-  return static_cast<uint32_t>(std::nearbyint(t));  // default rounding mode: half to even
+  return float_bits(t + kRoundMagic);
 #endif
 }
+
+// Stochastic rounding of t in [0, qmax] with 16 uniform bits u16:
+// floor(fl(t + v)) - 1 with v = 1 + u16 * 2^-16 in [1, 2), at most qmax.
+SS_AQ_HD uint32_t stochastic_biased(float t, uint32_t u16, uint32_t qmax) {
+  const float v = bits_float(0x3F800000u | (u16 << 7));
+#if defined(__CUDA_ARCH__)
+  // Rounding the add toward -inf onto the integer grid is the floor.
+  const uint32_t fl = float_bits(__fadd_rd(__fadd_rn(t, v), kRoundMagic));
+#else
+  const float s = t + v;
+  const uint32_t fl = kRoundBias + static_cast<uint32_t>(std::floor(s));  // s >= 1
+#endif
+  const uint32_t c = fl - 1u;
+  return c < kRoundBias + qmax ? c : kRoundBias + qmax;
+}
+
+SS_AQ_HD uint32_t unbiased_code(uint32_t biased) { return biased - kRoundBias; }
 
 // splitmix64 finaliser: turns the user's seed into the two hash keys.
 SS_AQ_HD uint64_t mix_seed(uint64_t seed) {
@@ -143,38 +184,52 @@ SS_AQ_HD uint64_t mix_seed(uint64_t seed) {
   return z ^ (z >> 31);
 }
 
-// 24 uniform bits for element `index` under the mixed seed `key`: a bijection
-// of the low 32 index bits (multiply-add, then murmur3's fmix32), so within
-// 2^32 elements no two draw the same word.
-SS_AQ_HD uint32_t uniform24(uint64_t key, uint64_t index) {
-  uint32_t h = static_cast<uint32_t>(index) * 0x9E3779B9u + static_cast<uint32_t>(key);
-  h ^= static_cast<uint32_t>(index >> 32) * 0x85EBCA6Bu + static_cast<uint32_t>(key >> 32);
+// murmur3's 32-bit finaliser.
+SS_AQ_HD uint32_t fmix32(uint32_t h) {
   h ^= h >> 16;
   h *= 0x85EBCA6Bu;
   h ^= h >> 13;
   h *= 0xC2B2AE35u;
   h ^= h >> 16;
-  return h >> 8;
+  return h;
 }
 
-// Stochastic rounding: floor(t) + 1 with probability frac(t) (to 2^-24).
-SS_AQ_HD uint32_t round_stochastic(float t, uint32_t u24, float qmax) {
+// The part of pair_hash that depends on the high word of the pair index (the
+// kernels compute it once per thread: a thread's pairs share their high word).
+SS_AQ_HD uint32_t pair_hash_high(uint64_t key, uint64_t pair) {
+  return static_cast<uint32_t>(pair >> 32) * 0x85EBCA6Bu + static_cast<uint32_t>(key >> 32);
+}
+
+// 32 uniform bits for the element pair `pair` (= element index / 2) under the
+// mixed seed `key`: a bijection of the low 32 pair bits (multiply-add, then
+// fmix32), so within 2^33 elements no two pairs draw the same word.
+SS_AQ_HD uint32_t pair_hash(uint64_t key, uint64_t pair) {
+  return fmix32((static_cast<uint32_t>(pair) * 0x9E3779B9u + static_cast<uint32_t>(key)) ^
+                pair_hash_high(key, pair));
+}
+
+// The 16 uniform bits of element `index`: its half of its pair's hash.
+SS_AQ_HD uint32_t uniform16(uint64_t key, uint64_t index) {
+  return (pair_hash(key, index >> 1) >> ((index & 1) * 16)) & 0xFFFFu;
+}
+
+// A code (< 2^23) as fp32, exactly. The GPU builds it from the bit pattern of
+// 2^23 + code minus 2^23 (one add instead of a quarter-rate int-to-float
+// conversion); the value is the same.
+SS_AQ_HD float code_value(uint32_t code) {
 #if defined(__CUDA_ARCH__)
-  const float fl = floorf(t);
+  return __fsub_rn(bits_float(0x4B000000u | code), 8388608.0f);
 #else
-  const float fl = static_cast<float>(static_cast<uint32_t>(t));  // t >= 0
+  return static_cast<float>(code);
 #endif
-  const float frac = t - fl;  // exact: fl and t share the exponent range
-  uint32_t c = static_cast<uint32_t>(fl) + (static_cast<float>(u24) < frac * 16777216.0f ? 1u : 0u);
-  return c > static_cast<uint32_t>(qmax) ? static_cast<uint32_t>(qmax) : c;
 }
 
 // Dequantized value in fp32: one rounding (fma) on both sides.
 SS_AQ_HD float dequant_value(uint32_t code, float scale, float zero) {
 #if defined(__CUDA_ARCH__)
-  return __fmaf_rn(static_cast<float>(code), scale, zero);
+  return __fmaf_rn(code_value(code), scale, zero);
 #else
-  return std::fma(static_cast<float>(code), scale, zero);
+  return std::fma(code_value(code), scale, zero);
 #endif
 }
 

@@ -31,7 +31,8 @@ ActQuantized quantize_reference(std::span<const float> x, const ActQuantOptions&
   q.codes.assign(act_quant_code_bytes(x.size(), opt.bits), 0);
   q.scale.assign(nblocks, 0);
   q.zero.assign(nblocks, 0);
-  const float qmax = static_cast<float>((1u << opt.bits) - 1);
+  const uint32_t qmax_code = (1u << opt.bits) - 1;
+  const float qmax = static_cast<float>(qmax_code);
   const uint64_t key = aq::mix_seed(opt.seed);
 
   for (size_t b = 0; b < nblocks; ++b) {
@@ -45,7 +46,7 @@ ActQuantized quantize_reference(std::span<const float> x, const ActQuantOptions&
       mx = std::max(mx, x[i]);
     }
     aq::BlockParams p{};
-    if (!finite || !aq::block_params(mn, mx, qmax, &p)) {
+    if (!finite || !aq::block_params(mn, mx, aq::inv_qmax(opt.bits), &p)) {
       q.scale[b] = q.zero[b] = aq::kPoisonBf16;
       continue;  // codes stay 0
     }
@@ -53,8 +54,8 @@ ActQuantized quantize_reference(std::span<const float> x, const ActQuantOptions&
     q.zero[b] = p.zero_bits;
     for (size_t i = lo; i < hi; ++i) {
       const float t = aq::grid_position(x[i], p, qmax);
-      const uint32_t c = opt.stochastic ? aq::round_stochastic(t, aq::uniform24(key, i), qmax)
-                                        : aq::round_nearest(t);
+      const uint32_t c = aq::unbiased_code(opt.stochastic ? aq::stochastic_biased(t, aq::uniform16(key, i), qmax_code)
+                                                          : aq::nearest_biased(t));
       if (opt.bits == 8)
         q.codes[i] = static_cast<uint8_t>(c);
       else

@@ -29,7 +29,7 @@ float scale_of(const ActQuantized& q, size_t i) { return aq::bf16_bits_value(q.s
 float zero_of(const ActQuantized& q, size_t i) { return aq::bf16_bits_value(q.zero[i / q.block]); }
 
 // The bound every finite element must meet: half a step for nearest rounding,
-// one step for stochastic, plus the fp32 slack of computing (x - zero) / scale
+// one step for stochastic, plus the fp32 slack of computing (x - zero) * (1 / scale)
 // (a few ulp of a value <= 255, i.e. < 1e-4 of a step) and of the final fma
 // (half an ulp of the result).
 bool within_bound(float x, float xr, float scale, bool stochastic) {
@@ -94,7 +94,8 @@ TEST(ActivationQuantReference, RandomInputsMeetTheErrorBound) {
 }
 
 // bf16 inputs: zero is the exact minimum and the step the smallest bf16 >=
-// range / qmax: never smaller, at most one bf16 step (2^-7 relative) larger.
+// range * fl(1/qmax): never smaller than range / qmax by more than the fp32
+// rounding of the product, at most one bf16 step (2^-7 relative) larger.
 TEST(ActivationQuantReference, ScaleIsTheRoundedUpRangeOverQmax) {
   const uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -296,15 +297,53 @@ TEST(ActivationQuantReference, CounterHashIsUniform) {
   std::vector<size_t> bins(16, 0);
   double mean = 0;
   for (size_t i = 0; i < n; ++i) {
-    const uint32_t u = aq::uniform24(key, i);
-    ASSERT_LT(u, 1u << 24);
-    bins[u >> 20]++;
-    mean += u / 16777216.0;
+    const uint32_t u = aq::uniform16(key, i);
+    ASSERT_LT(u, 1u << 16);
+    bins[u >> 12]++;
+    mean += u / 65536.0;
   }
   EXPECT_NEAR(mean / n, 0.5, 0.003);
   double chi2 = 0;
   for (size_t b : bins) chi2 += (b - n / 16.0) * (b - n / 16.0) / (n / 16.0);
   EXPECT_LT(chi2, 45.0);  // 15 degrees of freedom: p < 1e-4
+  // The two halves of a pair's word are independent draws: their XOR is uniform too.
+  std::vector<size_t> xbins(16, 0);
+  for (size_t i = 0; i < n; i += 2) xbins[(aq::uniform16(key, i) ^ aq::uniform16(key, i + 1)) >> 12]++;
+  double xchi2 = 0;
+  for (size_t b : xbins) xchi2 += (b - n / 32.0) * (b - n / 32.0) / (n / 32.0);
+  EXPECT_LT(xchi2, 45.0);
+}
+
+// The nearest code is computed as t + 1.5 * 2^23 in fp32: that must be
+// round-half-even of t for every t the format produces (0 <= t <= 255).
+TEST(ActivationQuantReference, MagicAddIsRoundHalfEven) {
+  std::mt19937 rng(fresh_seed());
+  std::uniform_real_distribution<float> u(0.0f, 255.0f);
+  for (int i = 0; i < 200000; ++i) {
+    const float t = i < 511 ? 0.5f * static_cast<float>(i) : u(rng);  // every half-integer tie, then random
+    ASSERT_EQ(aq::unbiased_code(aq::nearest_biased(t)), static_cast<uint32_t>(std::nearbyint(t))) << t;
+  }
+  EXPECT_EQ(aq::unbiased_code(aq::nearest_biased(2.5f)), 2u);
+  EXPECT_EQ(aq::unbiased_code(aq::nearest_biased(3.5f)), 4u);
+  EXPECT_EQ(aq::unbiased_code(aq::nearest_biased(std::nextafter(2.5f, 3.0f))), 3u);
+}
+
+// floor(fl(t + v)) - 1 with v in [1, 2): the code is floor(t) or floor(t) + 1,
+// never above qmax, and u16 = 0 / 0xFFFF give the extremes.
+TEST(ActivationQuantReference, StochasticCodeStaysInItsCell) {
+  std::mt19937 rng(fresh_seed());
+  std::uniform_real_distribution<float> u(0.0f, 15.0f);
+  for (int i = 0; i < 100000; ++i) {
+    const float t = i == 0 ? 15.0f : u(rng);
+    const uint32_t c = aq::unbiased_code(aq::stochastic_biased(t, rng() & 0xFFFFu, 15));
+    const auto fl = static_cast<uint32_t>(std::floor(t));
+    ASSERT_TRUE(c == fl || c == fl + 1) << t << " -> " << c;
+    ASSERT_LE(c, 15u);
+  }
+  EXPECT_EQ(aq::unbiased_code(aq::stochastic_biased(3.25f, 0, 15)), 3u);
+  EXPECT_EQ(aq::unbiased_code(aq::stochastic_biased(3.25f, 0xFFFF, 15)), 4u);
+  EXPECT_EQ(aq::unbiased_code(aq::stochastic_biased(15.0f, 0xFFFF, 15)), 15u);
+  EXPECT_EQ(aq::unbiased_code(aq::stochastic_biased(0.0f, 0, 15)), 0u);
 }
 
 TEST(ActivationQuantReference, DirectedBf16Rounding) {

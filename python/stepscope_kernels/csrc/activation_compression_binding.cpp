@@ -41,7 +41,7 @@ void check_cuda_contiguous(const at::Tensor& t, const char* name) {
 }
 
 // x (any shape, contiguous) -> (codes uint8 [ceil(numel*bits/8)],
-// scale bf16 [nblocks], zero bf16 [nblocks]).
+// scale bf16 [nblocks], zero bf16 [nblocks]), three views of one buffer.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> act_quantize(const at::Tensor& x, int64_t bits, int64_t block,
                                                             bool stochastic, uint64_t seed) {
   check_options(bits, block);
@@ -51,9 +51,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> act_quantize(const at::Tensor& x,
   const int64_t n = x.numel();
   const int64_t code_bytes = bits == 8 ? n : (n + 1) / 2;
   const int64_t nblocks = (n + block - 1) / block;
-  at::Tensor codes = at::empty({code_bytes}, x.options().dtype(at::kByte));
-  at::Tensor scale = at::empty({nblocks}, x.options().dtype(at::kBFloat16));
-  at::Tensor zero = at::empty({nblocks}, x.options().dtype(at::kBFloat16));
+  // One allocation holds codes, scale and zero (16-byte aligned parts): one
+  // caching-allocator call per quantized activation instead of three.
+  auto align16 = [](int64_t b) { return (b + 15) / 16 * 16; };
+  const int64_t scale_off = align16(code_bytes), zero_off = scale_off + align16(2 * nblocks);
+  at::Tensor buf = at::empty({zero_off + 2 * nblocks}, x.options().dtype(at::kByte));
+  at::Tensor codes = buf.narrow(0, 0, code_bytes);
+  at::Tensor scale = buf.narrow(0, scale_off, 2 * nblocks).view(at::kBFloat16);
+  at::Tensor zero = buf.narrow(0, zero_off, 2 * nblocks).view(at::kBFloat16);
   const std::string err = stepscope::kernels::gpu::act_quantize(
       x.data_ptr(), dtype, n, static_cast<int>(bits), static_cast<int>(block), stochastic, seed,
       codes.data_ptr<uint8_t>(), reinterpret_cast<uint16_t*>(scale.data_ptr<at::BFloat16>()),

@@ -18,8 +18,8 @@ functions keep a 4- or 8-bit copy instead and dequantize it in backward:
 
 Format (src/kernels/activation_quant_format.h has the full definition): x is
 flattened and cut into blocks of 64 or 128 elements; per block a zero point
-(the block minimum rounded DOWN to bf16) and a scale (range / (2^bits - 1)
-rounded UP to bf16, so codes never overflow) are stored, 4 bytes per block,
+(the block minimum rounded DOWN to bf16) and a scale (range times the fp32
+nearest 1 / (2^bits - 1), rounded UP to bf16) are stored, 4 bytes per block,
 i.e. 0.5 (block 64) or 0.25 (block 128) extra bits per element. A bf16
 activation at 4 bits, block 64, takes 4.5 bits per element: 3.56x smaller.
 Dequantization is zero + code * scale; the error is at most scale / 2 with
@@ -155,16 +155,25 @@ def _mul32(a, c: int):
     return (a * (c & 0xFFFF) + (((a * (c >> 16)) & 0xFFFF) << 16)) & _MASK32
 
 
-def _uniform24(key: int, index):
-    """24 uniform bits per element index (see uniform24 in the C++ header)."""
-    h = (_mul32(index & _MASK32, 0x9E3779B9) + (key & _MASK32)) & _MASK32
-    h = h ^ ((_mul32(index >> 32, 0x85EBCA6B) + (key >> 32)) & _MASK32)
+def _fmix32(h):
     h = h ^ (h >> 16)
     h = _mul32(h, 0x85EBCA6B)
     h = h ^ (h >> 13)
     h = _mul32(h, 0xC2B2AE35)
-    h = h ^ (h >> 16)
-    return h >> 8
+    return h ^ (h >> 16)
+
+
+def _pair_hash(key: int, pair):
+    """32 uniform bits per element pair (see pair_hash in the C++ header)."""
+    h = (_mul32(pair & _MASK32, 0x9E3779B9) + (key & _MASK32)) & _MASK32
+    h = h ^ ((_mul32(pair >> 32, 0x85EBCA6B) + (key >> 32)) & _MASK32)
+    return _fmix32(h)
+
+
+def _uniform16(key: int, index):
+    """16 uniform bits per element: its half of its pair's hash (the even
+    element takes the low half)."""
+    return (_pair_hash(key, index >> 1) >> ((index & 1) * 16)) & 0xFFFF
 
 
 def _bf16_round_down(v: torch.Tensor) -> torch.Tensor:
@@ -183,6 +192,11 @@ def _bf16_round_up_nonneg(v: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isnan(v), v, t.view(torch.float32))
 
 
+def _inv_qmax(qmax: float) -> float:
+    """fl32(1 / qmax): 1 / qmax rounded once to float32."""
+    return float(torch.tensor(1.0 / qmax, dtype=torch.float64).to(torch.float32))
+
+
 def _block_params(xb: torch.Tensor, valid: Optional[torch.Tensor], qmax: float):
     """Per-block (zero, scale, inv_scale, poisoned) from xb [nblocks, block]
     (float32), following block_params() in activation_quant_format.h."""
@@ -195,10 +209,11 @@ def _block_params(xb: torch.Tensor, valid: Optional[torch.Tensor], qmax: float):
         mx = torch.where(valid, xb, -inf).amax(1)
         bad = ~(torch.isfinite(xb) | ~valid).all(1)
     mn = mn + 0.0  # -0 -> +0
+    mx = mx + 0.0
     zero = _bf16_round_down(mn)
     rng = mx - zero
-    # Divide by a tensor: a CPU scalar divisor makes CUDA multiply by its reciprocal.
-    scale = _bf16_round_up_nonneg(rng / torch.full_like(rng, qmax))
+    # range * fl32(1 / qmax), the fp32 nearest 1 / qmax (as inv_qmax() in C++)
+    scale = _bf16_round_up_nonneg(rng * torch.full_like(rng, _inv_qmax(qmax)))
     scale = torch.where((scale > 0) & (scale < _MIN_SCALE), torch.full_like(scale, _MIN_SCALE), scale)
     bad = bad | ~torch.isfinite(rng) | ~torch.isfinite(scale)
     inv = torch.where(scale > 0, torch.ones_like(scale) / scale, torch.zeros_like(scale))
@@ -238,14 +253,15 @@ def quantize_reference_tensors(x: torch.Tensor, bits: int, block: int, stochasti
     t = (xb - zero[:, None]) * inv[:, None]
     t = torch.clamp(t, 0.0, qmax)  # no-op on real elements (zero <= x); tames the tail padding
     if stochastic:
+        # floor(fl(t + v)) - 1, v = 1 + u16 * 2^-16 (stochastic_biased in C++)
         key = _mix_seed(int(seed) & _MASK64)
         idx = torch.arange(nb * block, device=xf.device, dtype=torch.int64).view(nb, block)
-        u24 = _uniform24(key, idx)
-        fl = torch.floor(t)
-        c = fl + (u24.float() < (t - fl) * 16777216.0).float()
-        c = torch.clamp_max(c, qmax)
+        u16 = _uniform16(key, idx)
+        v = (u16 * 128 + 0x3F800000).to(torch.int32).view(torch.float32)
+        c = torch.clamp(torch.floor(t + v) - 1.0, 0.0, qmax)
     else:
-        c = torch.round(t)  # half to even, as the kernel's __float2int_rn
+        # half to even, as the kernels' add of 1.5 * 2^23 (exact for t < 2^22)
+        c = torch.round(t)
     c = torch.where(bad[:, None], torch.zeros_like(c), c)
     c = torch.nan_to_num(c, nan=0.0).to(torch.uint8).view(-1)[:n]
     if bits == 4:
