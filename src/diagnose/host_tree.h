@@ -32,8 +32,7 @@ class HostTree {
 
  private:
   std::vector<uint32_t> parent_;       // per event row
-  std::vector<uint32_t> child_begin_;  // per event row + 1: CSR offsets into child_rows_
-  std::vector<uint32_t> child_rows_;
+  std::vector<uint32_t> child_rows_;  // children of every host span, grouped by parent row (ascending)
   std::vector<uint32_t> roots_;
   const trace::EventColumns* events_;  // for sibling_index's search (siblings are in tree order)
 };

@@ -226,6 +226,11 @@ RankAttribution attribute_steps(const trace::EventStore& store, const analysis::
     s.end_ns = w.end_ns;
     r.steps.push_back(s);
   }
+  // Non-compute spans come from the gaps between activities and the pieces
+  // of those gaps: reserving about two per activity up front means the list
+  // is not copied as it grows (a doubling copy held old and new capacity at
+  // once, the peak of diagnosis); capacity never touched costs no memory.
+  r.spans.reserve(2 * timeline.activities.size() + windows.size());
   size_t wi = 0;
   auto distribute = [&](const Piece& p) {
     while (wi < windows.size() && windows[wi].end_ns <= p.start_ns) ++wi;
