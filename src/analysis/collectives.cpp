@@ -1,5 +1,6 @@
 #include "analysis/collectives.h"
 
+#include <algorithm>
 #include <cctype>
 #include <unordered_map>
 
@@ -30,6 +31,19 @@ std::string normalize_op(std::string_view op) {
     out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   return out;
+}
+
+std::string_view host_collective_op(std::string_view name) {
+  const size_t colon = name.find(':');
+  if (colon == std::string_view::npos) return {};
+  const std::string_view backend = name.substr(0, colon);
+  bool known = false;
+  for (std::string_view b : {"gloo", "nccl", "mpi", "ucc", "xccl", "hccl"}) known = known || backend == b;
+  const std::string_view op = name.substr(colon + 1);
+  if (!known || op.empty()) return {};
+  for (char c : op)
+    if (!(std::islower(static_cast<unsigned char>(c)) || c == '_')) return {};
+  return op;
 }
 
 CollectiveSequence extract_collectives(const trace::EventStore& store, const GpuTimeline& timeline) {
@@ -70,6 +84,27 @@ CollectiveSequence extract_collectives(const trace::EventStore& store, const Gpu
     c.end_ns = base + a.end_ns;
     seq.calls.push_back(c);
   }
+  if (!seq.calls.empty()) {
+    seq.source = CollectiveSource::kGpuKernels;
+    return seq;
+  }
+  // No communication kernel: the host-side c10d ranges, rows in time order.
+  const trace::EventColumns& ev = store.events;
+  std::unordered_map<trace::StringId, std::string_view> host_op_of_name;
+  for (uint32_t row = 0; row < ev.ts_ns.size(); ++row) {
+    if (ev.kind[row] != trace::EventKind::kCpuOp && ev.kind[row] != trace::EventKind::kUserAnnotation) continue;
+    auto it = host_op_of_name.find(ev.name[row]);
+    if (it == host_op_of_name.end())
+      it = host_op_of_name.emplace(ev.name[row], host_collective_op(store.strings.get(ev.name[row]))).first;
+    if (it->second.empty()) continue;
+    CollectiveCall c;
+    c.op = intern_op(std::string(it->second));
+    c.ordinal = next_ordinal[c.op]++;
+    c.start_ns = base + ev.ts_ns[row];
+    c.end_ns = c.start_ns + std::max<int64_t>(ev.dur_ns[row], 0);
+    seq.calls.push_back(c);
+  }
+  if (!seq.calls.empty()) seq.source = CollectiveSource::kHostOps;
   return seq;
 }
 

@@ -20,9 +20,16 @@ struct CollectiveCall {
   int64_t end_ns = 0;      // kernel end on the absolute clock, ns
 };
 
+// Where a rank's calls were read from. GPU kernels are the rule; a rank whose
+// trace has no communication kernel (gloo on CPU, or a profile without
+// CUDA activity) falls back to the host-side c10d ranges ("gloo:all_reduce",
+// "nccl:all_reduce"), whose start is when that rank reached the collective.
+enum class CollectiveSource : uint8_t { kNone, kGpuKernels, kHostOps };
+
 struct CollectiveSequence {
   std::vector<std::string> ops;       // operation keys, lower case without '_': "allreduce", "allgather", "sendrecv"
   std::vector<CollectiveCall> calls;  // in start order
+  CollectiveSource source = CollectiveSource::kNone;
 };
 
 // Operation of a communication kernel from its name, for both NCCL naming
@@ -34,8 +41,15 @@ std::string collective_op_of(std::string_view kernel_name);
 // Lower case without '_' or ' ': "AllReduce", "all_reduce" -> "allreduce".
 std::string normalize_op(std::string_view op);
 
+// The op of a host-side c10d range, "<backend>:<op>" as ProcessGroup
+// implementations name them (gloo, nccl, mpi, ucc, xccl, hccl): "all_reduce"
+// from "gloo:all_reduce"; empty for any other name.
+std::string_view host_collective_op(std::string_view name);
+
 // The op of a call is the kernel's "Collective name" arg when present, else
-// collective_op_of(kernel name); both normalised.
+// collective_op_of(kernel name); both normalised. Without any communication
+// kernel, the calls are the host ranges host_collective_op names (CPU ops and
+// user annotations), in start order.
 CollectiveSequence extract_collectives(const trace::EventStore& store, const GpuTimeline& timeline);
 
 }  // namespace stepscope::analysis

@@ -60,6 +60,12 @@ CollectiveSkew collective_skew(const std::vector<const RankAnalysis*>& ranks, co
   const size_t n = ranks.size();
   out.ranks.resize(n);
   for (size_t i = 0; i < n; ++i) out.ranks[i].rank = ranks[i]->rank;
+  bool gpu = false, host = false;
+  for (const RankAnalysis* r : ranks) {
+    gpu = gpu || r->collectives.source == CollectiveSource::kGpuKernels;
+    host = host || r->collectives.source == CollectiveSource::kHostOps;
+  }
+  out.source = gpu && host ? "mixed" : gpu ? "gpu_kernels" : host ? "host_ops" : "none";
   // op key -> per rank, start times by ordinal.
   std::map<std::string, std::vector<std::vector<int64_t>>> starts;
   for (size_t i = 0; i < n; ++i) {
@@ -116,9 +122,15 @@ CollectiveSkew collective_skew(const std::vector<const RankAnalysis*>& ranks, co
   // rank but the first is "late" by some jitter; a straggler is late beyond it.
   std::sort(means.begin(), means.end());
   out.median_lateness_us = means[(means.size() - 1) / 2];
+  // Host-side ranges (gloo on CPU) start with millisecond jitter from thread
+  // scheduling, so lateness alone flags ranks at random; there a straggler
+  // must also start last in more than half of the calls (by chance a rank is
+  // last in 1 of n).
+  const bool host_ops = out.source == "host_ops";
   for (RankLateness& r : out.ranks) {
     r.straggler = r.collectives > 0 &&
-                  (r.mean_lateness_us - out.median_lateness_us) * 1000.0 > static_cast<double>(options.straggler_lateness_ns);
+                  (r.mean_lateness_us - out.median_lateness_us) * 1000.0 > static_cast<double>(options.straggler_lateness_ns) &&
+                  (!host_ops || 2 * r.times_last > r.collectives);
     if (r.straggler) out.stragglers.push_back(r.rank);
   }
   std::stable_sort(out.stragglers.begin(), out.stragglers.end(), [&](int64_t a, int64_t b) {

@@ -40,6 +40,9 @@ struct RankLateness {
 };
 
 struct CollectiveSkew {
+  // What the calls were read from on the ranks: "gpu_kernels", "host_ops"
+  // (no rank had communication kernels), "mixed", or "none".
+  std::string source = "none";
   int64_t matched_calls = 0;        // (op, ordinal) keys present on every rank
   int64_t unmatched_calls = 0;      // calls on some rank whose key is missing on another rank
   double mean_skew_us = 0;          // mean over matched calls of (latest start - earliest start), µs

@@ -253,6 +253,10 @@ std::string multi_rank_section(const AnalyzeReport& r) {
   out += fmt::format("  collectives matched across ranks: {} (unmatched {}); start skew mean {} µs, max {} µs\n",
                      fmt_count(c.matched_calls), fmt_count(c.unmatched_calls), fmt_us(c.mean_skew_us),
                      fmt_us(us(c.max_skew_ns)));
+  if (c.source == "host_ops")
+    out += "  (no communication kernels in the traces: calls are the host-side c10d ranges, e.g. gloo:all_reduce)\n";
+  else if (c.source == "mixed")
+    out += "  (some ranks have no communication kernels: their calls are host-side c10d ranges, not comparable)\n";
   if (!c.ranks.empty()) {
     TextTable t;
     t.add_column("rank");

@@ -2,7 +2,9 @@
 // both NCCL kernel namings), and the 8-rank DLRM trace.
 #include <gtest/gtest.h>
 
+#include "analysis/collectives.h"
 #include "analysis/multi_rank.h"
+#include "analysis/rank_analysis.h"
 #include "analysis_fixtures.h"
 
 namespace stepscope::analysis {
@@ -91,6 +93,76 @@ TEST(MultiRank, SingleRankHasNothingToMatch) {
   EXPECT_EQ(m.collectives.matched_calls, 0);
   EXPECT_EQ(m.collectives.unmatched_calls, 3);
   EXPECT_TRUE(m.collectives.stragglers.empty());
+}
+
+TEST(Collectives, HostRangeNames) {
+  EXPECT_EQ(host_collective_op("gloo:all_reduce"), "all_reduce");
+  EXPECT_EQ(host_collective_op("nccl:_all_gather_base"), "_all_gather_base");
+  EXPECT_EQ(host_collective_op("mpi:broadcast"), "broadcast");
+  EXPECT_EQ(host_collective_op("aten::add"), "");          // not a c10d backend
+  EXPECT_EQ(host_collective_op("gloo:"), "");              // no op
+  EXPECT_EQ(host_collective_op("nccl:all_reduce#3"), "");  // not an op name
+  EXPECT_EQ(host_collective_op("ProfilerStep#1"), "");
+}
+
+// One CPU-only (gloo) rank: two steps, each with a broadcast and an
+// all-reduce on the gloo thread starting `late_ns[k]` past its nominal time.
+std::unique_ptr<trace::EventStore> gloo_rank(int rank, const std::vector<int64_t>& late_ns) {
+  auto gloo = [](const std::string& op, int64_t ts, int64_t dur) {
+    return stepscope::testing::x_event("user_annotation", "gloo:" + op, us_text(ts), us_text(dur), "1", "9");
+  };
+  std::vector<std::string> events;
+  for (int s = 0; s < 2; ++s) {
+    const int64_t t0 = s * 100'000'000;
+    events.push_back(step(s + 1, t0, 90'000'000));
+    events.push_back(gloo("broadcast", t0 + 1'000'000 + late_ns[2 * s], 500'000));
+    events.push_back(gloo("all_reduce", t0 + 50'000'000 + late_ns[2 * s + 1], 5'000'000));
+  }
+  auto store = load_inline(events);
+  store->rank = rank;
+  return store;
+}
+
+TEST(MultiRank, HostRangesStandInWithoutCommunicationKernels) {
+  // Rank 3 arrives 40 ms late at every call; ranks 0-2 jitter by up to 3 ms,
+  // rank 1 being last once by more than the 100 µs threshold.
+  auto r0 = gloo_rank(0, {0, 2'000'000, 0, 0});
+  auto r1 = gloo_rank(1, {3'000'000, 0, 1'000'000, 500'000});
+  auto r2 = gloo_rank(2, {1'000'000, 1'000'000, 0, 1'000'000});
+  auto r3 = gloo_rank(3, {40'000'000, 40'000'000, 40'000'000, 40'000'000});
+  AnalysisOptions o;
+  MultiRankAnalysis m = analyze_ranks(std::vector<const trace::EventStore*>{r0.get(), r1.get(), r2.get(), r3.get()}, o);
+  const CollectiveSkew& c = m.collectives;
+  EXPECT_EQ(c.source, "host_ops");
+  EXPECT_EQ(c.matched_calls, 4);  // two broadcasts, two all-reduces on every rank
+  EXPECT_EQ(c.unmatched_calls, 0);
+  ASSERT_EQ(c.ranks.size(), 4u);
+  EXPECT_EQ(c.ranks[3].times_last, 4);
+  EXPECT_DOUBLE_EQ(c.ranks[3].mean_lateness_us, 40'000.0);
+  // Ranks 1 and 2 are late beyond the median by more than 100 µs on average
+  // but are never last in most calls: jitter, not stragglers.
+  EXPECT_FALSE(c.ranks[0].straggler);
+  EXPECT_FALSE(c.ranks[1].straggler);
+  EXPECT_FALSE(c.ranks[2].straggler);
+  EXPECT_TRUE(c.ranks[3].straggler);
+  ASSERT_EQ(c.stragglers.size(), 1u);
+  EXPECT_EQ(c.stragglers[0], 3);
+}
+
+TEST(MultiRank, KernelsWinOverHostRanges) {
+  // A rank with NCCL kernels and nccl:all_reduce host ranges: only the kernels count.
+  std::vector<std::string> events = {
+      step(1, 0, 10'000'000),
+      stepscope::testing::x_event("cpu_op", "nccl:all_reduce", us_text(900'000), us_text(50'000), "1", "1"),
+      launch(920'000, 1000, 1),
+      kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 1'000'000, 500'000, 20, 1),
+  };
+  auto store = load_inline(events);
+  AnalysisOptions o;
+  RankAnalysis a = analyze_rank(*store, o);
+  EXPECT_EQ(a.collectives.source, CollectiveSource::kGpuKernels);
+  ASSERT_EQ(a.collectives.calls.size(), 1u);
+  EXPECT_EQ(a.collectives.calls[0].start_ns, store->meta.base_time_ns + 1'000'000);
 }
 
 TEST(MultiRank, Dlrm8Ranks) {

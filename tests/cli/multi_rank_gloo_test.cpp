@@ -1,0 +1,52 @@
+// `stepscope analyze` on real 8-rank CPU traces (DDP over gloo, made by
+// workloads/train_gpt_dist.py; meta.json beside them says how): with no
+// communication kernel, collective skew comes from the host-side gloo ranges,
+// and only the rank that was slowed on purpose is a straggler.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+#include "test_paths.h"
+
+namespace stepscope::cli {
+namespace {
+
+using nlohmann::json;
+using testing::CliRun;
+using testing::run_cli;
+
+json analyze_json(const std::string& scenario) {
+  testing::TempDir dir;
+  const std::string folder = testing::test_data_dir() + "/dist_gloo_cpu/" + scenario;
+  CliRun r = run_cli(dir, {"analyze", "--json", "-", folder});
+  EXPECT_EQ(r.exit_code, 0) << (r.err_lines.empty() ? "" : r.err_lines.front());
+  return json::parse(r.out);
+}
+
+TEST(MultiRankGloo, SlowedRankIsTheOnlyStraggler) {
+  const json meta = json::parse(testing::read_file(testing::test_data_dir() + "/dist_gloo_cpu/straggler/meta.json"));
+  const json j = analyze_json("straggler");
+  ASSERT_EQ(j["ranks"].size(), 8u);
+  const json& c = j["multi_rank"]["collective_skew"];
+  EXPECT_EQ(c["source"], "host_ops");
+  EXPECT_EQ(c["unmatched_calls"], 0);
+  EXPECT_GE(c["matched_calls"].get<int>(), 6);  // a broadcast and an all-reduce per profiled step
+  ASSERT_EQ(c["stragglers"].size(), 1u);
+  EXPECT_EQ(c["stragglers"][0], meta["slow_rank"]);
+  // The others wait for it about as long as it was held back (40 ms).
+  const double late_us = c["ranks"][meta["slow_rank"].get<int>()]["mean_lateness_us"].get<double>();
+  EXPECT_GT(late_us, 0.5 * meta["straggler_ms"].get<double>() * 1000);
+  EXPECT_LT(late_us, 2.0 * meta["straggler_ms"].get<double>() * 1000);
+}
+
+TEST(MultiRankGloo, HealthyRunHasNoStraggler) {
+  const json j = analyze_json("healthy");
+  const json& c = j["multi_rank"]["collective_skew"];
+  EXPECT_EQ(c["source"], "host_ops");
+  EXPECT_GE(c["matched_calls"].get<int>(), 6);
+  EXPECT_TRUE(c["stragglers"].empty()) << c.dump();
+}
+
+}  // namespace
+}  // namespace stepscope::cli
