@@ -26,7 +26,9 @@
 #                     `variants` builds them with nvcc (AQ_VARIANTS, default
 #                     "8:8 16:6 16:4 32:4").
 #   CONV_ARGS         extra arguments of workloads/compression_convergence.py
-#                     (stage `convergence`; default: 3 seeds x baseline, int8, int4).
+#                     (stage `convergence`; default: the script's own, 5 seeds x
+#                     baseline, int8, int4, deterministic), e.g. "--runs baseline,int4
+#                     --seeds 0-39 --rerun baseline,int4 --time-budget-s 270".
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$HERE"

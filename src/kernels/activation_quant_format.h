@@ -16,11 +16,11 @@
 //              rounded (computed once per block)
 //   code     = nearest: round-half-even of t, computed as t + 1.5 * 2^23 in
 //              fp32 (the sum's rounding IS the rounding to an integer)
-//              stochastic: floor(fl(t + v)) - 1, at most qmax, with
-//              v = 1 + u * 2^-16 and u 16 uniform bits from the counter hash
-//              below (one 32-bit hash per pair of elements, the even element
-//              takes its low half); rounds up with probability frac(t) to
-//              within 2^-16 plus half an ulp of t + v
+//              stochastic: floor(fl(t + v)) - 1 with v = 1 + (u + 1/2) * 2^-8
+//              and u 8 uniform bits from the counter hash below (one 32-bit
+//              hash per quad of elements, element 4q + k takes byte k);
+//              rounds up with probability frac(t) to within 2^-9 + 2^-16,
+//              and is never above qmax (t <= qmax, v <= 2 - 2^-9)
 //   x'       = fma(code, scale, zero) in fp32, then rounded to the output dtype
 // A block holding a NaN/inf, or whose range overflows fp32, is poisoned:
 // zero and scale are NaN, codes 0, and it dequantizes to NaN.
@@ -159,19 +159,35 @@ SS_AQ_HD uint32_t nearest_biased(float t) {
 #endif
 }
 
-// Stochastic rounding of t in [0, qmax] with 16 uniform bits u16:
-// floor(fl(t + v)) - 1 with v = 1 + u16 * 2^-16 in [1, 2), at most qmax.
-SS_AQ_HD uint32_t stochastic_biased(float t, uint32_t u16, uint32_t qmax) {
-  const float v = bits_float(0x3F800000u | (u16 << 7));
+// The dither of stochastic rounding as fp32 bits: v = 1 + (u + 1/2) * 2^-8
+// for the 8 uniform bits u, i.e. u in mantissa bits 22..15 and a 1 in bit 14.
+// The half keeps the rounding unbiased to within 2^-9 (a plain u * 2^-8
+// would round down too often, by up to 2^-8 of a step).
+inline constexpr uint32_t kDitherOne = 0x3F804000u;  // bits of 1 + 2^-9
+
+// v's bits from byte k (0..3) of the 32-bit hash h: the byte moved to bits
+// 22..15, then one three-input logic op (mask and or) on the GPU.
+SS_AQ_HD uint32_t dither_bits(uint32_t h, int k) {
+  const uint32_t moved = k < 2 ? h << (15 - 8 * k) : h >> (8 * k - 15);
+  return (moved & 0x7F8000u) | kDitherOne;
+}
+
+// Stochastic rounding of t in [0, qmax] with the dither v (bits vb, from
+// dither_bits): floor(fl(t + v)) - 1, biased by kRoundBias like
+// nearest_biased. No clamp is needed: v <= 2 - 2^-9 and t <= qmax, so
+// t + v < qmax + 2 - 2^-9 and its fp32 rounding (half an ulp, at most 2^-16
+// below 512) cannot reach qmax + 2.
+inline constexpr float kFloorMagic = 12582911.0f;  // 1.5 * 2^23 - 1: the "- 1" folded in
+SS_AQ_HD uint32_t stochastic_biased(float t, uint32_t vb) {
+  const float v = bits_float(vb);
 #if defined(__CUDA_ARCH__)
-  // Rounding the add toward -inf onto the integer grid is the floor.
-  const uint32_t fl = float_bits(__fadd_rd(__fadd_rn(t, v), kRoundMagic));
+  // Rounding the add toward -inf onto the integer grid of [2^23, 2^24) is
+  // the floor; adding 1.5 * 2^23 - 1 leaves floor(s) - 1 biased by kRoundBias.
+  return float_bits(__fadd_rd(__fadd_rn(t, v), kFloorMagic));
 #else
-  const float s = t + v;
-  const uint32_t fl = kRoundBias + static_cast<uint32_t>(std::floor(s));  // s >= 1
+  const float s = t + v;  // s >= 1
+  return kRoundBias - 1u + static_cast<uint32_t>(std::floor(s));
 #endif
-  const uint32_t c = fl - 1u;
-  return c < kRoundBias + qmax ? c : kRoundBias + qmax;
 }
 
 SS_AQ_HD uint32_t unbiased_code(uint32_t biased) { return biased - kRoundBias; }
@@ -194,23 +210,29 @@ SS_AQ_HD uint32_t fmix32(uint32_t h) {
   return h;
 }
 
-// The part of pair_hash that depends on the high word of the pair index (the
-// kernels compute it once per thread: a thread's pairs share their high word).
-SS_AQ_HD uint32_t pair_hash_high(uint64_t key, uint64_t pair) {
-  return static_cast<uint32_t>(pair >> 32) * 0x85EBCA6Bu + static_cast<uint32_t>(key >> 32);
+// The part of quad_hash that depends on the high word of the quad index (the
+// kernels compute it once per thread: a thread's quads share their high word).
+SS_AQ_HD uint32_t quad_hash_high(uint64_t key, uint64_t quad) {
+  return static_cast<uint32_t>(quad >> 32) * 0x85EBCA6Bu + static_cast<uint32_t>(key >> 32);
 }
 
-// 32 uniform bits for the element pair `pair` (= element index / 2) under the
-// mixed seed `key`: a bijection of the low 32 pair bits (multiply-add, then
-// fmix32), so within 2^33 elements no two pairs draw the same word.
-SS_AQ_HD uint32_t pair_hash(uint64_t key, uint64_t pair) {
-  return fmix32((static_cast<uint32_t>(pair) * 0x9E3779B9u + static_cast<uint32_t>(key)) ^
-                pair_hash_high(key, pair));
+// 32 uniform bits for the element quad `quad` (= element index / 4) under the
+// mixed seed `key`: a bijection of the low 32 quad bits (multiply-add, then
+// fmix32), so within 2^34 elements no two quads draw the same word.
+SS_AQ_HD uint32_t quad_hash(uint64_t key, uint64_t quad) {
+  return fmix32((static_cast<uint32_t>(quad) * 0x9E3779B9u + static_cast<uint32_t>(key)) ^
+                quad_hash_high(key, quad));
 }
 
-// The 16 uniform bits of element `index`: its half of its pair's hash.
-SS_AQ_HD uint32_t uniform16(uint64_t key, uint64_t index) {
-  return (pair_hash(key, index >> 1) >> ((index & 1) * 16)) & 0xFFFFu;
+// The 8 uniform bits of element `index`: byte index % 4 of its quad's hash.
+SS_AQ_HD uint32_t uniform8(uint64_t key, uint64_t index) {
+  return (quad_hash(key, index >> 2) >> ((index & 3) * 8)) & 0xFFu;
+}
+
+// The dither bits of element `index` (CPU reference; the kernels take
+// dither_bits of one quad_hash for four elements).
+SS_AQ_HD uint32_t element_dither_bits(uint64_t key, uint64_t index) {
+  return dither_bits(quad_hash(key, index >> 2), static_cast<int>(index & 3));
 }
 
 // A code (< 2^23) as fp32, exactly. The GPU builds it from the bit pattern of

@@ -54,7 +54,7 @@ ActQuantized quantize_reference(std::span<const float> x, const ActQuantOptions&
     q.zero[b] = p.zero_bits;
     for (size_t i = lo; i < hi; ++i) {
       const float t = aq::grid_position(x[i], p, qmax);
-      const uint32_t c = aq::unbiased_code(opt.stochastic ? aq::stochastic_biased(t, aq::uniform16(key, i), qmax_code)
+      const uint32_t c = aq::unbiased_code(opt.stochastic ? aq::stochastic_biased(t, aq::element_dither_bits(key, i))
                                                           : aq::nearest_biased(t));
       if (opt.bits == 8)
         q.codes[i] = static_cast<uint8_t>(c);

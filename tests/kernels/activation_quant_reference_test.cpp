@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -274,6 +275,53 @@ TEST(ActivationQuantReference, StochasticRoundingIsUnbiased) {
   }
 }
 
+// Averaged over many seeds, the dequantized value of each element approaches
+// the element itself: per element, |mean - x| <= s * (2^-9 + 2^-16 + 1e-4)
+// (the dither's bias bound, plus the fp32 slack of t) + 6 standard errors of
+// the mean of S draws (s * sqrt(f (1 - f) / S)) + the fma's half ulp. fp32
+// inputs with arbitrary fractions f (bf16 inputs sit on multiples of 2^-4 of
+// a step at 4 bits, where any 8-bit dither is exact).
+TEST(ActivationQuantReference, StochasticMeanOverSeedsApproachesTheInput) {
+  const uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> frac(0.0f, 1.0f);
+  constexpr int kSeeds = 512;
+  const size_t n = 16 * 64;
+  for (int bits : {4, 8}) {
+    SCOPED_TRACE("bits " + std::to_string(bits));
+    const float qmax = static_cast<float>((1 << bits) - 1);
+    std::uniform_int_distribution<int> level(0, (1 << bits) - 2);
+    std::vector<float> x(n);
+    for (size_t i = 0; i < n; ++i) x[i] = (i % 64 == 0) ? 0.0f : (i % 64 == 1) ? qmax : level(rng) + frac(rng);
+    std::vector<double> sum(n, 0.0);
+    const uint64_t s0 = (static_cast<uint64_t>(rng()) << 32) | rng();
+    for (int k = 0; k < kSeeds; ++k) {
+      const std::vector<float> xr = dequantize_reference(quantize_reference(x, {bits, 64, true, s0 + k}));
+      for (size_t i = 0; i < n; ++i) sum[i] += xr[i];
+    }
+    const std::vector<float> xn = dequantize_reference(quantize_reference(x, {bits, 64, false, 0}));
+    const ActQuantized q = quantize_reference(x, {bits, 64, true, s0});
+    size_t nearest_outside = 0, m = 0;
+    double total_bias = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (i % 64 < 2) continue;
+      const double s = scale_of(q, i);
+      const double t = (x[i] - zero_of(q, i)) / s;
+      const double f = t - std::floor(t);
+      const double slack = s * (std::ldexp(1.0, -9) + std::ldexp(1.0, -16) + 1e-4) + std::ldexp(std::fabs(x[i]), -23);
+      const double bound = slack + 6 * s * std::sqrt(f * (1 - f) / kSeeds);
+      const double mean = sum[i] / kSeeds;
+      ASSERT_LE(std::fabs(mean - x[i]), bound) << "element " << i << " x " << x[i] << " mean " << mean;
+      nearest_outside += std::fabs(xn[i] - x[i]) > bound;
+      total_bias += (mean - x[i]) / s, ++m;
+    }
+    // All elements together: the mean bias in steps, within 6 standard errors.
+    EXPECT_LE(std::fabs(total_bias / m), std::ldexp(1.0, -9) + 1e-4 + 6 * 0.5 / std::sqrt(double{kSeeds} * m));
+    EXPECT_GT(nearest_outside, m / 2) << "nearest rounding misses this bound: the test can tell";
+  }
+}
+
 TEST(ActivationQuantReference, StochasticCodesAreDeterministicPerSeed) {
   const uint32_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -297,21 +345,55 @@ TEST(ActivationQuantReference, CounterHashIsUniform) {
   std::vector<size_t> bins(16, 0);
   double mean = 0;
   for (size_t i = 0; i < n; ++i) {
-    const uint32_t u = aq::uniform16(key, i);
-    ASSERT_LT(u, 1u << 16);
-    bins[u >> 12]++;
-    mean += u / 65536.0;
+    const uint32_t u = aq::uniform8(key, i);
+    ASSERT_LT(u, 256u);
+    ASSERT_EQ(aq::element_dither_bits(key, i), aq::kDitherOne | (u << 15));
+    bins[u >> 4]++;
+    mean += u / 256.0;
   }
-  EXPECT_NEAR(mean / n, 0.5, 0.003);
+  EXPECT_NEAR(mean / n, 127.5 / 256, 0.003);
   double chi2 = 0;
   for (size_t b : bins) chi2 += (b - n / 16.0) * (b - n / 16.0) / (n / 16.0);
   EXPECT_LT(chi2, 45.0);  // 15 degrees of freedom: p < 1e-4
-  // The two halves of a pair's word are independent draws: their XOR is uniform too.
-  std::vector<size_t> xbins(16, 0);
-  for (size_t i = 0; i < n; i += 2) xbins[(aq::uniform16(key, i) ^ aq::uniform16(key, i + 1)) >> 12]++;
-  double xchi2 = 0;
-  for (size_t b : xbins) xchi2 += (b - n / 32.0) * (b - n / 32.0) / (n / 32.0);
-  EXPECT_LT(xchi2, 45.0);
+  // The four bytes of a quad's word are independent draws: the XOR of
+  // neighbours (0^1, 1^2, 2^3 within a quad) is uniform too.
+  for (size_t k = 0; k < 3; ++k) {
+    std::vector<size_t> xbins(16, 0);
+    for (size_t i = k; i < n; i += 4) xbins[(aq::uniform8(key, i) ^ aq::uniform8(key, i + 1)) >> 4]++;
+    double xchi2 = 0;
+    for (size_t b : xbins) xchi2 += (b - n / 64.0) * (b - n / 64.0) / (n / 64.0);
+    EXPECT_LT(xchi2, 45.0) << "bytes " << k << " and " << k + 1;
+  }
+}
+
+// Over all 256 dither values the code rounds up with probability frac(t) to
+// within 2^-9 + 2^-16 (the resolution of u with its centring half, plus the
+// fp32 rounding of t + v): exhaustive over u, for random t at both widths.
+// Without the half (v = 1 + u * 2^-8) the rounding would be biased down by
+// up to 2^-8, which this bound rejects (checked below).
+TEST(ActivationQuantReference, StochasticRoundUpProbabilityIsTheFraction) {
+  const uint32_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const double bound = std::ldexp(1.0, -9) + std::ldexp(1.0, -16);
+  double worst_plain = 0;
+  for (float qmax : {15.0f, 255.0f}) {
+    std::uniform_real_distribution<float> pos(0.0f, qmax);
+    for (int i = 0; i < 4000; ++i) {
+      const float t = i == 0 ? qmax : pos(rng);
+      const double fl = std::floor(static_cast<double>(t));
+      const double frac = static_cast<double>(t) - fl;
+      int ups = 0, plain_ups = 0;
+      for (uint32_t u = 0; u < 256; ++u) {
+        ups += aq::unbiased_code(aq::stochastic_biased(t, aq::dither_bits(u, 0))) > fl;
+        const float v_plain = aq::bits_float(0x3F800000u | (u << 15));  // 1 + u * 2^-8
+        plain_ups += std::floor(static_cast<double>(t + v_plain)) - 1 > fl;
+      }
+      ASSERT_LE(std::fabs(ups / 256.0 - frac), bound) << "t " << t;
+      worst_plain = std::max(worst_plain, std::fabs(plain_ups / 256.0 - frac));
+    }
+  }
+  EXPECT_GT(worst_plain, bound) << "an uncentred dither is outside the bound: the test can tell";
 }
 
 // The nearest code is computed as t + 1.5 * 2^23 in fp32: that must be
@@ -329,21 +411,28 @@ TEST(ActivationQuantReference, MagicAddIsRoundHalfEven) {
 }
 
 // floor(fl(t + v)) - 1 with v in [1, 2): the code is floor(t) or floor(t) + 1,
-// never above qmax, and u16 = 0 / 0xFFFF give the extremes.
+// never above qmax (no clamp: v <= 2 - 2^-9), and u = 0 / 255 give the extremes.
 TEST(ActivationQuantReference, StochasticCodeStaysInItsCell) {
   std::mt19937 rng(fresh_seed());
-  std::uniform_real_distribution<float> u(0.0f, 15.0f);
-  for (int i = 0; i < 100000; ++i) {
-    const float t = i == 0 ? 15.0f : u(rng);
-    const uint32_t c = aq::unbiased_code(aq::stochastic_biased(t, rng() & 0xFFFFu, 15));
-    const auto fl = static_cast<uint32_t>(std::floor(t));
-    ASSERT_TRUE(c == fl || c == fl + 1) << t << " -> " << c;
-    ASSERT_LE(c, 15u);
+  for (uint32_t qmax : {15u, 255u}) {
+    std::uniform_real_distribution<float> u(0.0f, static_cast<float>(qmax));
+    for (int i = 0; i < 100000; ++i) {
+      const float t = i < 2 ? std::nextafter(static_cast<float>(qmax), i == 0 ? 1e9f : 0.0f) : u(rng);
+      const float tc = std::min(t, static_cast<float>(qmax));  // grid_position clamps
+      const uint32_t vb = aq::dither_bits(rng(), static_cast<int>(rng() & 3));
+      const uint32_t c = aq::unbiased_code(aq::stochastic_biased(tc, vb));
+      const auto fl = static_cast<uint32_t>(std::floor(tc));
+      ASSERT_TRUE(c == fl || c == fl + 1) << tc << " -> " << c;
+      ASSERT_LE(c, qmax);
+    }
+    for (uint32_t v = 0; v < 256; ++v)
+      ASSERT_EQ(aq::unbiased_code(aq::stochastic_biased(static_cast<float>(qmax), aq::dither_bits(v, 0))), qmax);
   }
-  EXPECT_EQ(aq::unbiased_code(aq::stochastic_biased(3.25f, 0, 15)), 3u);
-  EXPECT_EQ(aq::unbiased_code(aq::stochastic_biased(3.25f, 0xFFFF, 15)), 4u);
-  EXPECT_EQ(aq::unbiased_code(aq::stochastic_biased(15.0f, 0xFFFF, 15)), 15u);
-  EXPECT_EQ(aq::unbiased_code(aq::stochastic_biased(0.0f, 0, 15)), 0u);
+  EXPECT_EQ(aq::unbiased_code(aq::stochastic_biased(3.25f, aq::dither_bits(0, 0))), 3u);
+  EXPECT_EQ(aq::unbiased_code(aq::stochastic_biased(3.25f, aq::dither_bits(0xFF, 0))), 4u);
+  EXPECT_EQ(aq::unbiased_code(aq::stochastic_biased(0.0f, aq::dither_bits(0, 0))), 0u);
+  // byte k of the hash lands in the same place for every k
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(aq::dither_bits(0xA5u << (8 * k), k), aq::kDitherOne | (0xA5u << 15));
 }
 
 TEST(ActivationQuantReference, DirectedBf16Rounding) {

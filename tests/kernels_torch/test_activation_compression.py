@@ -491,10 +491,10 @@ class ReferenceOnly(Case):
         # Values printed by the C++ header (activation_quant_format.h) for seed 1.
         key = ac._mix_seed(1)
         self.assertEqual(key, 10451216379200822465)
-        want = [35488, 48190, 33499, 59722, 5942, 1652, 30925]
-        idx = [0, 1, 2, 63, 1000003, (1 << 32) + 5, (1 << 33) + 4]
-        self.assertEqual([ac._uniform16(key, i) for i in idx], want)  # Python ints
-        self.assertEqual(ac._uniform16(key, torch.tensor(idx)).tolist(), want)  # int64 tensors
+        want = [160, 138, 62, 188, 117, 129, 4, 252]
+        idx = [0, 1, 2, 3, 63, 1000003, (1 << 34) + 5, (1 << 35) + 4]
+        self.assertEqual([ac._uniform8(key, i) for i in idx], want)  # Python ints
+        self.assertEqual(ac._uniform8(key, torch.tensor(idx)).tolist(), want)  # int64 tensors
 
 
 if __name__ == "__main__":

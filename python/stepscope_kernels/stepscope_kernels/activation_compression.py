@@ -163,17 +163,16 @@ def _fmix32(h):
     return h ^ (h >> 16)
 
 
-def _pair_hash(key: int, pair):
-    """32 uniform bits per element pair (see pair_hash in the C++ header)."""
-    h = (_mul32(pair & _MASK32, 0x9E3779B9) + (key & _MASK32)) & _MASK32
-    h = h ^ ((_mul32(pair >> 32, 0x85EBCA6B) + (key >> 32)) & _MASK32)
+def _quad_hash(key: int, quad):
+    """32 uniform bits per element quad (see quad_hash in the C++ header)."""
+    h = (_mul32(quad & _MASK32, 0x9E3779B9) + (key & _MASK32)) & _MASK32
+    h = h ^ ((_mul32(quad >> 32, 0x85EBCA6B) + (key >> 32)) & _MASK32)
     return _fmix32(h)
 
 
-def _uniform16(key: int, index):
-    """16 uniform bits per element: its half of its pair's hash (the even
-    element takes the low half)."""
-    return (_pair_hash(key, index >> 1) >> ((index & 1) * 16)) & 0xFFFF
+def _uniform8(key: int, index):
+    """8 uniform bits per element: byte index % 4 of its quad's hash."""
+    return (_quad_hash(key, index >> 2) >> ((index & 3) * 8)) & 0xFF
 
 
 def _bf16_round_down(v: torch.Tensor) -> torch.Tensor:
@@ -253,11 +252,12 @@ def quantize_reference_tensors(x: torch.Tensor, bits: int, block: int, stochasti
     t = (xb - zero[:, None]) * inv[:, None]
     t = torch.clamp(t, 0.0, qmax)  # no-op on real elements (zero <= x); tames the tail padding
     if stochastic:
-        # floor(fl(t + v)) - 1, v = 1 + u16 * 2^-16 (stochastic_biased in C++)
+        # floor(fl(t + v)) - 1, v = 1 + (u8 + 1/2) * 2^-8 (stochastic_biased in
+        # C++; never above qmax, the clamp only tames the tail padding)
         key = _mix_seed(int(seed) & _MASK64)
         idx = torch.arange(nb * block, device=xf.device, dtype=torch.int64).view(nb, block)
-        u16 = _uniform16(key, idx)
-        v = (u16 * 128 + 0x3F800000).to(torch.int32).view(torch.float32)
+        u8 = _uniform8(key, idx)
+        v = ((u8 << 15) + 0x3F804000).to(torch.int32).view(torch.float32)
         c = torch.clamp(torch.floor(t + v) - 1.0, 0.0, qmax)
     else:
         # half to even, as the kernels' add of 1.5 * 2^23 (exact for t < 2^22)

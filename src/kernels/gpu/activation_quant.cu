@@ -18,6 +18,10 @@
 // - codes: one subtract, one multiply, one min and one add of 1.5 * 2^23,
 //   whose rounding is the rounding to an integer (no float-to-int conversion);
 //   the codes' low bytes are gathered with byte permutes.
+// - stochastic rounding: one fmix32 per four elements (8 bits of dither
+//   each), then per element a shift and one three-input logic op build the
+//   dither, and two adds round (the second toward -inf, its constant holding
+//   the "- 1"); no clamp.
 // The arithmetic is the shared scalar code of activation_quant_format.h, so
 // the codes equal the CPU reference's bit for bit.
 #include "kernels/gpu/activation_quant.h"
@@ -237,15 +241,17 @@ __global__ void __launch_bounds__(kThreads, kQMinBlocks)
   // Biased codes (code + kRoundBias): the low byte is the code.
   uint32_t r[V];
   if constexpr (STOCH) {
-    // pair0 is a multiple of V / 2: the thread's pairs share their high word.
-    const uint64_t pair0 = static_cast<uint64_t>(base) >> 1;
-    const uint32_t high = aq::pair_hash_high(key, pair0);
-    const uint32_t low0 = static_cast<uint32_t>(pair0) * 0x9E3779B9u + static_cast<uint32_t>(key);
+    // One hash per quad of elements, 8 bits each. quad0 is a multiple of
+    // V / 4: the thread's quads share their high word.
+    const uint64_t quad0 = static_cast<uint64_t>(base) >> 2;
+    const uint32_t high = aq::quad_hash_high(key, quad0);
+    const uint32_t low0 = static_cast<uint32_t>(quad0) * 0x9E3779B9u + static_cast<uint32_t>(key);
 #pragma unroll
-    for (int j = 0; j < V / 2; ++j) {
+    for (int j = 0; j < V / 4; ++j) {
       const uint32_t h = aq::fmix32((low0 + static_cast<uint32_t>(j) * 0x9E3779B9u) ^ high);
-      r[2 * j] = aq::stochastic_biased(aq::grid_position(c.value(2 * j), p, kQmax), h & 0xFFFFu, kQmax);
-      r[2 * j + 1] = aq::stochastic_biased(aq::grid_position(c.value(2 * j + 1), p, kQmax), h >> 16, kQmax);
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        r[4 * j + k] = aq::stochastic_biased(aq::grid_position(c.value(4 * j + k), p, kQmax), aq::dither_bits(h, k));
     }
   } else {
 #pragma unroll
