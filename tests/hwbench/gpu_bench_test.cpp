@@ -5,6 +5,7 @@
 #ifdef STEPSCOPE_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
+#include "gpu_skip.h"
 #include "diagnose/hardware_table.h"
 #include "hwbench/gpu/cuda_check.h"
 #include "hwbench/gpu/run_bench.h"
@@ -14,12 +15,6 @@ namespace stepscope::hwbench {
 namespace {
 
 #ifdef STEPSCOPE_HAVE_CUDA
-#define SKIP_WITHOUT_GPU()                                                                          \
-  do {                                                                                              \
-    int n = 0;                                                                                      \
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) GTEST_SKIP() << "no CUDA GPU: skipped"; \
-  } while (0)
-
 BenchOptions quick(std::vector<std::string> sections) {
   BenchOptions o;
   o.quick = true;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_skip.h"
 #include "kernels/activation_quant_reference.h"
 #include "kernels/bf16.h"
 #include "kernels/gpu/activation_quant.h"
@@ -31,12 +32,6 @@ namespace stepscope::kernels {
 namespace {
 
 #ifdef STEPSCOPE_HAVE_KERNELS_GPU
-#define SKIP_WITHOUT_GPU()                                                                          \
-  do {                                                                                              \
-    int n = 0;                                                                                      \
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) GTEST_SKIP() << "no CUDA GPU: skipped"; \
-  } while (0)
-
 using gpu::ActDType;
 
 // Device buffer of `bytes`, filled with `poison` bytes.

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_skip.h"
 #include "kernels/bf16.h"
 #include "kernels/fp16.h"
 #include "kernels/gpu/loss_scaler.h"
@@ -26,12 +27,6 @@ namespace stepscope::kernels {
 namespace {
 
 #ifdef STEPSCOPE_HAVE_KERNELS_GPU
-#define SKIP_WITHOUT_GPU()                                                                          \
-  do {                                                                                              \
-    int n = 0;                                                                                      \
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) GTEST_SKIP() << "no CUDA GPU: skipped"; \
-  } while (0)
-
 template <class T>
 T* dev_alloc(size_t count, int fill = 0) {
   void* p = nullptr;
