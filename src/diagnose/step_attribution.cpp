@@ -208,6 +208,7 @@ RankAttribution attribute_steps(const trace::EventStore& store, const analysis::
                                 const analysis::StepsResult& steps, const HostIndex& host) {
   RankAttribution r;
   r.rank = store.rank;
+  r.gpu_activity = !timeline.activities.empty();
   std::vector<Window> windows = step_windows(steps, timeline, r.from_profiler_steps);
   if (windows.empty()) return r;
   const int64_t lo = windows.front().start_ns;

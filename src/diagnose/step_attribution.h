@@ -68,6 +68,9 @@ struct RankAttribution {
   // True when the windows are ProfilerStep spans; false when the trace has
   // none and the one window is the GPU's whole active span.
   bool from_profiler_steps = false;
+  // False when the rank's trace has no GPU activity (a CPU-only profile):
+  // then every window is one idle gap and the buckets say nothing.
+  bool gpu_activity = false;
   std::vector<StepAttribution> steps;  // in time order
   std::vector<BucketSpan> spans;       // non-compute spans (communication, copies, idle), in time order
   StepAttribution total;               // sum over steps; start = first window start, wall = sum of windows

@@ -54,6 +54,7 @@ ordered_json attribution_json(const dg::RankAttribution& a) {
                       s.wall_ns() > 0 ? 100.0 * static_cast<double>(s.effective_compute_ns()) / static_cast<double>(s.wall_ns()) : 0.0},
                      {"buckets", buckets_json(s)}});
   return {{"from_profiler_steps", a.from_profiler_steps},
+          {"gpu_activity", a.gpu_activity},
           {"mean_step_us", us(a.mean_step_ns())},
           {"total", {{"wall_us", us(a.total.wall_ns())}, {"buckets", buckets_json(a.total)}}},
           {"steps", steps}};

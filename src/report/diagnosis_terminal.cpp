@@ -51,9 +51,8 @@ std::string wrap(const std::string& text, size_t width, const std::string& inden
   return out;
 }
 
-}  // namespace
-
-std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_findings) {
+// The buckets table: one column pair per rank, rows for the groups with time.
+std::string attribution_table(const dg::Diagnosis& d) {
   std::string out = "\nWhere step time went (exclusive buckets, mean per step; they sum to 100%)\n";
   TextTable t;
   t.add_column("", TextTable::Align::kLeft);
@@ -88,9 +87,26 @@ std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_finding
   bool any_steps = false;
   for (const auto& a : d.attribution) any_steps = any_steps || a.from_profiler_steps;
   if (!any_steps) out += "  (no ProfilerStep markers: one window over the whole GPU span)\n";
+  return out;
+}
 
-  out += fmt::format("\nPrimary bottleneck: {}   (effective compute {:.1f}% of step time)\n", d.primary_bottleneck,
-                     d.effective_compute_pct);
+}  // namespace
+
+std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_findings) {
+  bool any_gpu = false;
+  for (const auto& a : d.attribution) any_gpu = any_gpu || a.gpu_activity;
+  std::string out;
+  if (d.attribution.empty() || any_gpu) {
+    out += attribution_table(d);
+    out += fmt::format("\nPrimary bottleneck: {}   (effective compute {:.1f}% of step time)\n", d.primary_bottleneck,
+                       d.effective_compute_pct);
+  } else {
+    // A CPU-only profile: the table would show 100% "other idle" of a GPU
+    // that was never traced.
+    out += "\nWhere step time went: not assessed: the traces have no GPU activity (kernels, copies) to attribute; "
+           "profile with ProfilerActivity.CUDA\n";
+    out += fmt::format("\nPrimary bottleneck: {}   (no GPU activity in the traces)\n", d.primary_bottleneck);
+  }
   if (d.findings.empty()) out += "  No finding explains a significant share of step time.\n";
   size_t n = 0;
   for (const auto& f : d.findings) {

@@ -40,6 +40,18 @@ TEST(MultiRankGloo, SlowedRankIsTheOnlyStraggler) {
   EXPECT_LT(late_us, 2.0 * meta["straggler_ms"].get<double>() * 1000);
 }
 
+TEST(MultiRankGloo, NoGpuBucketsForCpuOnlyTraces) {
+  // The terminal report does not show a table of 100% "other idle" for a GPU
+  // that was never traced; the JSON says why the buckets mean nothing.
+  testing::TempDir dir;
+  CliRun r = run_cli(dir, {"analyze", testing::test_data_dir() + "/dist_gloo_cpu/healthy"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Where step time went: not assessed: the traces have no GPU activity"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("other idle"), std::string::npos) << r.out;
+  const json j = analyze_json("healthy");
+  for (const json& rank : j["ranks"]) EXPECT_FALSE(rank["attribution"]["gpu_activity"].get<bool>());
+}
+
 TEST(MultiRankGloo, HealthyRunHasNoStraggler) {
   const json j = analyze_json("healthy");
   const json& c = j["multi_rank"]["collective_skew"];

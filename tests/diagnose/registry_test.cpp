@@ -161,6 +161,8 @@ TEST(Honesty, TraceWithoutGpuWork) {
   EXPECT_TRUE(run->d.findings.empty());
   EXPECT_EQ(run->d.primary_bottleneck, "none");
   EXPECT_TRUE(has_note(run->d, "attribution", "step-time attribution"));
+  ASSERT_EQ(run->d.attribution.size(), 1u);
+  EXPECT_FALSE(run->d.attribution[0].gpu_activity);
 }
 
 }  // namespace
