@@ -38,8 +38,7 @@ TEST(MonitorService, ServesGpuAndTrainingMetrics) {
   o.mfu_gpus = 8;
   Running m(o);
   PushClient c;
-  std::string error;
-  ASSERT_TRUE(c.connect("127.0.0.1:" + std::to_string(m.service.push_port()), error)) << error;
+  ASSERT_TRUE(m.connect(c));
   TrainingUpdate u;
   u.step = 3;
   u.loss = 2.0;
@@ -70,8 +69,7 @@ TEST(MonitorService, PromtoolAcceptsTheExposition) {
   o.mfu_model = "llama3-8b";
   Running m(o);
   PushClient c;
-  std::string error;
-  ASSERT_TRUE(c.connect("127.0.0.1:" + std::to_string(m.service.push_port()), error));
+  ASSERT_TRUE(m.connect(c));
   TrainingUpdate u;
   u.step = 1;
   u.loss = std::nan("");
@@ -138,8 +136,7 @@ TEST(MonitorService, BuiltInAlertsFireAndShowAsMetrics) {
   o.alerts = true;
   Running m(o);
   PushClient c;
-  std::string error;
-  ASSERT_TRUE(c.connect("127.0.0.1:" + std::to_string(m.service.push_port()), error));
+  ASSERT_TRUE(m.connect(c));
   TrainingUpdate u;
   u.step = 1;
   u.loss = std::nan("");

@@ -63,8 +63,7 @@ TEST(PrometheusEndToEnd, ScrapesTheExporterAndFiresTheRules) {
   ASSERT_GT(prom, 0);
 
   PushClient c;
-  std::string error;
-  ASSERT_TRUE(c.connect("127.0.0.1:" + std::to_string(m.service.push_port()), error));
+  ASSERT_TRUE(m.connect(c));
   TrainingUpdate u;
   u.step = 1;
   u.loss = std::nan("");

@@ -11,6 +11,7 @@
 
 #include "monitor/http_get.h"
 #include "monitor/monitor_service.h"
+#include "monitor/push_client.h"
 
 namespace stepscope::monitor {
 
@@ -46,6 +47,13 @@ struct Running {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return text;
+  }
+  // Connects `client` to this monitor's push port.
+  bool connect(PushClient& client) {
+    std::string error;
+    const bool ok = client.connect("127.0.0.1:" + std::to_string(service.push_port()), error);
+    EXPECT_TRUE(ok) << error;
+    return ok;
   }
   bool logged(const std::string& needle) {
     std::lock_guard lock(mu);

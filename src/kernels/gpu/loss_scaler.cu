@@ -8,31 +8,14 @@
 // any, to keep many bytes in flight per thread.
 #include "kernels/gpu/loss_scaler.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <climits>
+
+#include "kernels/gpu/dtype_bits.cuh"
 
 namespace stepscope::kernels::gpu {
 namespace {
 
 constexpr int kThreads = 256;
-
-struct F32 {
-  using Bits = float;
-  static __device__ __forceinline__ float load(float b) { return b; }
-  static __device__ __forceinline__ float store(float f) { return f; }
-};
-struct Bf16 {
-  using Bits = uint16_t;
-  static __device__ __forceinline__ float load(uint16_t b) { return __bfloat162float(__ushort_as_bfloat16(b)); }
-  static __device__ __forceinline__ uint16_t store(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
-};
-struct F16 {
-  using Bits = uint16_t;
-  static __device__ __forceinline__ float load(uint16_t b) { return __half2float(__ushort_as_half(b)); }
-  static __device__ __forceinline__ uint16_t store(float f) { return __half_as_ushort(__float2half_rn(f)); }
-};
 
 template <class T, int N>
 struct alignas(16) Vec16 {

@@ -6,32 +6,13 @@
 // and nothing is read twice. Math in fp32, one rounding to the output dtype.
 #include "kernels/gpu/qkv_rope.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <algorithm>
 #include <type_traits>
 
+#include "kernels/gpu/dtype_bits.cuh"
+
 namespace stepscope::kernels::gpu {
 namespace {
-
-// Storage <-> float for each dtype; 16-bit types travel as raw bits so the
-// vector type below is a trivial array.
-struct F32 {
-  using Bits = float;
-  static __device__ __forceinline__ float load(float b) { return b; }
-  static __device__ __forceinline__ float store(float f) { return f; }
-};
-struct Bf16 {
-  using Bits = uint16_t;
-  static __device__ __forceinline__ float load(uint16_t b) { return __bfloat162float(__ushort_as_bfloat16(b)); }
-  static __device__ __forceinline__ uint16_t store(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
-};
-struct F16 {
-  using Bits = uint16_t;
-  static __device__ __forceinline__ float load(uint16_t b) { return __half2float(__ushort_as_half(b)); }
-  static __device__ __forceinline__ uint16_t store(float f) { return __half_as_ushort(__float2half_rn(f)); }
-};
 
 template <class T, int N>
 struct alignas(sizeof(T) * N) Vec {
