@@ -91,5 +91,23 @@ TEST(DecimalTime, FastPathAgreesWithTheGeneralPath) {
   }
 }
 
+// The reader marks a trace fractional from the flag (2024+ traces write
+// float µs): it must see a fraction or an exponent on every path, fast or general.
+TEST(DecimalTime, SaysWhetherTheTextWasFractional) {
+  struct Case {
+    const char* text;
+    bool fractional;
+  };
+  for (const Case& c : {Case{"1669783687389324", false}, Case{"-42", false}, Case{"0", false},
+                        Case{"5094261113357.302", true}, Case{"1.", true}, Case{"-0.5", true},
+                        Case{"1e3", true}, Case{"2E-3", true}, Case{"12345678901234567890", false},
+                        Case{"1234567890123456789.25", true}}) {
+    int64_t out = 0;
+    bool fractional = !c.fractional;
+    EXPECT_TRUE(parse_scaled_decimal(c.text, 3, out, fractional) || std::string_view(c.text).size() >= 20) << c.text;
+    EXPECT_EQ(fractional, c.fractional) << c.text;
+  }
+}
+
 }  // namespace
 }  // namespace stepscope::trace

@@ -122,29 +122,32 @@ inline uint64_t eight_digit_value(uint64_t w) {
   return (w * 10000 + (w >> 32)) & 0xFFFFFFFFull;        // 8 digits
 }
 
-// Appends the run of digits at p to v (8 at a time while they fit 18 digits);
-// returns the position after the run, or nullptr past 18 digits in all.
-inline const char* digit_run(const char* p, const char* end, uint64_t& v, int& digits, int& counted) {
-  while (end - p >= 8 && digits + 8 <= 18) {
+// Appends the run of digits at p to v: 8 at a time while 8 more fit in 18
+// digits, then one at a time. Returns the position after the run, or
+// nullptr past 18 digits in all (the caller then takes the general path).
+inline const char* digit_run(const char* p, const char* end, uint64_t& v, int& digits) {
+  while (end - p >= 8 && digits <= 10) {
     uint64_t w;
     std::memcpy(&w, p, 8);
     if (!eight_digits(w)) break;
     v = v * 100000000ull + eight_digit_value(w);
     digits += 8;
-    counted += 8;
     p += 8;
   }
-  for (; p < end; ++p) {
-    const unsigned d = static_cast<unsigned char>(*p) - '0';
+  const char* q = p;
+  uint64_t x = v;
+  for (; q < end; ++q) {
+    const unsigned d = static_cast<unsigned char>(*q) - '0';
     if (d > 9) break;
-    if (++digits > 18) return nullptr;
-    v = v * 10 + d;
-    ++counted;
+    x = x * 10 + d;
   }
-  return p;
+  digits += static_cast<int>(q - p);
+  if (digits > 18) return nullptr;
+  v = x;
+  return q;
 }
 
-bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out) {
+bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out, bool& fractional) {
   // Fast path for what traces hold: [-]digits[.digits] with at most 18 digits
   // in all, so the digits fit a uint64 and scaling needs no 128-bit maths.
   // Anything else (exponents, '+', long mantissas, overflow) takes the
@@ -157,12 +160,19 @@ bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out) {
     ++p;
   }
   uint64_t v = 0;
-  int digits = 0, integer = 0, fraction = 0;
-  p = digit_run(p, end, v, digits, integer);
-  if (p != nullptr && p < end && *p == '.') p = digit_run(p + 1, end, v, digits, fraction);
-  if (p == nullptr || p != end || digits == 0 || scale < 0 || scale > 18)
+  int digits = 0;
+  p = digit_run(p, end, v, digits);
+  const int integer = digits;
+  fractional = false;
+  if (p != nullptr && p < end && *p == '.') {
+    fractional = true;
+    p = digit_run(p + 1, end, v, digits);
+  }
+  if (p == nullptr || p != end || digits == 0 || scale < 0 || scale > 18) {
+    fractional = s.find_first_of(".eE") != std::string_view::npos;
     return parse_scaled_decimal_general(s, scale, out);
-  const int exponent = scale - fraction;
+  }
+  const int exponent = scale - (digits - integer);
   if (exponent >= 0) {
     const uint64_t m = kPow10[exponent];
     if (v > static_cast<uint64_t>(INT64_MAX) / m) return parse_scaled_decimal_general(s, scale, out);
@@ -175,6 +185,11 @@ bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out) {
   }
   out = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
   return true;
+}
+
+bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out) {
+  bool fractional = false;
+  return parse_scaled_decimal(s, scale, out, fractional);
 }
 
 }  // namespace stepscope::trace

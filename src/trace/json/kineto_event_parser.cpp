@@ -164,11 +164,12 @@ struct KinetoEventParser::Impl {
     return tok;
   }
 
-  // Reads a microsecond field into ns. Returns 0 ok, 1 wrong type, 2 out of range.
-  int read_time(od::value v, int64_t& out) {
+  // Reads a microsecond field into ns; `fractional` says whether the text
+  // had a fraction or an exponent. Returns 0 ok, 1 wrong type, 2 out of range.
+  int read_time(od::value v, int64_t& out, bool& fractional) {
     auto t = v.type();
     if (t.error() || t.value_unsafe() != od::json_type::number) return 1;
-    return parse_us_as_ns(trim(v.raw_json_token()), out) ? 0 : 2;
+    return parse_us_as_ns(trim(v.raw_json_token()), out, fractional) ? 0 : 2;
   }
 
   void stage_arg(StringId key, od::value v) {
@@ -255,18 +256,15 @@ struct KinetoEventParser::Impl {
         if (v.get_string().get(cat_text)) return bad(ImportCounter::kBadFieldType, offset, "field \"cat\" is not a string");
         row.category = b.intern(cat_text);
       } else if (key == "ts") {
-        int rc = read_time(v, row.ts_ns);
+        bool fractional = false;
+        int rc = read_time(v, row.ts_ns, fractional);
         if (rc == 1) return bad(ImportCounter::kBadFieldType, offset, "field \"ts\" is not a number");
-        if (!store.meta.fractional_timestamps) {
-          std::string_view tok = v.raw_json_token();
-          // A plain loop: find_first_of(".eE") calls memchr once per byte of
-          // the token, and this runs for every event of an integer-µs trace.
-          for (char c : tok) store.meta.fractional_timestamps |= c == '.' || c == 'e' || c == 'E';
-        }
+        store.meta.fractional_timestamps |= fractional;
         if (rc == 2) return bad(ImportCounter::kNumberOutOfRange, offset, "field \"ts\" out of range");
         has_ts = true;
       } else if (key == "dur") {
-        int rc = read_time(v, row.dur_ns);
+        bool fractional = false;
+        int rc = read_time(v, row.dur_ns, fractional);
         if (rc == 1) return bad(ImportCounter::kBadFieldType, offset, "field \"dur\" is not a number");
         if (rc == 2) return bad(ImportCounter::kNumberOutOfRange, offset, "field \"dur\" out of range");
         has_dur = true;
