@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's whole test run (what CI runs through .ci/run):
 #   1. installs the Debian dependencies (skip with SKIP_INSTALL=1),
-#   2. builds the Release tree build/ and runs every test there,
+#   2. builds the Release tree build/ (scripts/build.sh: profile-guided with
+#      GCC, so the tests run the binary users get) and runs every test there,
 #   3. builds build-asan/ with clang, AddressSanitizer + UndefinedBehaviorSanitizer
 #      (-DSTEPSCOPE_SANITIZE=ON) and the libFuzzer target (-DSTEPSCOPE_FUZZ=ON,
 #      which adds a short fuzz run over fuzz/corpus/ as a test), and runs every
