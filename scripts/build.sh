@@ -5,8 +5,8 @@
 # With GCC the build is profile-guided (cmake/pgo.cmake): an instrumented
 # stepscope is built first in <build>-pgo/ (the tool and the trace generator
 # only), run on the project's example traces (scripts/pgo_train.sh), and the
-# release build is compiled with that profile. `analyze` runs about 15% faster
-# and maps less code (docs/performance.md). The training reruns only when the
+# release build is compiled with that profile: `analyze` uses about 11% less
+# CPU and maps less code (docs/performance.md). The training reruns only when the
 # instrumented binary changed; a new profile recompiles the library.
 #   PGO=0          one plain Release build, no training
 #   JOBS=N         parallel compile jobs (default: number of cores)
