@@ -38,6 +38,25 @@ bool skip_value(std::string_view s, size_t& i) {
   return true;
 }
 
+// Walks the elements of the JSON list `s`: `element(i)` is called with i at
+// each element's first byte and must leave i past it (false: malformed).
+// False when `s` is no well-formed list.
+template <typename Element>
+bool for_each_element(std::string_view s, Element&& element) {
+  size_t i = 0;
+  skip_ws(s, i);
+  if (i >= s.size() || s[i] != '[') return false;
+  ++i;
+  for (;;) {
+    skip_ws(s, i);
+    if (i >= s.size()) return false;
+    if (s[i] == ']') return true;
+    if (!element(i)) return false;
+    skip_ws(s, i);
+    if (i < s.size() && s[i] == ',') ++i;
+  }
+}
+
 }  // namespace
 
 int64_t InputShape::numel() const {
@@ -49,14 +68,7 @@ int64_t InputShape::numel() const {
 
 std::vector<InputShape> parse_input_dims(std::string_view s) {
   std::vector<InputShape> out;
-  size_t i = 0;
-  skip_ws(s, i);
-  if (i >= s.size() || s[i] != '[') return {};
-  ++i;
-  for (;;) {
-    skip_ws(s, i);
-    if (i >= s.size()) return {};
-    if (s[i] == ']') break;
+  const bool ok = for_each_element(s, [&](size_t& i) {
     InputShape shape;
     if (s[i] == '[') {
       size_t start = i;
@@ -65,60 +77,51 @@ std::vector<InputShape> parse_input_dims(std::string_view s) {
       if (i < s.size() && s[i] == '[') {
         shape.list = true;
         i = start;
-        if (!skip_value(s, i)) return {};
+        if (!skip_value(s, i)) return false;
       } else {
         // A flat list of integers.
         while (i < s.size() && s[i] != ']') {
           skip_ws(s, i);
           int64_t v = 0;
           auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
-          if (ec != std::errc()) return {};
+          if (ec != std::errc()) return false;
           shape.dims.push_back(v);
           i = static_cast<size_t>(p - s.data());
           skip_ws(s, i);
           if (i < s.size() && s[i] == ',') ++i;
         }
-        if (i >= s.size()) return {};
+        if (i >= s.size()) return false;
         ++i;
       }
     } else if (!skip_value(s, i)) {
-      return {};
+      return false;
     }
     out.push_back(std::move(shape));
-    skip_ws(s, i);
-    if (i < s.size() && s[i] == ',') ++i;
-  }
-  return out;
+    return true;
+  });
+  return ok ? out : std::vector<InputShape>{};
 }
 
 std::vector<std::string> parse_string_list(std::string_view s) {
   std::vector<std::string> out;
-  size_t i = 0;
-  skip_ws(s, i);
-  if (i >= s.size() || s[i] != '[') return {};
-  ++i;
-  for (;;) {
-    skip_ws(s, i);
-    if (i >= s.size()) return {};
-    if (s[i] == ']') break;
+  const bool ok = for_each_element(s, [&](size_t& i) {
     if (s[i] == '"') {
       std::string v;
       for (++i; i < s.size() && s[i] != '"'; ++i) {
         if (s[i] == '\\' && i + 1 < s.size()) ++i;
         v += s[i];
       }
-      if (i >= s.size()) return {};
+      if (i >= s.size()) return false;
       ++i;
       out.push_back(std::move(v));
     } else {
       size_t start = i;
-      if (!skip_value(s, i)) return {};
+      if (!skip_value(s, i)) return false;
       out.emplace_back(s.substr(start, i - start));
     }
-    skip_ws(s, i);
-    if (i < s.size() && s[i] == ',') ++i;
-  }
-  return out;
+    return true;
+  });
+  return ok ? out : std::vector<std::string>{};
 }
 
 OpArgReader::OpArgReader(const trace::EventStore& store)

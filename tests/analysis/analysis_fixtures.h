@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/rank_analysis.h"
 #include "test_paths.h"
 #include "trace/trace_fixtures.h"
 #include "trace/trace_set.h"
@@ -84,6 +85,16 @@ inline std::vector<std::string> shared_trace_folders() {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// Calls check(folder, analysis) with the default analysis of every rank of
+// every shared trace folder: the walk of the "...OnEverySharedTrace" tests.
+template <typename Check>
+void for_each_shared_rank(Check&& check) {
+  for (const std::string& folder : shared_trace_folders()) {
+    trace::LoadResult lr = load_shared(folder);
+    for (const auto& store : lr.set.ranks) check(folder, analyze_rank(*store, AnalysisOptions{}));
+  }
 }
 
 }  // namespace stepscope::analysis::testing_support

@@ -40,23 +40,19 @@ TEST(CommOverlap, NoCommunicationIsNull) {
 TEST(CommOverlap, WithinBoundsOnEverySharedTrace) {
   SKIP_WITHOUT_SHARED();
   int with_comm = 0;
-  for (const std::string& folder : shared_trace_folders()) {
-    trace::LoadResult lr = load_shared(folder);
-    for (const auto& store : lr.set.ranks) {
-      RankAnalysis a = analyze_rank(*store, AnalysisOptions{});
-      SCOPED_TRACE(folder);
-      EXPECT_LE(a.overlap.overlapped_time_ns, a.overlap.communication_time_ns);
-      EXPECT_LE(a.overlap.overlapped_time_ns, a.overlap.computation_time_ns);
-      EXPECT_EQ(a.overlap.communication_time_ns, a.temporal.rank.communication_time_ns);
-      if (a.overlap.overlap_pct) {
-        EXPECT_GE(*a.overlap.overlap_pct, 0.0);
-        EXPECT_LE(*a.overlap.overlap_pct, 100.0);
-        ++with_comm;
-      } else {
-        EXPECT_EQ(a.kernels.classes[static_cast<int>(KernelClass::kCommunication)].duration.count, 0);
-      }
+  for_each_shared_rank([&](const std::string& folder, const RankAnalysis& a) {
+    SCOPED_TRACE(folder);
+    EXPECT_LE(a.overlap.overlapped_time_ns, a.overlap.communication_time_ns);
+    EXPECT_LE(a.overlap.overlapped_time_ns, a.overlap.computation_time_ns);
+    EXPECT_EQ(a.overlap.communication_time_ns, a.temporal.rank.communication_time_ns);
+    if (a.overlap.overlap_pct) {
+      EXPECT_GE(*a.overlap.overlap_pct, 0.0);
+      EXPECT_LE(*a.overlap.overlap_pct, 100.0);
+      ++with_comm;
+    } else {
+      EXPECT_EQ(a.kernels.classes[static_cast<int>(KernelClass::kCommunication)].duration.count, 0);
     }
-  }
+  });
   EXPECT_GE(with_comm, 9);  // the 8 DLRM ranks and the NCCL trace at least
 }
 

@@ -77,27 +77,23 @@ TEST(IdleBreakdown, OverlappingWorkOnAStreamIsNotIdle) {
 TEST(IdleBreakdown, CategoriesPartitionIdleOnEverySharedTrace) {
   SKIP_WITHOUT_SHARED();
   int streams = 0;
-  for (const std::string& folder : shared_trace_folders()) {
-    trace::LoadResult lr = load_shared(folder);
-    for (const auto& store : lr.set.ranks) {
-      RankAnalysis a = analyze_rank(*store, AnalysisOptions{});
-      int64_t activities = 0;
-      for (const StreamIdle& s : a.idle.streams) {
-        SCOPED_TRACE(folder + " stream " + std::to_string(s.stream));
-        EXPECT_EQ(s.host_wait_ns + s.kernel_wait_ns + s.other_ns, s.idle_ns);
-        EXPECT_EQ(s.idle_ns, s.span_ns - s.busy_ns);
-        EXPECT_GE(s.host_wait_ns, 0);
-        EXPECT_GE(s.kernel_wait_ns, 0);
-        EXPECT_GE(s.other_ns, 0);
-        if (s.idle_ns > 0) {
-          EXPECT_NEAR(s.host_wait_ratio + s.kernel_wait_ratio + s.other_ratio, 1.0, 1e-12);
-        }
-        activities += s.activities;
-        ++streams;
+  for_each_shared_rank([&](const std::string& folder, const RankAnalysis& a) {
+    int64_t activities = 0;
+    for (const StreamIdle& s : a.idle.streams) {
+      SCOPED_TRACE(folder + " stream " + std::to_string(s.stream));
+      EXPECT_EQ(s.host_wait_ns + s.kernel_wait_ns + s.other_ns, s.idle_ns);
+      EXPECT_EQ(s.idle_ns, s.span_ns - s.busy_ns);
+      EXPECT_GE(s.host_wait_ns, 0);
+      EXPECT_GE(s.kernel_wait_ns, 0);
+      EXPECT_GE(s.other_ns, 0);
+      if (s.idle_ns > 0) {
+        EXPECT_NEAR(s.host_wait_ratio + s.kernel_wait_ratio + s.other_ratio, 1.0, 1e-12);
       }
-      EXPECT_EQ(activities, a.gpu_activities);
+      activities += s.activities;
+      ++streams;
     }
-  }
+    EXPECT_EQ(activities, a.gpu_activities);
+  });
   EXPECT_GT(streams, 30);
 }
 

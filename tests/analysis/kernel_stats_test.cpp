@@ -63,38 +63,34 @@ TEST(KernelStats, MomentsAndTopByHand) {
 
 TEST(KernelStats, TopPlusOthersEqualsClassOnEverySharedTrace) {
   SKIP_WITHOUT_SHARED();
-  for (const std::string& folder : shared_trace_folders()) {
-    trace::LoadResult lr = load_shared(folder);
-    for (const auto& store : lr.set.ranks) {
-      RankAnalysis a = analyze_rank(*store, AnalysisOptions{});
-      int64_t all = 0, all_count = 0;
-      for (const ClassKernels& c : a.kernels.classes) {
-        SCOPED_TRACE(folder + " " + std::string(to_string(c.cls)));
-        int64_t sum = c.others.duration.total_ns, count = c.others.duration.count;
-        int64_t names = c.others.distinct_names;
-        for (size_t i = 0; i < c.top.size(); ++i) {
-          sum += c.top[i].duration.total_ns;
-          count += c.top[i].duration.count;
-          if (i > 0) {
-            EXPECT_GE(c.top[i - 1].duration.total_ns, c.top[i].duration.total_ns);
-          }
-          EXPECT_LE(c.top[i].duration.min_ns, c.top[i].duration.max_ns);
+  for_each_shared_rank([&](const std::string& folder, const RankAnalysis& a) {
+    int64_t all = 0, all_count = 0;
+    for (const ClassKernels& c : a.kernels.classes) {
+      SCOPED_TRACE(folder + " " + std::string(to_string(c.cls)));
+      int64_t sum = c.others.duration.total_ns, count = c.others.duration.count;
+      int64_t names = c.others.distinct_names;
+      for (size_t i = 0; i < c.top.size(); ++i) {
+        sum += c.top[i].duration.total_ns;
+        count += c.top[i].duration.count;
+        if (i > 0) {
+          EXPECT_GE(c.top[i - 1].duration.total_ns, c.top[i].duration.total_ns);
         }
-        names += static_cast<int64_t>(c.top.size());
-        EXPECT_EQ(sum, c.duration.total_ns);
-        EXPECT_EQ(count, c.duration.count);
-        EXPECT_EQ(names, c.distinct_names);
-        EXPECT_LE(c.top.size(), 10u);
-        all += c.duration.total_ns;
-        all_count += c.duration.count;
+        EXPECT_LE(c.top[i].duration.min_ns, c.top[i].duration.max_ns);
       }
-      EXPECT_EQ(all, a.kernels.total_ns);
-      EXPECT_EQ(all_count, a.gpu_activities);
-      int64_t family_sum = 0;
-      for (const auto& f : a.kernels.families) family_sum += f.duration.total_ns;
-      EXPECT_EQ(family_sum, a.kernels.classes[0].duration.total_ns);
+      names += static_cast<int64_t>(c.top.size());
+      EXPECT_EQ(sum, c.duration.total_ns);
+      EXPECT_EQ(count, c.duration.count);
+      EXPECT_EQ(names, c.distinct_names);
+      EXPECT_LE(c.top.size(), 10u);
+      all += c.duration.total_ns;
+      all_count += c.duration.count;
     }
-  }
+    EXPECT_EQ(all, a.kernels.total_ns);
+    EXPECT_EQ(all_count, a.gpu_activities);
+    int64_t family_sum = 0;
+    for (const auto& f : a.kernels.families) family_sum += f.duration.total_ns;
+    EXPECT_EQ(family_sum, a.kernels.classes[0].duration.total_ns);
+  });
 }
 
 TEST(KernelStats, ClassTotalsMatchHtaOnSingleStreamTrace) {

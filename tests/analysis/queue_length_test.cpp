@@ -51,27 +51,23 @@ TEST(QueueLength, CompletionBeforeLaunchNeverGoesNegative) {
 TEST(QueueLength, BoundsOnEverySharedTrace) {
   SKIP_WITHOUT_SHARED();
   int streams = 0;
-  for (const std::string& folder : shared_trace_folders()) {
-    trace::LoadResult lr = load_shared(folder);
-    for (const auto& store : lr.set.ranks) {
-      RankAnalysis a = analyze_rank(*store, AnalysisOptions{});
-      int64_t launched = 0;
-      for (const StreamQueue& q : a.queues.streams) {
-        SCOPED_TRACE(folder + " stream " + std::to_string(q.stream));
-        EXPECT_GE(q.samples.min, 0.0);
-        EXPECT_EQ(q.samples.max, static_cast<double>(q.max_length));
-        EXPECT_LE(q.mean_length, static_cast<double>(q.max_length));
-        EXPECT_GE(q.mean_length, 0.0);
-        EXPECT_LE(q.time_nonempty_ns, q.window_end_ns - q.window_start_ns);
-        EXPECT_LE(q.time_at_limit_ns, q.time_nonempty_ns);
-        EXPECT_EQ(q.samples.count, 2 * q.activities);
-        EXPECT_EQ(q.samples.p50 >= 0, true);
-        launched += q.activities;
-        ++streams;
-      }
-      EXPECT_EQ(launched, a.launches.launches);
+  for_each_shared_rank([&](const std::string& folder, const RankAnalysis& a) {
+    int64_t launched = 0;
+    for (const StreamQueue& q : a.queues.streams) {
+      SCOPED_TRACE(folder + " stream " + std::to_string(q.stream));
+      EXPECT_GE(q.samples.min, 0.0);
+      EXPECT_EQ(q.samples.max, static_cast<double>(q.max_length));
+      EXPECT_LE(q.mean_length, static_cast<double>(q.max_length));
+      EXPECT_GE(q.mean_length, 0.0);
+      EXPECT_LE(q.time_nonempty_ns, q.window_end_ns - q.window_start_ns);
+      EXPECT_LE(q.time_at_limit_ns, q.time_nonempty_ns);
+      EXPECT_EQ(q.samples.count, 2 * q.activities);
+      EXPECT_EQ(q.samples.p50 >= 0, true);
+      launched += q.activities;
+      ++streams;
     }
-  }
+    EXPECT_EQ(launched, a.launches.launches);
+  });
   EXPECT_GT(streams, 20);
 }
 

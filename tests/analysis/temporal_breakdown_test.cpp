@@ -51,27 +51,23 @@ TEST(TemporalBreakdown, EmptyTimelineIsAllZero) {
 TEST(TemporalBreakdown, IdentityHoldsOnEverySharedTrace) {
   SKIP_WITHOUT_SHARED();
   int checked = 0;
-  for (const std::string& folder : shared_trace_folders()) {
-    trace::LoadResult lr = load_shared(folder);
-    for (const auto& store : lr.set.ranks) {
-      RankAnalysis a = analyze_rank(*store, AnalysisOptions{});
-      const TemporalBreakdown& b = a.temporal.rank;
-      SCOPED_TRACE(folder + " rank " + std::to_string(a.rank));
-      EXPECT_EQ(b.idle_time_ns + b.compute_time_ns + b.non_compute_time_ns, b.kernel_time_ns);
-      EXPECT_GE(b.idle_time_ns, 0);
-      EXPECT_GE(b.non_compute_time_ns, 0);
-      EXPECT_LE(b.busy_time_ns, b.kernel_time_ns);
-      EXPECT_LE(b.compute_time_ns, b.busy_time_ns);
-      EXPECT_LE(b.communication_time_ns, b.busy_time_ns);
-      EXPECT_EQ(b.activities, a.gpu_activities);
-      for (const auto& s : a.temporal.steps) {
-        const TemporalBreakdown& sb = s.breakdown;
-        EXPECT_EQ(sb.idle_time_ns + sb.compute_time_ns + sb.non_compute_time_ns, sb.kernel_time_ns);
-        EXPECT_GE(sb.idle_time_ns, 0);
-      }
-      ++checked;
+  for_each_shared_rank([&](const std::string& folder, const RankAnalysis& a) {
+    const TemporalBreakdown& b = a.temporal.rank;
+    SCOPED_TRACE(folder + " rank " + std::to_string(a.rank));
+    EXPECT_EQ(b.idle_time_ns + b.compute_time_ns + b.non_compute_time_ns, b.kernel_time_ns);
+    EXPECT_GE(b.idle_time_ns, 0);
+    EXPECT_GE(b.non_compute_time_ns, 0);
+    EXPECT_LE(b.busy_time_ns, b.kernel_time_ns);
+    EXPECT_LE(b.compute_time_ns, b.busy_time_ns);
+    EXPECT_LE(b.communication_time_ns, b.busy_time_ns);
+    EXPECT_EQ(b.activities, a.gpu_activities);
+    for (const auto& s : a.temporal.steps) {
+      const TemporalBreakdown& sb = s.breakdown;
+      EXPECT_EQ(sb.idle_time_ns + sb.compute_time_ns + sb.non_compute_time_ns, sb.kernel_time_ns);
+      EXPECT_GE(sb.idle_time_ns, 0);
     }
-  }
+    ++checked;
+  });
   EXPECT_GE(checked, 20);
 }
 
