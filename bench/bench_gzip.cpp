@@ -23,17 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "thread_cpu.h"
 #include "trace/byte_source.h"
 
 using namespace stepscope::trace;
+using stepscope::bench::thread_cpu_seconds;
 
 namespace {
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 constexpr size_t kChunk = 1 << 20;         // the tokenizer's read size (TokenizerOptions::chunk_bytes)
 constexpr size_t kInputChunk = 256 << 10;  // gzip_source's compressed read size

@@ -29,20 +29,16 @@
 #include <string>
 #include <vector>
 
+#include "thread_cpu.h"
 #include "trace/byte_source.h"
 #include "trace/json/json_tokenizer.h"
 #include "trace/trace_reader.h"
 #include "trace/trace_set.h"
 
 using namespace stepscope::trace;
+using stepscope::bench::thread_cpu_seconds;
 
 namespace {
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 // VmRSS or VmHWM from /proc/self/status, in bytes.
 uint64_t status_kb(const char* field) {
