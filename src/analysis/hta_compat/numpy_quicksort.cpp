@@ -21,11 +21,10 @@ int floor_log2(uint64_t n) {
 // 1-based heap positions (position k is idx[k - 1]).
 void heapsort_indices(const double* v, uint32_t* idx, int64_t n) {
   auto a = [idx](int64_t k) -> uint32_t& { return idx[k - 1]; };
-  for (int64_t l = n >> 1; l > 0; --l) {
-    uint32_t tmp = a(l);
-    int64_t i = l;
-    for (int64_t j = l << 1; j <= n;) {
-      if (j < n && v[a(j)] < v[a(j + 1)]) ++j;
+  // Sinks `tmp` from position i of the heap of the first `size` positions.
+  auto sift_down = [&](uint32_t tmp, int64_t i, int64_t size) {
+    for (int64_t j = i << 1; j <= size;) {
+      if (j < size && v[a(j)] < v[a(j + 1)]) ++j;
       if (v[tmp] < v[a(j)]) {
         a(i) = a(j);
         i = j;
@@ -35,23 +34,13 @@ void heapsort_indices(const double* v, uint32_t* idx, int64_t n) {
       }
     }
     a(i) = tmp;
-  }
+  };
+  for (int64_t l = n >> 1; l > 0; --l) sift_down(a(l), l, n);
   for (; n > 1;) {
     uint32_t tmp = a(n);
     a(n) = a(1);
     --n;
-    int64_t i = 1;
-    for (int64_t j = 2; j <= n;) {
-      if (j < n && v[a(j)] < v[a(j + 1)]) ++j;
-      if (v[tmp] < v[a(j)]) {
-        a(i) = a(j);
-        i = j;
-        j += j;
-      } else {
-        break;
-      }
-    }
-    a(i) = tmp;
+    sift_down(tmp, 1, n);
   }
 }
 
