@@ -33,6 +33,7 @@
 #include <cstring>
 
 #include "kernels/activation_quant_format.h"
+#include "kernels/gpu/launch_error.cuh"
 
 namespace stepscope::kernels::gpu {
 namespace {
@@ -363,11 +364,6 @@ std::string check_args(int64_t numel, int bits, int block, const void* a, const 
   return "";
 }
 
-std::string launch_status() {
-  const cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? std::string() : std::string("CUDA launch failed: ") + cudaGetErrorString(e);
-}
-
 unsigned grid_for(int64_t numel, int vec) {
   const int64_t chunks = (numel + vec - 1) / vec;
   return static_cast<unsigned>((chunks + kThreads - 1) / kThreads);
@@ -435,7 +431,7 @@ std::string act_quantize(const void* x, ActDType dtype, int64_t numel, int bits,
     default:
       return "unsupported dtype code " + std::to_string(static_cast<int>(dtype));
   }
-  return launch_status();
+  return launch_error("CUDA");
 }
 
 std::string act_dequantize(const uint8_t* codes, const uint16_t* scale, const uint16_t* zero, int64_t numel,
@@ -456,7 +452,7 @@ std::string act_dequantize(const uint8_t* codes, const uint16_t* scale, const ui
     default:
       return "unsupported dtype code " + std::to_string(static_cast<int>(out_dtype));
   }
-  return launch_status();
+  return launch_error("CUDA");
 }
 
 }  // namespace stepscope::kernels::gpu

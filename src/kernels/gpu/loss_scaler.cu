@@ -11,6 +11,7 @@
 #include <climits>
 
 #include "kernels/gpu/dtype_bits.cuh"
+#include "kernels/gpu/launch_error.cuh"
 
 namespace stepscope::kernels::gpu {
 namespace {
@@ -130,11 +131,6 @@ __global__ void update_scale_kernel(float* scale, int32_t* growth_tracker, const
   } else {
     *growth_tracker = successful;
   }
-}
-
-std::string launch_error(const char* what) {
-  const cudaError_t err = cudaGetLastError();
-  return err == cudaSuccess ? "" : std::string(what) + " launch failed: " + cudaGetErrorString(err);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "kernels/gpu/dtype_bits.cuh"
+#include "kernels/gpu/launch_error.cuh"
 
 namespace stepscope::kernels::gpu {
 namespace {
@@ -164,6 +165,19 @@ int threads_for(const QkvRopeDims& d, int n) {
   return static_cast<int>(std::min<int64_t>(kMaxThreads, warps * 32));
 }
 
+// Calls launch(std::integral_constant<int, N>) for N = n (8, 4, 2, else 1):
+// each width is its own kernel instantiation, since the vector type must be
+// known at compile time.
+template <class Launch>
+void with_vector_width(int n, Launch&& launch) {
+  switch (n) {
+    case 8: launch(std::integral_constant<int, 8>{}); break;
+    case 4: launch(std::integral_constant<int, 4>{}); break;
+    case 2: launch(std::integral_constant<int, 2>{}); break;
+    default: launch(std::integral_constant<int, 1>{}); break;
+  }
+}
+
 template <class E>
 std::string launch_forward(int n, const void* qkv, const float* cos, const float* sin, const QkvRopeDims& d,
                            void* q, void* k, void* v, cudaStream_t stream) {
@@ -175,19 +189,11 @@ std::string launch_forward(int n, const void* qkv, const float* cos, const float
   auto* ko = static_cast<T*>(k);
   auto* vo = static_cast<T*>(v);
   const int h = static_cast<int>(d.heads), kvh = static_cast<int>(d.kv_heads), hd = static_cast<int>(d.head_dim);
-  // Each width is its own instantiation: the vector type must be known at compile time.
-  auto run = [&](auto width) {
+  with_vector_width(n, [&](auto width) {
     constexpr int N = decltype(width)::value;
     qkv_rope_forward_kernel<E, N><<<grid, threads, 0, stream>>>(in, cos, sin, qo, ko, vo, d.seq, h, kvh, hd);
-  };
-  switch (n) {
-    case 8: run(std::integral_constant<int, 8>{}); break;
-    case 4: run(std::integral_constant<int, 4>{}); break;
-    case 2: run(std::integral_constant<int, 2>{}); break;
-    default: run(std::integral_constant<int, 1>{}); break;
-  }
-  const cudaError_t err = cudaGetLastError();
-  return err == cudaSuccess ? "" : std::string("qkv_rope_forward launch failed: ") + cudaGetErrorString(err);
+  });
+  return launch_error("qkv_rope_forward");
 }
 
 template <class E>
@@ -201,18 +207,11 @@ std::string launch_backward(int n, const void* gq, const void* gk, const void* g
   const auto* c = static_cast<const T*>(gv);
   auto* out = static_cast<T*>(gqkv);
   const int h = static_cast<int>(d.heads), kvh = static_cast<int>(d.kv_heads), hd = static_cast<int>(d.head_dim);
-  auto run = [&](auto width) {
+  with_vector_width(n, [&](auto width) {
     constexpr int N = decltype(width)::value;
     qkv_rope_backward_kernel<E, N><<<grid, threads, 0, stream>>>(a, b, c, cos, sin, out, d.seq, h, kvh, hd);
-  };
-  switch (n) {
-    case 8: run(std::integral_constant<int, 8>{}); break;
-    case 4: run(std::integral_constant<int, 4>{}); break;
-    case 2: run(std::integral_constant<int, 2>{}); break;
-    default: run(std::integral_constant<int, 1>{}); break;
-  }
-  const cudaError_t err = cudaGetLastError();
-  return err == cudaSuccess ? "" : std::string("qkv_rope_backward launch failed: ") + cudaGetErrorString(err);
+  });
+  return launch_error("qkv_rope_backward");
 }
 
 }  // namespace
