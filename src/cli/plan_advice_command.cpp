@@ -25,9 +25,8 @@ namespace stepscope::cli {
 namespace {
 
 struct ParetoArgs : CommonArgs {
-  int tp = 1, pp = 1, dp = 1, cp = 1, vpp = 1;
-  bool sequence_parallel = false, cpu_offload = false;
-  std::string sharding = "ddp", recompute = "none";
+  LayoutArgs layout;
+  std::string recompute = "none";
   std::vector<int> global_batches, micro_batches = {1, 2, 4, 8, 16};
 };
 
@@ -47,12 +46,7 @@ std::vector<std::string> split_commas(const std::string& s) {
 int run_pareto(const ParetoArgs& a) {
   using namespace plan;
   ParallelConfig p;
-  p.tp = a.tp, p.pp = a.pp, p.dp = a.dp, p.cp = a.cp, p.vpp = a.vpp;
-  p.sequence_parallel = a.sequence_parallel, p.cpu_offload = a.cpu_offload;
-  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1)
-    return plan_input_error("--tp/--pp/--dp/--cp/--vpp: must be at least 1");
-  if (!parse_sharding(a.sharding, p.sharding))
-    return plan_input_error("--sharding: expected ddp, zero1, zero2, zero3, fsdp or fsdp_hybrid");
+  if (std::string err = apply_layout(a.layout, p); !err.empty()) return plan_input_error(err);
   if (!parse_recompute(a.recompute, p.recompute)) return plan_input_error("--recompute: expected none, selective or full");
   for (int mb : a.micro_batches)
     if (mb < 1) return plan_input_error("--micro-batches: every entry must be at least 1");
@@ -222,15 +216,8 @@ void register_plan_advice(CLI::App* plan) {
   auto pargs = std::make_shared<ParetoArgs>();
   auto* p = plan->add_subcommand("pareto", "batch-size Pareto front of throughput against memory for one layout");
   add_common(p, *pargs);
-  p->add_option("--tp", pargs->tp, "tensor-parallel size");
-  p->add_option("--pp", pargs->pp, "pipeline stages");
-  p->add_option("--dp", pargs->dp, "data-parallel replicas");
-  p->add_option("--cp", pargs->cp, "context-parallel size");
-  p->add_option("--vpp", pargs->vpp, "virtual pipeline stages per GPU");
-  p->add_option("--sharding", pargs->sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid");
+  add_layout(p, pargs->layout);
   p->add_option("--recompute", pargs->recompute, "none, selective or full");
-  p->add_flag("--sequence-parallel", pargs->sequence_parallel, "Megatron sequence parallelism");
-  p->add_flag("--cpu-offload", pargs->cpu_offload, "optimizer states in host memory");
   p->add_option("--global-batches", pargs->global_batches, "global batches to try (default dp x 1, 2, 4, ..., 256)")
       ->delimiter(',');
   p->add_option("--micro-batches", pargs->micro_batches, "micro-batches to try (default 1,2,4,8,16)")->delimiter(',');

@@ -24,6 +24,26 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_option("--json", a.json_path, "write JSON to FILE ('-' for stdout)");
 }
 
+void add_layout(CLI::App* cmd, LayoutArgs& a) {
+  cmd->add_option("--tp", a.tp, "tensor-parallel size");
+  cmd->add_option("--pp", a.pp, "pipeline stages");
+  cmd->add_option("--dp", a.dp, "data-parallel replicas");
+  cmd->add_option("--cp", a.cp, "context-parallel size");
+  cmd->add_option("--vpp", a.vpp, "virtual pipeline stages per GPU");
+  cmd->add_option("--sharding", a.sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid");
+  cmd->add_flag("--sequence-parallel", a.sequence_parallel, "Megatron sequence parallelism");
+  cmd->add_flag("--cpu-offload", a.cpu_offload, "optimizer states in host memory");
+}
+
+std::string apply_layout(const LayoutArgs& a, plan::ParallelConfig& p) {
+  p.tp = a.tp, p.pp = a.pp, p.dp = a.dp, p.cp = a.cp, p.vpp = a.vpp;
+  p.sequence_parallel = a.sequence_parallel, p.cpu_offload = a.cpu_offload;
+  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1) return "--tp/--pp/--dp/--cp/--vpp: must be at least 1";
+  if (!plan::parse_sharding(a.sharding, p.sharding))
+    return "--sharding: expected ddp, zero1, zero2, zero3, fsdp or fsdp_hybrid";
+  return "";
+}
+
 std::string resolve(const CommonArgs& a, int gpus, plan::ModelSpec& m, plan::TrainingSettings& t, plan::ClusterSpec& c) {
   using namespace plan;
   if (const ModelSpec* preset = find_model_preset(a.model)) {

@@ -7,6 +7,7 @@
 
 #include "plan/cluster_spec.h"
 #include "plan/model_spec.h"
+#include "plan/parallel_config.h"
 #include "plan/training_settings.h"
 
 namespace CLI {
@@ -27,6 +28,20 @@ int plan_input_error(const std::string& message);
 // --model (required), --gpu, --profile, --global-batch, --dtype, --optimizer,
 // --attention, --activation-bits, --json.
 void add_common(CLI::App* cmd, CommonArgs& a);
+
+// One layout written out on the command line (pareto, recompute).
+struct LayoutArgs {
+  int tp = 1, pp = 1, dp = 1, cp = 1, vpp = 1;
+  bool sequence_parallel = false, cpu_offload = false;
+  std::string sharding = "ddp";
+};
+
+// --tp, --pp, --dp, --cp, --vpp, --sharding, --sequence-parallel, --cpu-offload.
+void add_layout(CLI::App* cmd, LayoutArgs& a);
+
+// The layout's parallel sizes, flags and sharding into `p`; an error message
+// naming the option, or "".
+std::string apply_layout(const LayoutArgs& a, plan::ParallelConfig& p);
 
 // Model, settings and cluster (with `gpus` GPUs) from the common options; an
 // error message naming the option, or "".

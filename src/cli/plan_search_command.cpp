@@ -30,9 +30,8 @@ struct SearchArgs : CommonArgs {
 };
 
 struct RecomputeArgs : CommonArgs {
-  int tp = 1, pp = 1, dp = 1, cp = 1, vpp = 1, micro_batch = 1;
-  bool sequence_parallel = false, cpu_offload = false;
-  std::string sharding = "ddp";
+  LayoutArgs layout;
+  int micro_batch = 1;
   double budget_gb = 0;
 };
 
@@ -89,11 +88,9 @@ int run_search(const SearchArgs& a) {
 int run_recompute(const RecomputeArgs& a) {
   using namespace plan;
   ParallelConfig p;
-  p.tp = a.tp, p.pp = a.pp, p.dp = a.dp, p.cp = a.cp, p.vpp = a.vpp, p.micro_batch = a.micro_batch;
-  p.sequence_parallel = a.sequence_parallel, p.cpu_offload = a.cpu_offload;
-  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1 || p.micro_batch < 1)
-    return fail("--tp/--pp/--dp/--cp/--vpp/--micro-batch: must be at least 1");
-  if (!parse_sharding(a.sharding, p.sharding)) return fail("--sharding: expected ddp, zero1, zero2, zero3, fsdp or fsdp_hybrid");
+  if (std::string err = apply_layout(a.layout, p); !err.empty()) return fail(err);
+  p.micro_batch = a.micro_batch;
+  if (p.micro_batch < 1) return fail("--micro-batch: must be at least 1");
   ModelSpec m;
   TrainingSettings t;
   ClusterSpec c;
@@ -137,15 +134,8 @@ void register_plan_search(CLI::App* plan) {
   auto rargs = std::make_shared<RecomputeArgs>();
   auto* r = plan->add_subcommand("recompute", "per-layer recomputation (none/selective/full) that fits a layout's memory");
   add_common(r, *rargs);
-  r->add_option("--tp", rargs->tp, "tensor-parallel size");
-  r->add_option("--pp", rargs->pp, "pipeline stages");
-  r->add_option("--dp", rargs->dp, "data-parallel replicas");
-  r->add_option("--cp", rargs->cp, "context-parallel size");
-  r->add_option("--vpp", rargs->vpp, "virtual pipeline stages per GPU");
+  add_layout(r, rargs->layout);
   r->add_option("--micro-batch", rargs->micro_batch, "sequences per micro-batch");
-  r->add_option("--sharding", rargs->sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid");
-  r->add_flag("--sequence-parallel", rargs->sequence_parallel, "Megatron sequence parallelism");
-  r->add_flag("--cpu-offload", rargs->cpu_offload, "optimizer states in host memory");
   r->add_option("--budget-gb", rargs->budget_gb, "memory for activations, GB (default: what the layout leaves)");
   r->callback([rargs] { set_exit_code(run_recompute(*rargs)); });
 }
