@@ -7,7 +7,7 @@
 #                           from the pages `analyze` maps (docs/performance.md)
 # The two stages build in different folders; -fprofile-prefix-path names each
 # profile by the object's path inside its build folder, so they match.
-# Objects depend on STEPSCOPE_PGO_STAMP (rewritten after each training run):
+# Objects depend on ${STEPSCOPE_PGO_DIR}/stamp (rewritten after each training run):
 # a new profile recompiles everything that used the old one.
 set(STEPSCOPE_PGO OFF CACHE STRING "Profile-guided optimisation: OFF, GENERATE or USE (GCC)")
 set_property(CACHE STEPSCOPE_PGO PROPERTY STRINGS OFF GENERATE USE)
