@@ -86,12 +86,13 @@ int run_analyze(const AnalyzeArgs& args) {
     for (const auto& r : rep.ranks) ptrs.push_back(&r);
     rep.multi = analysis::analyze_ranks(ptrs, options);
   }
-  if (args.compat == "hta") {
-    rep.hta = analysis::hta::run_hta_compat(rep.stores);
+  if (auto release = analysis::hta::release_of_compat_mode(args.compat)) {
+    rep.hta = analysis::hta::run_hta_compat(rep.stores, *release);
     if (rep.stores.size() == 1) {
       rep.hta_rank_kernel_types.push_back(rep.hta->kernel_type_breakdown);
     } else {
-      for (const auto* s : rep.stores) rep.hta_rank_kernel_types.push_back(analysis::hta::run_hta_compat(*s).kernel_type_breakdown);
+      for (const auto* s : rep.stores)
+        rep.hta_rank_kernel_types.push_back(analysis::hta::run_hta_compat(*s, *release).kernel_type_breakdown);
     }
   }
   diagnose::DiagnoseOptions dopt;
@@ -153,8 +154,9 @@ void register_analyze(CLI::App& app) {
   cmd->add_option("inputs", args->inputs, "trace files, folders or globs (one file per rank; .json or .json.gz)")
       ->required();
   cmd->add_option("--json", args->json_path, "write the JSON report to FILE ('-' for stdout)");
-  cmd->add_option("--compat", args->compat, "reproduce another tool's preprocessing: 'hta' (HTA 0.6.1)")
-      ->check(CLI::IsMember({"hta"}));
+  cmd->add_option("--compat", args->compat,
+                  "reproduce another tool's numbers: 'hta' (HTA 0.6.1, = 'hta-0.6.1') or 'hta-0.5.0' (the PyPI release)")
+      ->check(CLI::IsMember({"hta", "hta-0.6.1", "hta-0.5.0"}));
   cmd->add_flag("--salvage", args->salvage, "analyse what was read from damaged files instead of failing");
   cmd->add_option("--gzip", args->gzip, "gzip decoder: isal (default) or zlib")->check(CLI::IsMember({"isal", "zlib"}));
   cmd->add_option("--top", args->top, "kernels listed per type (default 10)")->check(CLI::Range(1, 100000));

@@ -21,7 +21,7 @@ inline constexpr int kJsonSchemaVersion = 1;
 inline constexpr const char* kToolVersion = "0.1.0";
 
 struct AnalyzeReport {
-  std::string mode = "exact";                 // "exact" or "hta" (--compat hta)
+  std::string mode = "exact";                 // "exact" or the --compat value ("hta", "hta-0.6.1", "hta-0.5.0")
   std::vector<std::string> inputs;            // as given on the command line
   std::vector<std::string> notes;             // skipped files etc.
   std::vector<std::string> warnings;          // salvaged / dropped data

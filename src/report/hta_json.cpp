@@ -1,5 +1,7 @@
 #include "report/hta_json.h"
 
+#include <fmt/format.h>
+
 #include <map>
 
 #include "analysis/hta_compat/kernel_type.h"
@@ -52,7 +54,8 @@ ordered_json top_row_json(const hta::HtaKernelTopRow& k) {
 
 ordered_json hta_tables_json(const hta::HtaResult& h) {
   ordered_json j;
-  j["produced_as"] = "Holistic Trace Analysis 0.6.1 with default arguments (see docs/hta_compat.md)";
+  j["produced_as"] =
+      fmt::format("Holistic Trace Analysis {} with default arguments (see docs/hta_compat.md)", hta::to_string(h.release));
   j["ranks"] = h.ranks;
   j["profiler_steps"] = h.profiler_steps;
   j["step_filter_applied"] = h.step_filter_applied;

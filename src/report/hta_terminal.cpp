@@ -14,7 +14,9 @@ std::string opt_pct(const std::optional<double>& v) { return v ? fmt::format("{:
 }  // namespace
 
 std::string render_hta_terminal(const hta::HtaResult& h, size_t name_width) {
-  std::string out = "\nHTA 0.6.1-compatible results (--compat hta: µs rounding, HTA's step cut and filters)\n";
+  const std::string_view release = hta::to_string(h.release);
+  std::string out =
+      fmt::format("\nHTA {}-compatible results (--compat: µs rounding, HTA's step cut and filters)\n", release);
   TextTable t;
   t.add_column("rank");
   t.add_column("kernel time (µs)");
@@ -67,7 +69,8 @@ std::string render_hta_terminal(const hta::HtaResult& h, size_t name_width) {
   if (!idle.empty()) (out += '\n') += idle.render();  // two appends: GCC 12 warns (-Wrestrict) on "\n" + string
 
   auto would_fail = [&](const char* table, const std::string& e) {
-    if (!e.empty()) out += fmt::format("  note: HTA 0.6.1 fails on {} here ({}); the rows above are stepscope's answer\n", table, e);
+    if (!e.empty())
+      out += fmt::format("  note: HTA {} fails on {} here ({}); the rows above are stepscope's answer\n", release, table, e);
   };
   would_fail("temporal_breakdown", h.hta_errors.temporal_breakdown);
   would_fail("idle_time_breakdown", h.hta_errors.idle_time_breakdown);

@@ -42,9 +42,10 @@ struct Draft {
   std::vector<int64_t> ts_us;
 };
 
-Draft read_rank(const trace::EventStore& store, int64_t rank) {
+Draft read_rank(const trace::EventStore& store, int64_t rank, HtaRelease release) {
   Draft d;
   d.frame.store = &store;
+  d.frame.release = release;
   d.frame.rank = rank;
   const auto& ev = store.events;
   const size_t n = ev.size();
@@ -100,7 +101,7 @@ Draft read_rank(const trace::EventStore& store, int64_t rank) {
     const uint64_t pair = (static_cast<uint64_t>(e.name) << 32) | e.category;
     auto it = type_cache.find(pair);
     if (it == type_cache.end())
-      it = type_cache.emplace(pair, classify_hta_kernel(store.strings.get(e.name), store.strings.get(e.category))).first;
+      it = type_cache.emplace(pair, classify_hta_kernel(store.strings.get(e.name), store.strings.get(e.category), release)).first;
     e.type = it->second;
     auto kc = kernel_cat_cache.find(e.category);
     if (kc == kernel_cat_cache.end())
@@ -198,7 +199,7 @@ std::string step_number(std::string_view name) {
 
 }  // namespace
 
-HtaFrames build_hta_frames(const std::vector<const trace::EventStore*>& stores) {
+HtaFrames build_hta_frames(const std::vector<const trace::EventStore*>& stores, HtaRelease release) {
   HtaFrames out;
 
   // Rank of each file; for a rank given by two files, the one listed last wins.
@@ -216,7 +217,7 @@ HtaFrames build_hta_frames(const std::vector<const trace::EventStore*>& stores) 
 
   std::vector<Draft> drafts;
   drafts.reserve(by_rank.size());
-  for (const auto& [rank, store] : by_rank) drafts.push_back(read_rank(*store, rank));
+  for (const auto& [rank, store] : by_rank) drafts.push_back(read_rank(*store, rank, release));
 
   // Align every rank on the earliest kept start.
   int64_t min_ts = 0;

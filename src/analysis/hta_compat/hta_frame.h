@@ -41,7 +41,7 @@ struct HtaEvent {
   uint32_t row = 0;                // the event's row in its rank's EventStore
   trace::StringId name = 0;        // interned in the rank's store
   trace::StringId category = 0;    // interned in the rank's store
-  HtaKernelType type = HtaKernelType::kOther;  // classify_hta_kernel(name, category)
+  HtaKernelType type = HtaKernelType::kOther;  // classify_hta_kernel(name, category, release)
   bool gpu_like = false;           // (stream >= 0 and correlation >= 0) or an Event/Context Sync
   bool kernel_category = false;    // cat is one HTA's idle breakdown counts (kernel, gpu_memcpy, ...)
 
@@ -51,6 +51,7 @@ struct HtaEvent {
 
 struct HtaRankFrame {
   const trace::EventStore* store = nullptr;
+  HtaRelease release = HtaRelease::k0_6_1;  // whose rules the frame and its analyses follow
   int64_t rank = 0;                 // HTA's rank id
   std::vector<HtaEvent> events;     // HTA's frame, in HTA's row order
   bool rounded = false;             // HTA's µs rounding was applied to this trace
@@ -70,6 +71,7 @@ struct HtaFrames {
 };
 
 // Builds HTA's frames for one run over these traces (one per rank file).
-HtaFrames build_hta_frames(const std::vector<const trace::EventStore*>& stores);
+HtaFrames build_hta_frames(const std::vector<const trace::EventStore*>& stores,
+                           HtaRelease release = HtaRelease::k0_6_1);
 
 }  // namespace stepscope::analysis::hta

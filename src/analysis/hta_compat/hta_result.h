@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/hta_compat/hta_numeric.h"
+#include "analysis/hta_compat/hta_release.h"
 #include "analysis/hta_compat/kernel_type.h"
 
 namespace stepscope::analysis::hta {
@@ -117,6 +118,7 @@ struct HtaRankResult {
 
 // One HTA run over a set of rank traces.
 struct HtaResult {
+  HtaRelease release = HtaRelease::k0_6_1;  // whose numbers these are
   std::vector<int64_t> ranks;
   std::vector<std::string> profiler_steps;  // step numbers left after the step filter, ascending
   bool step_filter_applied = false;

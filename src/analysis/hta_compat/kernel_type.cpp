@@ -17,8 +17,8 @@ bool is_nccl_kernel(std::string_view name) {
 
 }  // namespace
 
-HtaKernelType classify_hta_kernel(std::string_view name, std::string_view category) {
-  if (category == "cuda_sync") return HtaKernelType::kOther;
+HtaKernelType classify_hta_kernel(std::string_view name, std::string_view category, HtaRelease release) {
+  if (release == HtaRelease::k0_6_1 && category == "cuda_sync") return HtaKernelType::kOther;
   if (is_nccl_kernel(name)) return HtaKernelType::kCommunication;
   if (name.starts_with("Memcpy") || name.starts_with("Memset") || name.starts_with("dma"))
     return HtaKernelType::kMemory;

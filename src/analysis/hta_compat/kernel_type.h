@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/hta_compat/hta_release.h"
+
 namespace stepscope::analysis::hta {
 
 enum class HtaKernelType : uint8_t {
@@ -23,13 +25,14 @@ constexpr HtaKernelType kHtaBreakdownTypes[] = {HtaKernelType::kComputation, Hta
                                                HtaKernelType::kMemory};
 
 // Rules, first match wins:
-//   1. category "cuda_sync"                       -> OTHER  (0.6.1 behaviour)
+//   1. category "cuda_sync"                       -> OTHER  (0.6.1 only; 0.5.0 goes on)
 //   2. name matches ^nccl.*Kernel                 -> COMMUNICATION
 //   3. name starts with Memcpy, Memset or dma     -> MEMORY
 //   4. name matches none of ^nccl.*Kernel, .*Memcpy, ^Memset, .*Sync -> COMPUTATION
 //   5. anything else                              -> OTHER
 // ".*" does not cross a newline, as in Python's re.
-HtaKernelType classify_hta_kernel(std::string_view name, std::string_view category);
+HtaKernelType classify_hta_kernel(std::string_view name, std::string_view category,
+                                  HtaRelease release = HtaRelease::k0_6_1);
 
 std::string_view to_string(HtaKernelType t);  // "COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER"
 

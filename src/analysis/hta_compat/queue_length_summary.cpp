@@ -11,10 +11,13 @@ namespace stepscope::analysis::hta {
 namespace {
 
 constexpr const char* kRuntimeLaunchNames[] = {
-    "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",  "cuLaunchKernelEx",
+    "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
     "cudaMemcpyAsync",  "cudaMemsetAsync",     "runFunction - job_prep_and_submit_for_execution",
     "hipLaunchKernel",  "hipExtModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync", "hipMemcpyWithStream",
 };
+// Added to the list in 0.6.1: the driver call PyTorch 2.x uses for cuBLASLt's
+// nvjet GEMMs, so 0.5.0 leaves those launches out of the queue.
+constexpr const char* kRuntimeLaunchNamesFrom061[] = {"cuLaunchKernelEx"};
 
 struct QueueChange {
   double ts;
@@ -27,10 +30,13 @@ struct QueueChange {
 std::vector<HtaQueueLengthRow> hta_queue_length_summary(const HtaRankFrame& frame) {
   const auto& strings = frame.store->strings;
   std::unordered_set<trace::StringId> runtime_names;
-  for (const char* n : kRuntimeLaunchNames) {
+  auto add = [&](const char* n) {
     trace::StringId id = strings.find(n);
     if (id != trace::StringTable::kMissing) runtime_names.insert(id);
-  }
+  };
+  for (const char* n : kRuntimeLaunchNames) add(n);
+  if (frame.release == HtaRelease::k0_6_1)
+    for (const char* n : kRuntimeLaunchNamesFrom061) add(n);
   std::unordered_map<int64_t, std::vector<const HtaEvent*>> stream_rows_of;
   for (const auto& e : frame.events)
     if (e.on_stream()) stream_rows_of[e.correlation].push_back(&e);

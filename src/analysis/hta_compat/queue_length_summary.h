@@ -12,8 +12,8 @@ namespace stepscope::analysis::hta {
 
 inline constexpr const char* kHtaNoneTypeError = "AttributeError: 'NoneType' object has no attribute 'reset_index'";
 
-// Runtime rows: launch/memcpy/memset calls (CUDA, cuLaunchKernelEx, MTIA, HIP
-// names) with index_correlation > 0, each +1 on the stream of every stream row
+// Runtime rows: launch/memcpy/memset calls (CUDA, cuLaunchKernelEx from 0.6.1
+// on, MTIA, HIP names) with index_correlation > 0, each +1 on the stream of every stream row
 // with its correlation (a row per match; none: no stream, ignored); every
 // stream row whose correlation is a runtime row's is -1. Runtime rows first,
 // then stream rows, sorted by ts with numpy's unstable sort; per stream

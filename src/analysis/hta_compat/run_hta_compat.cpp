@@ -48,9 +48,10 @@ HtaRankResult analyse_rank(const HtaRankFrame& frame, HtaTypeSums& type_sums) {
 
 }  // namespace
 
-HtaResult run_hta_compat(const std::vector<const trace::EventStore*>& stores) {
-  HtaFrames frames = build_hta_frames(stores);
+HtaResult run_hta_compat(const std::vector<const trace::EventStore*>& stores, HtaRelease release) {
+  HtaFrames frames = build_hta_frames(stores, release);
   HtaResult out;
+  out.release = release;
   out.profiler_steps = frames.profiler_steps;
   out.step_filter_applied = frames.step_filter_applied;
   out.notes = frames.notes;
@@ -93,8 +94,8 @@ HtaResult run_hta_compat(const std::vector<const trace::EventStore*>& stores) {
   return out;
 }
 
-HtaRankResult run_hta_compat(const trace::EventStore& store) {
-  HtaFrames frames = build_hta_frames({&store});
+HtaRankResult run_hta_compat(const trace::EventStore& store, HtaRelease release) {
+  HtaFrames frames = build_hta_frames({&store}, release);
   HtaTypeSums sums;
   HtaRankResult r = analyse_rank(frames.ranks.front(), sums);
   r.profiler_steps = frames.profiler_steps;

@@ -1,6 +1,7 @@
 // Conformance of `--compat hta` with HTA 0.6.1: for every folder of real
 // traces under ../shared that holds an hta_expected.json (what HTA computed
-// there), every value HTA produced is compared with run_hta_compat's.
+// there), every value HTA produced is compared with run_hta_compat's. The
+// same comparison checks `--compat hta-0.5.0` against HTA 0.5.0's outputs.
 //
 // Tolerances: µs, counts and GB/s values max(2, 0.05 % of the value);
 // percentages (temporal, kernel types, overlap) ±0.06 pp; idle-time ratios
@@ -34,8 +35,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct Folder {
-  std::string label;  // "hta_amd_trace", "param_resnet", "h200_compiled_fused"
-  std::string path;   // empty: ../shared is absent
+  std::string label;     // "hta_amd_trace", "param_resnet", "h200_compiled_fused"
+  std::string path;      // empty: ../shared is absent
+  std::string expected;  // what HTA computed on the folder's traces
+  HtaRelease release = HtaRelease::k0_6_1;  // the HTA release that computed it
 };
 
 // gtest prints a failing parameter: show the folder, not its bytes.
@@ -52,13 +55,14 @@ std::vector<Folder> conformance_folders() {
       std::vector<Folder> here;
       for (const auto& entry : fs::directory_iterator(root)) {
         if (!entry.is_directory() || !fs::exists(entry.path() / "hta_expected.json")) continue;
-        here.push_back({std::string(prefix) + "_" + entry.path().filename().string(), entry.path().string()});
+        here.push_back({std::string(prefix) + "_" + entry.path().filename().string(), entry.path().string(),
+                        (entry.path() / "hta_expected.json").string()});
       }
       std::sort(here.begin(), here.end(), [](const Folder& a, const Folder& b) { return a.label < b.label; });
       out.insert(out.end(), here.begin(), here.end());
     }
   }
-  if (out.empty()) out.push_back({"shared_missing", ""});
+  if (out.empty()) out.push_back({"shared_missing", "", ""});
   return out;
 }
 
@@ -301,20 +305,18 @@ void compare_describe_table(Comparison& c, const std::string& table, const std::
   for (const auto& [key, row] : rows) c.same(table + " extra row " + key, false);
 }
 
-class HtaConformance : public ::testing::TestWithParam<Folder> {};
-
-TEST_P(HtaConformance, MatchesHta061) {
-  const Folder& folder = GetParam();
-  if (folder.path.empty()) GTEST_SKIP() << "../shared not found beside the source tree; HTA conformance skipped";
-
-  std::ifstream in(folder.path + "/hta_expected.json");
+// Reads the folder, runs the compat analyses and compares every value HTA
+// wrote in `folder.expected`; prints the match count and fails on any miss.
+void expect_matches_hta(const Folder& folder) {
+  std::ifstream in(folder.expected);
+  ASSERT_TRUE(in) << "cannot open " << folder.expected;
   const json expected = json::parse(in);
 
   trace::LoadResult loaded = trace::load_traces({folder.path}, trace::ReadOptions{});
   ASSERT_TRUE(loaded.ok) << loaded.error;
   std::vector<const trace::EventStore*> stores;
   for (const auto& s : loaded.set.ranks) stores.push_back(s.get());
-  const HtaResult r = run_hta_compat(stores);
+  const HtaResult r = run_hta_compat(stores, folder.release);
 
   Comparison c;
   c.same("ranks", json(r.ranks) == expected["ranks"], "got " + json(r.ranks).dump());
@@ -345,7 +347,56 @@ TEST_P(HtaConformance, MatchesHta061) {
                                     << failures.str();
 }
 
+class HtaConformance : public ::testing::TestWithParam<Folder> {};
+
+TEST_P(HtaConformance, MatchesHta061) {
+  const Folder& folder = GetParam();
+  if (folder.path.empty()) GTEST_SKIP() << "../shared not found beside the source tree; HTA conformance skipped";
+  expect_matches_hta(folder);
+}
+
 INSTANTIATE_TEST_SUITE_P(hta, HtaConformance, ::testing::ValuesIn(conformance_folders()), test_name);
+
+// `--compat hta-0.5.0` against what HTA 0.5.0, the release on PyPI,
+// computed (tests/data/hta_reference/, written by
+// tools/hta_reference/hta_expected.py): on the repo's own PyTorch 2.11 traces
+// (examples/, made on an H200; no ../shared needed, so CI always checks HTA
+// agreement on current traces) and, when ../shared is present, on every
+// folder that the 0.6.1 suite above reads.
+std::vector<Folder> release_050_folders() {
+  std::vector<Folder> out;
+  const fs::path reference = fs::path(testing::test_data_dir()) / "hta_reference";
+  for (const auto& entry : fs::directory_iterator(fs::path(testing::source_dir()) / "examples")) {
+    const fs::path expected = reference / (entry.path().filename().string() + ".json");
+    if (entry.is_directory() && fs::exists(expected))
+      out.push_back({"examples_" + entry.path().filename().string(), entry.path().string(), expected.string(),
+                     HtaRelease::k0_5_0});
+  }
+  for (const Folder& f : conformance_folders()) {
+    if (f.path.empty()) continue;
+    const fs::path expected = reference / "shared" / (f.label + ".json");
+    if (fs::exists(expected)) out.push_back({f.label, f.path, expected.string(), HtaRelease::k0_5_0});
+  }
+  std::sort(out.begin(), out.end(), [](const Folder& a, const Folder& b) { return a.label < b.label; });
+  return out;
+}
+
+class HtaRelease050 : public ::testing::TestWithParam<Folder> {};
+
+TEST_P(HtaRelease050, MatchesHta050) { expect_matches_hta(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(hta, HtaRelease050, ::testing::ValuesIn(release_050_folders()), test_name);
+
+TEST(HtaRelease050References, EveryExampleAndSharedFolderHasOne) {
+  // A new example or shared folder without a reference would silently drop
+  // out of the suite above.
+  size_t expected = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(testing::source_dir()) / "examples"))
+    expected += entry.is_directory();
+  for (const Folder& f : conformance_folders()) expected += !f.path.empty();
+  EXPECT_EQ(release_050_folders().size(), expected);
+  EXPECT_GE(expected, 1u);
+}
 
 }  // namespace
 }  // namespace stepscope::analysis::hta

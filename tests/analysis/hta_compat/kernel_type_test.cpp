@@ -28,6 +28,15 @@ TEST(hta_kernel_type, CudaSyncIsNeverComputation) {
   EXPECT_EQ(classify_hta_kernel("Stream Wait Event", "kernel"), HtaKernelType::kComputation);
 }
 
+TEST(hta_kernel_type, Release050ClassifiesCudaSyncByNameAlone) {
+  // 0.5.0 has no category rule: "Stream Wait Event" has no "Sync" in it, so
+  // its regex calls it computation; "Stream Sync" stays OTHER by name.
+  EXPECT_EQ(classify_hta_kernel("Stream Wait Event", "cuda_sync", HtaRelease::k0_5_0), HtaKernelType::kComputation);
+  EXPECT_EQ(classify_hta_kernel("Stream Sync", "cuda_sync", HtaRelease::k0_5_0), HtaKernelType::kOther);
+  EXPECT_EQ(classify_hta_kernel("ncclDevKernel_AllReduce", "kernel", HtaRelease::k0_5_0),
+            HtaKernelType::kCommunication);
+}
+
 TEST(hta_kernel_type, DotDoesNotCrossNewlines) {
   // Python's ".*" stops at a newline: these are not "^nccl.*Kernel" / ".*Sync".
   EXPECT_EQ(kernel("nccl\nKernel"), HtaKernelType::kComputation);

@@ -45,6 +45,31 @@ TEST(hta_compat_run, NegativeDurationsFailHtaAndAreClamped) {
   EXPECT_EQ(r.kernel_breakdown_top[1].sum_us, -1);
 }
 
+TEST(hta_compat_run, QueueLengthCountsCuLaunchKernelExFromRelease061On) {
+  // Two launches on stream 7: one by cudaLaunchKernel, one by the driver call
+  // cuBLASLt's GEMMs use. 0.6.1 queues both; 0.5.0 only the first.
+  TempDir dir;
+  const trace::EventStore store = read_doc(dir, trace_doc({
+      x_event("cuda_runtime", "cudaLaunchKernel", "100", "2", "1", "1", R"("args": {"correlation": 1})"),
+      x_event("cuda_driver", "cuLaunchKernelEx", "103", "2", "1", "1", R"("args": {"correlation": 2})"),
+      x_event("kernel", "elementwise", "110", "5", "0", "7", R"("args": {"stream": 7, "correlation": 1})"),
+      x_event("kernel", "nvjet_gemm", "120", "5", "0", "7", R"("args": {"stream": 7, "correlation": 2})"),
+  }));
+  const HtaRankResult now = run_hta_compat(store);
+  const HtaRankResult pypi = run_hta_compat(store, HtaRelease::k0_5_0);
+  ASSERT_EQ(now.queue_length_summary.size(), 1u);
+  ASSERT_EQ(pypi.queue_length_summary.size(), 1u);
+  // 0.6.1: +1 +1 -1 -1 -> queue lengths 1, 2, 1, 0.
+  EXPECT_EQ(now.queue_length_summary[0].queue_length.count, 4);
+  EXPECT_EQ(now.queue_length_summary[0].queue_length.max, 2);
+  // 0.5.0: +1 -1 -> 1, 0.
+  EXPECT_EQ(pypi.queue_length_summary[0].queue_length.count, 2);
+  EXPECT_EQ(pypi.queue_length_summary[0].queue_length.max, 1);
+  // Everything else is the same.
+  EXPECT_EQ(now.temporal_breakdown.kernel_time_us, pypi.temporal_breakdown.kernel_time_us);
+  EXPECT_EQ(now.launch_stats.cpu_duration.count, pypi.launch_stats.cpu_duration.count);
+}
+
 TEST(hta_compat_run, NoGpuActivityGivesEmptyTables) {
   TempDir dir;
   const trace::EventStore store = read_doc(dir, trace_doc({
