@@ -22,6 +22,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis/hta_compat/run_hta_compat.h"
@@ -366,11 +367,18 @@ INSTANTIATE_TEST_SUITE_P(hta, HtaConformance, ::testing::ValuesIn(conformance_fo
 std::vector<Folder> release_050_folders() {
   std::vector<Folder> out;
   const fs::path reference = fs::path(testing::test_data_dir()) / "hta_reference";
-  for (const auto& entry : fs::directory_iterator(fs::path(testing::source_dir()) / "examples")) {
-    const fs::path expected = reference / (entry.path().filename().string() + ".json");
-    if (entry.is_directory() && fs::exists(expected))
-      out.push_back({"examples_" + entry.path().filename().string(), entry.path().string(), expected.string(),
-                     HtaRelease::k0_5_0});
+  // (folder of trace folders, label prefix, where their references are)
+  const std::tuple<fs::path, std::string, fs::path> roots[] = {
+      {fs::path(testing::source_dir()) / "examples", "examples_", reference},
+      {fs::path(testing::test_data_dir()) / "parity", "parity_", reference / "parity"},
+  };
+  for (const auto& [root, prefix, refs] : roots) {
+    for (const auto& entry : fs::directory_iterator(root)) {
+      const fs::path expected = refs / (entry.path().filename().string() + ".json");
+      if (entry.is_directory() && fs::exists(expected))
+        out.push_back({prefix + entry.path().filename().string(), entry.path().string(), expected.string(),
+                       HtaRelease::k0_5_0});
+    }
   }
   for (const Folder& f : conformance_folders()) {
     if (f.path.empty()) continue;
@@ -391,8 +399,8 @@ TEST(HtaRelease050References, EveryExampleAndSharedFolderHasOne) {
   // A new example or shared folder without a reference would silently drop
   // out of the suite above.
   size_t expected = 0;
-  for (const auto& entry : fs::directory_iterator(fs::path(testing::source_dir()) / "examples"))
-    expected += entry.is_directory();
+  for (const fs::path root : {fs::path(testing::source_dir()) / "examples", fs::path(testing::test_data_dir()) / "parity"})
+    for (const auto& entry : fs::directory_iterator(root)) expected += entry.is_directory();
   for (const Folder& f : conformance_folders()) expected += !f.path.empty();
   EXPECT_EQ(release_050_folders().size(), expected);
   EXPECT_GE(expected, 1u);

@@ -1,0 +1,182 @@
+"""Traces whose shapes the bundled examples do not have, for checking
+`stepscope analyze --compat hta-0.5.0` against HTA on data the rules were not
+worked out on (docs/hta_compat.md §12):
+
+  with_stack     the GPT training step of train_gpt.py profiled with
+                 with_stack=True and with_modules=True: tens of thousands of
+                 python_function rows around the operators;
+  side_streams   a pipelined input/compute/output loop on three CUDA streams:
+                 pinned H2D copies on one stream, bf16 GEMMs on another, D2H on a
+                 third, ordered by CUDA events (cudaStreamWaitEvent rows), and
+                 pageable copies and memsets on the default stream;
+  amp_fp16       fp16 autocast with torch.amp.GradScaler (unscale, inf checks,
+                 scaler update: foreach and non-finite-check kernels);
+  two_cycles     the profiler schedule repeated twice (two traces, steps 2-3
+                 and 6-7), written by on_trace_ready, the second one kept.
+
+    python3 workloads/parity_traces.py OUT_DIR [SCENARIO ...]
+
+Writes OUT_DIR/<scenario>/rank0.json.gz (gzip by export_chrome_trace).
+"""
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.profiler import ProfilerActivity, profile, schedule
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_gpt import DEFAULTS, GPT  # noqa: E402
+
+ACTIVITIES = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+
+
+def small_gpt(dtype):
+    import argparse
+
+    cfg = dict(DEFAULTS)
+    cfg.update(d_model=512, n_heads=8, n_layers=4, seq_len=512, batch_size=8, vocab=8192)
+    cfg = argparse.Namespace(**cfg)
+    return GPT(cfg).cuda().to(dtype), cfg
+
+
+def tokens(cfg):
+    return torch.randint(0, cfg.vocab, (cfg.batch_size, cfg.seq_len), device="cuda")
+
+
+def with_stack(out):
+    model, cfg = small_gpt(torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
+    x, y = tokens(cfg), tokens(cfg)
+
+    def step():
+        loss = model(x, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    with profile(activities=ACTIVITIES, record_shapes=True, with_stack=True, with_modules=True,
+                 schedule=schedule(wait=1, warmup=1, active=3)) as prof:
+        for _ in range(5):
+            step().item()
+            prof.step()
+    prof.export_chrome_trace(out)
+
+
+def side_streams(out):
+    n, chunks = 4096, 6
+    w = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    host_in = [torch.randn(n, n, dtype=torch.bfloat16).pin_memory() for _ in range(chunks)]
+    host_out = [torch.empty(n, n, dtype=torch.bfloat16).pin_memory() for _ in range(chunks)]
+    pageable = torch.randn(1024, 1024)
+    copy_in, compute, copy_out = torch.cuda.Stream(), torch.cuda.Stream(), torch.cuda.Stream()
+
+    def step():
+        for i in range(chunks):
+            loaded = torch.cuda.Event()
+            with torch.cuda.stream(copy_in):
+                dev = host_in[i].to("cuda", non_blocking=True)
+                loaded.record()
+            done = torch.cuda.Event()
+            with torch.cuda.stream(compute):
+                compute.wait_event(loaded)
+                r = F.gelu(dev @ w) @ w
+                done.record()
+            with torch.cuda.stream(copy_out):
+                copy_out.wait_event(done)
+                host_out[i].copy_(r, non_blocking=True)
+            dev.record_stream(compute)
+            r.record_stream(copy_out)
+        side = pageable.to("cuda")  # default stream, pageable source
+        side.zero_()
+        torch.cuda.synchronize()
+
+    for _ in range(2):
+        step()
+    with profile(activities=ACTIVITIES, record_shapes=True, profile_memory=True,
+                 schedule=schedule(wait=1, warmup=1, active=3)) as prof:
+        for _ in range(5):
+            step()
+            prof.step()
+    prof.export_chrome_trace(out)
+
+
+def amp_fp16(out):
+    model, cfg = small_gpt(torch.float32)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, foreach=True)
+    scaler = torch.amp.GradScaler("cuda")
+    x, y = tokens(cfg), tokens(cfg)
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x, y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    for _ in range(3):
+        step()
+    with profile(activities=ACTIVITIES, record_shapes=True, profile_memory=True, with_flops=True,
+                 schedule=schedule(wait=1, warmup=1, active=3)) as prof:
+        for _ in range(5):
+            step().item()
+            prof.step()
+    prof.export_chrome_trace(out)
+
+
+def two_cycles(out):
+    model, cfg = small_gpt(torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
+    x, y = tokens(cfg), tokens(cfg)
+    written = []
+
+    def ready(p):
+        path = out if len(written) else out + ".first.json.gz"
+        p.export_chrome_trace(path)
+        written.append(path)
+
+    with profile(activities=ACTIVITIES, record_shapes=True,
+                 schedule=schedule(wait=1, warmup=1, active=2, repeat=2), on_trace_ready=ready) as prof:
+        for _ in range(9):
+            loss = model(x, y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            loss.item()
+            prof.step()
+    if os.path.exists(out + ".first.json.gz"):
+        os.remove(out + ".first.json.gz")  # one trace per folder: HTA would take both as ranks
+
+
+SCENARIOS = {"with_stack": with_stack, "side_streams": side_streams, "amp_fp16": amp_fp16,
+             "two_cycles": two_cycles}
+
+
+def main():
+    out_dir = sys.argv[1]
+    names = sys.argv[2:] or list(SCENARIOS)
+    failed = []
+    for name in names:
+        os.makedirs(os.path.join(out_dir, name), exist_ok=True)
+        start = time.time()
+        try:
+            SCENARIOS[name](os.path.join(out_dir, name, "rank0.json.gz"))
+            print(f"{name}: {time.time() - start:.1f} s", flush=True)
+        except Exception as e:  # noqa: BLE001 - report and go on with the others
+            failed.append(name)
+            print(f"{name}: FAILED {type(e).__name__}: {e}", flush=True)
+        torch.cuda.empty_cache()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
