@@ -45,6 +45,20 @@ def tokens(cfg):
     return torch.randint(0, cfg.vocab, (cfg.batch_size, cfg.seq_len), device="cuda")
 
 
+def profile_steps(out, step, warm_steps, **profiler_args):
+    """Untraced warm-up steps, then wait 1 / warmup 1 / active 3 under the
+    profiler, each step ending in a host sync on its loss (as training loops
+    that log the loss do)."""
+    for _ in range(warm_steps):
+        step()
+    torch.cuda.synchronize()
+    with profile(activities=ACTIVITIES, schedule=schedule(wait=1, warmup=1, active=3), **profiler_args) as prof:
+        for _ in range(5):
+            step().item()
+            prof.step()
+    prof.export_chrome_trace(out)
+
+
 def with_stack(out):
     model, cfg = small_gpt(torch.bfloat16)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
@@ -57,15 +71,7 @@ def with_stack(out):
         opt.zero_grad(set_to_none=True)
         return loss
 
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    with profile(activities=ACTIVITIES, record_shapes=True, with_stack=True, with_modules=True,
-                 schedule=schedule(wait=1, warmup=1, active=3)) as prof:
-        for _ in range(5):
-            step().item()
-            prof.step()
-    prof.export_chrome_trace(out)
+    profile_steps(out, step, 3, record_shapes=True, with_stack=True, with_modules=True)
 
 
 def side_streams(out):
@@ -94,16 +100,9 @@ def side_streams(out):
             r.record_stream(copy_out)
         side = pageable.to("cuda")  # default stream, pageable source
         side.zero_()
-        torch.cuda.synchronize()
+        return side.sum()
 
-    for _ in range(2):
-        step()
-    with profile(activities=ACTIVITIES, record_shapes=True, profile_memory=True,
-                 schedule=schedule(wait=1, warmup=1, active=3)) as prof:
-        for _ in range(5):
-            step()
-            prof.step()
-    prof.export_chrome_trace(out)
+    profile_steps(out, step, 2, record_shapes=True, profile_memory=True)
 
 
 def amp_fp16(out):
@@ -123,14 +122,7 @@ def amp_fp16(out):
         opt.zero_grad(set_to_none=True)
         return loss
 
-    for _ in range(3):
-        step()
-    with profile(activities=ACTIVITIES, record_shapes=True, profile_memory=True, with_flops=True,
-                 schedule=schedule(wait=1, warmup=1, active=3)) as prof:
-        for _ in range(5):
-            step().item()
-            prof.step()
-    prof.export_chrome_trace(out)
+    profile_steps(out, step, 3, record_shapes=True, profile_memory=True, with_flops=True)
 
 
 def two_cycles(out):

@@ -5,7 +5,7 @@
 namespace stepscope::analysis::hta {
 namespace {
 
-constexpr int64_t kSmallQuicksort = 16;  // numpy's SMALL_QUICKSORT
+constexpr int64_t kSmallQuicksort = 15;  // numpy's SMALL_QUICKSORT (npysort_common.h)
 constexpr int kStackSize = 128;          // numpy's PYA_QS_STACK (2 * 64 bits)
 
 int floor_log2(uint64_t n) {
