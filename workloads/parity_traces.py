@@ -12,7 +12,12 @@ worked out on (docs/hta_compat.md §12):
   amp_fp16       fp16 autocast with torch.amp.GradScaler (unscale, inf checks,
                  scaler update: foreach and non-finite-check kernels);
   two_cycles     the profiler schedule repeated twice (two traces, steps 2-3
-                 and 6-7), written by on_trace_ready, the second one kept.
+                 and 6-7), written by on_trace_ready, the second one kept;
+  graphs         torch.compile(mode="reduce-overhead") training: Triton kernels
+                 replayed from CUDA graphs (cudaGraphLaunch);
+  inference      eager bf16 inference under torch.inference_mode, no backward;
+  copies         every copy kind PyTorch issues: pageable and pinned H2D, D2H,
+                 D2D, fills and zeroing, small and large.
 
     python3 workloads/parity_traces.py OUT_DIR [SCENARIO ...]
 
@@ -149,8 +154,56 @@ def two_cycles(out):
         os.remove(out + ".first.json.gz")  # one trace per folder: HTA would take both as ranks
 
 
+def graphs(out):
+    model, cfg = small_gpt(torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
+    compiled = torch.compile(model, mode="reduce-overhead")
+    x, y = tokens(cfg), tokens(cfg)
+
+    def step():
+        loss = compiled(x, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    profile_steps(out, step, 5, record_shapes=True)
+
+
+def inference(out):
+    model, cfg = small_gpt(torch.bfloat16)
+    model.eval()
+    x, y = tokens(cfg), tokens(cfg)
+
+    def step():
+        with torch.inference_mode():
+            return model(x, y)
+
+    profile_steps(out, step, 3, record_shapes=True, with_flops=True)
+
+
+def copies(out):
+    small, big = 4096, 16 << 20
+    pageable = [torch.randn(small), torch.randn(big // 4)]
+    pinned = [t.clone().pin_memory() for t in pageable]
+    dev = [torch.empty(t.numel(), device="cuda") for t in pageable]
+
+    def step():
+        for h, p, d in zip(pageable, pinned, dev):
+            d.copy_(h)  # pageable H2D
+            d.copy_(p, non_blocking=True)  # pinned H2D
+            e = d.clone()  # D2D
+            e.fill_(1.5)
+            e.zero_()
+            p.copy_(e, non_blocking=True)  # D2H into pinned
+            h.copy_(e)  # D2H into pageable
+        return dev[0].sum()
+
+    profile_steps(out, step, 2, record_shapes=True, profile_memory=True)
+
+
 SCENARIOS = {"with_stack": with_stack, "side_streams": side_streams, "amp_fp16": amp_fp16,
-             "two_cycles": two_cycles}
+             "two_cycles": two_cycles, "graphs": graphs, "inference": inference, "copies": copies}
 
 
 def main():
