@@ -64,19 +64,26 @@ def profile_steps(out, step, warm_steps, **profiler_args):
     prof.export_chrome_trace(out)
 
 
-def with_stack(out):
+def bf16_training_step(compile_mode=None):
+    """One training step of the small bf16 GPT with fused AdamW on a fixed
+    batch, optionally through torch.compile; returns the step's loss."""
     model, cfg = small_gpt(torch.bfloat16)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
+    forward = torch.compile(model, mode=compile_mode) if compile_mode else model
     x, y = tokens(cfg), tokens(cfg)
 
     def step():
-        loss = model(x, y)
+        loss = forward(x, y)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
         return loss
 
-    profile_steps(out, step, 3, record_shapes=True, with_stack=True, with_modules=True)
+    return step
+
+
+def with_stack(out):
+    profile_steps(out, bf16_training_step(), 3, record_shapes=True, with_stack=True, with_modules=True)
 
 
 def side_streams(out):
@@ -131,9 +138,7 @@ def amp_fp16(out):
 
 
 def two_cycles(out):
-    model, cfg = small_gpt(torch.bfloat16)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
-    x, y = tokens(cfg), tokens(cfg)
+    step = bf16_training_step()
     written = []
 
     def ready(p):
@@ -144,30 +149,14 @@ def two_cycles(out):
     with profile(activities=ACTIVITIES, record_shapes=True,
                  schedule=schedule(wait=1, warmup=1, active=2, repeat=2), on_trace_ready=ready) as prof:
         for _ in range(9):
-            loss = model(x, y)
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            loss.item()
+            step().item()
             prof.step()
     if os.path.exists(out + ".first.json.gz"):
         os.remove(out + ".first.json.gz")  # one trace per folder: HTA would take both as ranks
 
 
 def graphs(out):
-    model, cfg = small_gpt(torch.bfloat16)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
-    compiled = torch.compile(model, mode="reduce-overhead")
-    x, y = tokens(cfg), tokens(cfg)
-
-    def step():
-        loss = compiled(x, y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        return loss
-
-    profile_steps(out, step, 5, record_shapes=True)
+    profile_steps(out, bf16_training_step("reduce-overhead"), 5, record_shapes=True)
 
 
 def inference(out):

@@ -369,15 +369,17 @@ INSTANTIATE_TEST_SUITE_P(hta, HtaConformance, ::testing::ValuesIn(conformance_fo
 // (examples/, made on an H200; no ../shared needed, so CI always checks HTA
 // agreement on current traces) and, when ../shared is present, on every
 // folder that the 0.6.1 suite above reads.
+const fs::path kReference = fs::path(testing::test_data_dir()) / "hta_reference";
+
+// In-repo folders of trace folders: (root, label prefix, where their references are).
+std::vector<std::tuple<fs::path, std::string, fs::path>> in_repo_roots() {
+  return {{fs::path(testing::source_dir()) / "examples", "examples_", kReference},
+          {fs::path(testing::test_data_dir()) / "parity", "parity_", kReference / "parity"}};
+}
+
 std::vector<Folder> release_050_folders() {
   std::vector<Folder> out;
-  const fs::path reference = fs::path(testing::test_data_dir()) / "hta_reference";
-  // (folder of trace folders, label prefix, where their references are)
-  const std::tuple<fs::path, std::string, fs::path> roots[] = {
-      {fs::path(testing::source_dir()) / "examples", "examples_", reference},
-      {fs::path(testing::test_data_dir()) / "parity", "parity_", reference / "parity"},
-  };
-  for (const auto& [root, prefix, refs] : roots) {
+  for (const auto& [root, prefix, refs] : in_repo_roots()) {
     for (const auto& entry : fs::directory_iterator(root)) {
       const fs::path expected = refs / (entry.path().filename().string() + ".json");
       if (entry.is_directory() && fs::exists(expected))
@@ -387,7 +389,7 @@ std::vector<Folder> release_050_folders() {
   }
   for (const Folder& f : conformance_folders()) {
     if (f.path.empty()) continue;
-    const fs::path expected = reference / "shared" / (f.label + ".json");
+    const fs::path expected = kReference / "shared" / (f.label + ".json");
     if (fs::exists(expected)) out.push_back({f.label, f.path, expected.string(), HtaRelease::k0_5_0});
   }
   std::sort(out.begin(), out.end(), [](const Folder& a, const Folder& b) { return a.label < b.label; });
@@ -404,7 +406,7 @@ TEST(HtaRelease050References, EveryExampleAndSharedFolderHasOne) {
   // A new example or shared folder without a reference would silently drop
   // out of the suite above.
   size_t expected = 0;
-  for (const fs::path root : {fs::path(testing::source_dir()) / "examples", fs::path(testing::test_data_dir()) / "parity"})
+  for (const auto& [root, prefix, refs] : in_repo_roots())
     for (const auto& entry : fs::directory_iterator(root)) expected += entry.is_directory();
   for (const Folder& f : conformance_folders()) expected += !f.path.empty();
   EXPECT_EQ(release_050_folders().size(), expected);
