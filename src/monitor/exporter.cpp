@@ -1,6 +1,7 @@
 #include "monitor/exporter.h"
 
 #include <fmt/core.h>
+#include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
@@ -88,6 +89,21 @@ constexpr std::array<ThrottleSpec, 8> kThrottleReasons{{
     {"hw_power_brake", 0x80},
 }};
 
+// What the HTTP server collects: the registry, read under the pass lock.
+class WholePassCollectable : public prometheus::Collectable {
+ public:
+  WholePassCollectable(std::shared_ptr<prometheus::Registry> registry, std::shared_ptr<std::mutex> pass)
+      : registry_(std::move(registry)), pass_(std::move(pass)) {}
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    std::lock_guard lock(*pass_);
+    return registry_->Collect();
+  }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<std::mutex> pass_;
+};
+
 constexpr std::array<const char*, 9> kRejectReasons{
     {"too_long", "syntax", "unknown_key", "duplicate_key", "not_a_number", "out_of_range", "empty", "incomplete",
      "too_many_clients"}};
@@ -164,7 +180,8 @@ Exporter::~Exporter() = default;
 bool Exporter::listen(const std::string& host_port, std::string& error) {
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(host_port, 4);
-    exposer_->RegisterCollectable(registry_);
+    scrape_view_ = std::make_shared<WholePassCollectable>(registry_, pass_mu_);
+    exposer_->RegisterCollectable(scrape_view_);
     return true;
   } catch (const std::exception& e) {
     error = fmt::format("{}: cannot serve /metrics ({})", host_port, e.what());
@@ -324,7 +341,7 @@ void Exporter::update_alerts(const std::vector<std::pair<std::string, int>>& fir
 
 std::string Exporter::render() const {
   prometheus::TextSerializer serializer;
-  return serializer.Serialize(registry_->Collect());
+  return serializer.Serialize(WholePassCollectable(registry_, pass_mu_).Collect());
 }
 
 std::vector<std::string> Exporter::metric_names() {

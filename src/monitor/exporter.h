@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "monitor/training_state.h"
 
 namespace prometheus {
+class Collectable;
 class Registry;
 class Exposer;
 }  // namespace prometheus
@@ -32,6 +34,11 @@ class Exporter {
   int port() const;  // the bound port (useful with port 0)
 
   void set_nvml_status(bool loaded, int gpus);
+  // Scrapes (and render()) wait while the returned lock is held. The service
+  // holds it while it writes one sampling pass, so every scrape shows whole
+  // passes: without it a scrape that lands mid-pass mixes GPUs of two passes
+  // (prometheus-cpp locks each family on its own, not the registry).
+  [[nodiscard]] std::unique_lock<std::mutex> hold_scrapes() { return std::unique_lock(*pass_mu_); }
   void update_gpus(const Sample& s);
   void update_training(const TrainingSnapshot& t, std::optional<double> mfu);
   void update_alerts(const std::vector<std::pair<std::string, int>>& firing);
@@ -43,6 +50,10 @@ class Exporter {
  private:
   std::string hostname_, job_;
   std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<std::mutex> pass_mu_ = std::make_shared<std::mutex>();
+  // What the HTTP server reads (it keeps only a weak reference): the registry
+  // under pass_mu_. Declared before exposer_ so it outlives the server.
+  std::shared_ptr<prometheus::Collectable> scrape_view_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<ExporterFamilies> f_;
   // Last raw value of device-side cumulative counters, to add deltas.

@@ -39,6 +39,36 @@ struct MonitorService::Impl {
   Impl(MonitorOptions o, Logger l) : options(std::move(o)), log(std::move(l)), exporter(host_name(), options.job) {}
 };
 
+namespace {
+
+// Feeds one pass to the alert rules and logs what started or stopped firing.
+void evaluate_alerts(AlertEvaluator& evaluator, std::map<int, double>& xid_totals, const MonitorService::Logger& log,
+                     const Sample& sample, const TrainingSnapshot& t, double time) {
+  AlertPoint p;
+  p.time = time;
+  p.loss = t.last.loss;
+  p.step_time = t.last.step_time;
+  p.steps_total = t.steps_total;
+  p.nan_losses_total = t.nan_loss_total;
+  for (const GpuSample& g : sample.gpus) {
+    AlertGpuPoint a;
+    a.gpu = g.index;
+    if (g.memory_used_bytes && g.memory_total_bytes && *g.memory_total_bytes > 0)
+      a.memory_used_ratio = *g.memory_used_bytes / *g.memory_total_bytes;
+    a.busy_ratio = g.sm_active_ratio ? g.sm_active_ratio : g.utilization_ratio;
+    a.xid_total = (xid_totals[g.index] += static_cast<double>(g.xids.size()));
+    a.throttle_reasons = g.throttle_reasons.value_or(0);
+    for (int b = 0; b < 8; ++b)
+      if (a.throttle_reasons & (1ULL << b)) a.throttle_names.push_back(kThrottleNames[b]);
+    p.gpus.push_back(std::move(a));
+  }
+  for (const AlertChange& c : evaluator.observe(p))
+    log(fmt::format("alert {} {}{}: {}", c.name, c.firing ? "FIRING" : "resolved",
+                      c.gpu >= 0 ? fmt::format(" (GPU {})", c.gpu) : "", c.summary));
+}
+
+}  // namespace
+
 MonitorService::MonitorService(MonitorOptions options, Logger log)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(log))) {}
 
@@ -104,35 +134,19 @@ void MonitorService::run() {
     if (stop_) break;
     if (m.options.run_seconds > 0 && std::chrono::duration<double>(clock::now() - start).count() > m.options.run_seconds) break;
 
-    Sample sample = m.sampler && m.sampler->ok() ? m.sampler->sample() : Sample{};
-    if (m.sampler && m.sampler->ok()) m.exporter.update_gpus(sample);
+    // NVML, the training state and the alert rules are read first; the
+    // exporter is then written in one step so a scrape sees the whole pass.
+    const bool nvml = m.sampler && m.sampler->ok();
+    Sample sample = nvml ? m.sampler->sample() : Sample{};
     TrainingSnapshot t = m.training.snapshot();
     std::optional<double> mfu = m.mfu ? m.mfu->mfu(t.tokens_per_second) : std::nullopt;
-    m.exporter.update_training(t, mfu);
-    if (!m.options.alerts) continue;
+    if (m.options.alerts) evaluate_alerts(m.evaluator, m.xid_totals, m.log, sample, t,
+                                            std::chrono::duration<double>(clock::now() - start).count());
 
-    AlertPoint p;
-    p.time = std::chrono::duration<double>(clock::now() - start).count();
-    p.loss = t.last.loss;
-    p.step_time = t.last.step_time;
-    p.steps_total = t.steps_total;
-    p.nan_losses_total = t.nan_loss_total;
-    for (const GpuSample& g : sample.gpus) {
-      AlertGpuPoint a;
-      a.gpu = g.index;
-      if (g.memory_used_bytes && g.memory_total_bytes && *g.memory_total_bytes > 0)
-        a.memory_used_ratio = *g.memory_used_bytes / *g.memory_total_bytes;
-      a.busy_ratio = g.sm_active_ratio ? g.sm_active_ratio : g.utilization_ratio;
-      a.xid_total = (m.xid_totals[g.index] += static_cast<double>(g.xids.size()));
-      a.throttle_reasons = g.throttle_reasons.value_or(0);
-      for (int b = 0; b < 8; ++b)
-        if (a.throttle_reasons & (1ULL << b)) a.throttle_names.push_back(kThrottleNames[b]);
-      p.gpus.push_back(std::move(a));
-    }
-    for (const AlertChange& c : m.evaluator.observe(p))
-      m.log(fmt::format("alert {} {}{}: {}", c.name, c.firing ? "FIRING" : "resolved",
-                        c.gpu >= 0 ? fmt::format(" (GPU {})", c.gpu) : "", c.summary));
-    m.exporter.update_alerts(m.evaluator.firing());
+    auto pass_lock = m.exporter.hold_scrapes();
+    if (nvml) m.exporter.update_gpus(sample);
+    m.exporter.update_training(t, mfu);
+    if (m.options.alerts) m.exporter.update_alerts(m.evaluator.firing());
   }
 }
 

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <future>
 #include <regex>
+
+#include "monitor/http_get.h"
 
 namespace stepscope::monitor {
 namespace {
@@ -135,6 +139,30 @@ TEST(Exporter, FiringAlertsAreSeriesUntilResolved) {
   text = e.render();
   EXPECT_EQ(text.find("StepscopeNanLoss"), std::string::npos);
   EXPECT_NE(text.find("StepscopeXidError"), std::string::npos);
+}
+
+TEST(Exporter, AScrapeDuringAPassWaitsForTheWholePass) {
+  Exporter e("h", "j");
+  std::string error;
+  ASSERT_TRUE(e.listen("127.0.0.1:0", error)) << error;
+  auto pass = e.hold_scrapes();
+  auto scrape = std::async(std::launch::async, [&] { return http_get("127.0.0.1", e.port(), "/metrics", 20000); });
+  // While the pass is written the scrape cannot be answered, however fast the server is.
+  EXPECT_EQ(scrape.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  Sample s;
+  for (int i = 0; i < 8; ++i) {
+    s.gpus.push_back(gpu0());
+    s.gpus.back().index = i;
+  }
+  e.update_gpus(s);
+  TrainingSnapshot t;
+  t.tokens_per_second = 1000;
+  e.update_training(t, 0.3);
+  pass.unlock();
+  auto r = scrape.get();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_NE(r->body.find("stepscope_gpu_utilization_ratio{gpu=\"7\""), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("stepscope_train_mfu_ratio{hostname=\"h\",job=\"j\"} 0.3"), std::string::npos);
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ TEST(MonitorService, ServesGpuAndTrainingMetrics) {
   u.step_time = 2.0;
   u.tokens = 5000;
   ASSERT_TRUE(c.push(u));
-  std::string text = m.scrape_until("stepscope_train_mfu_ratio");
+  std::string text = m.scrape_until("stepscope_train_mfu_ratio{");
   EXPECT_NE(text.find("stepscope_gpu_utilization_ratio{gpu=\"7\""), std::string::npos) << text;
   EXPECT_NE(text.find("stepscope_monitor_gpus{hostname="), std::string::npos);
   EXPECT_NE(text.find("stepscope_train_step{hostname="), std::string::npos);
@@ -124,7 +124,7 @@ TEST(MonitorService, WithoutNvmlExportsTrainingMetricsOnly) {
   MonitorOptions o = options();
   o.nvml_library = "/nonexistent/libnvidia-ml.so.1";
   Running m(o);
-  std::string text = m.scrape_until("stepscope_monitor_nvml_up");
+  std::string text = m.scrape_until("stepscope_monitor_nvml_up{");
   EXPECT_NE(text.find("stepscope_monitor_nvml_up{hostname="), std::string::npos);
   EXPECT_NE(text.find("} 0\n", text.find("stepscope_monitor_nvml_up{")), std::string::npos);
   EXPECT_TRUE(m.logged("cannot load NVML"));

@@ -38,15 +38,25 @@ struct Running {
     EXPECT_TRUE(r.has_value());
     return r ? r->body : "";
   }
-  // Scrapes until `needle` appears (bounded: 20 s, for loaded sanitizer runs).
+  // Scrapes until `needle` appears on a sample line (bounded: 20 s, for loaded
+  // sanitizer runs). HELP/TYPE comment lines do not count: the exposition
+  // prints them for a family before it has any series, so a bare metric name
+  // would match at once.
   std::string scrape_until(const std::string& needle) {
     std::string text;
     for (int i = 0; i < 400; ++i) {
       text = scrape();
-      if (text.find(needle) != std::string::npos) break;
+      if (on_sample_line(text, needle)) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return text;
+  }
+  static bool on_sample_line(const std::string& text, const std::string& needle) {
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+      const size_t line = text.rfind('\n', at);
+      if (text[line == std::string::npos ? 0 : line + 1] != '#') return true;
+    }
+    return false;
   }
   // Connects `client` to this monitor's push port.
   bool connect(PushClient& client) {
