@@ -113,12 +113,9 @@ int run_analyze(const AnalyzeArgs& args) {
   rep.analysis_seconds = std::chrono::duration<double>(clock::now() - t1).count();
 
   for (const auto& w : rep.warnings) fmt::print(stderr, "stepscope: warning: {}\n", w);
-  for (const auto& r : rep.stores) {
-    uint64_t skipped = r->stats.skipped_records();
-    if (skipped > 0)
-      fmt::print(stderr, "stepscope: warning: {}: {} malformed records skipped (first at byte {})\n", r->source_path,
-                 skipped, r->stats.log().empty() ? 0 : r->stats.log().front().byte_offset);
-  }
+  for (const auto& r : rep.stores)
+    if (std::string w = trace::import_warning(r->stats); !w.empty())
+      fmt::print(stderr, "stepscope: warning: {}: {}\n", r->source_path, w);
   bool json_to_stdout = args.json_path == "-";
   if (!args.json_path.empty()) {
     std::string text = report::build_analyze_json(rep).dump(1) + "\n";

@@ -40,11 +40,9 @@ bool load_side(const char* side, const std::string& input, const pipeline::RunOp
     return false;
   }
   for (const auto& w : run.set.warnings) warnings.push_back(fmt::format("{}: {}", side, w));
-  for (const auto* s : run.stores) {
-    uint64_t skipped = s->stats.skipped_records();
-    if (skipped > 0)
-      warnings.push_back(fmt::format("{}: {}: {} malformed records skipped", side, s->source_path, skipped));
-  }
+  for (const auto* s : run.stores)
+    if (std::string w = trace::import_warning(s->stats); !w.empty())
+      warnings.push_back(fmt::format("{}: {}: {}", side, s->source_path, w));
   return true;
 }
 

@@ -280,9 +280,12 @@ std::string import_summary(const AnalyzeReport& r) {
   for (size_t i = 0; i < r.stores.size(); ++i) {
     const auto& s = *r.stores[i];
     uint64_t skipped = s.stats.skipped_records();
+    uint64_t repaired = s.stats.repaired_records();
     bool truncated = s.stats.count(trace::ImportCounter::kTruncatedInput) > 0;
-    if (skipped == 0 && !truncated) continue;
-    out += fmt::format("  rank {} ({}): {} records skipped{}\n", s.rank, s.source_path, fmt_count(static_cast<int64_t>(skipped)),
+    if (skipped == 0 && repaired == 0 && !truncated) continue;
+    out += fmt::format("  rank {} ({}): {} records skipped{}{}\n", s.rank, s.source_path,
+                       fmt_count(static_cast<int64_t>(skipped)),
+                       repaired ? fmt::format(", {} repaired (invalid UTF-8 replaced by U+FFFD, event kept)", repaired) : "",
                        truncated ? ", input truncated (salvaged)" : "");
     for (const auto& e : s.stats.log())
       out += fmt::format("    {} at byte {}: {}\n", trace::counter_info(e.counter).name, e.byte_offset, e.message);
@@ -299,7 +302,7 @@ std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
   for (const auto& w : r.warnings) out += "  warning: " + w + "\n";
   for (const auto& n : r.notes) out += "  note: " + n + "\n";
   std::string imports = import_summary(r);
-  if (!imports.empty()) out += section("Input problems (skipped records are not analysed)") + imports;
+  if (!imports.empty()) out += section("Input problems (skipped records are not analysed; repaired ones are)") + imports;
 
   if (r.diagnosis) out += render_diagnosis_terminal(*r.diagnosis, o.max_findings);
 

@@ -4,16 +4,18 @@ namespace stepscope::trace {
 
 namespace {
 constexpr std::array<CounterInfo, static_cast<size_t>(ImportCounter::kCount)> kInfos = {{
-    {"record_not_object", Severity::kWarning, "traceEvents element that is not an object"},
-    {"record_malformed", Severity::kWarning, "event with invalid JSON, skipped"},
-    {"bad_field_type", Severity::kWarning, "event field of the wrong type, event skipped"},
-    {"number_out_of_range", Severity::kWarning, "number that does not fit its field, event skipped"},
-    {"missing_timestamp", Severity::kWarning, "event without ts, skipped"},
-    {"negative_duration", Severity::kWarning, "event with dur < 0, skipped"},
-    {"unknown_phase", Severity::kInfo, "event phase not used by stepscope, ignored"},
-    {"dropped_args", Severity::kInfo, "arguments no analysis uses, not stored"},
-    {"unparsed_id", Severity::kInfo, "stream/device argument that is not a number, kept as unknown"},
-    {"truncated_input", Severity::kError, "input ended inside traceEvents"},
+    {"record_not_object", Severity::kWarning, "traceEvents element that is not an object", true},
+    {"record_malformed", Severity::kWarning, "event with invalid JSON, skipped", true},
+    {"bad_field_type", Severity::kWarning, "event field of the wrong type, event skipped", true},
+    {"number_out_of_range", Severity::kWarning, "number that does not fit its field, event skipped", true},
+    {"missing_timestamp", Severity::kWarning, "event without ts, skipped", true},
+    {"negative_duration", Severity::kWarning, "event with dur < 0, skipped", true},
+    {"unknown_phase", Severity::kInfo, "event phase not used by stepscope, ignored", false},
+    {"dropped_args", Severity::kInfo, "arguments no analysis uses, not stored", false},
+    {"unparsed_id", Severity::kInfo, "stream/device argument that is not a number, kept as unknown", false},
+    {"truncated_input", Severity::kError, "input ended inside traceEvents", false},
+    {"invalid_utf8_repaired", Severity::kWarning, "event with invalid UTF-8 in a string, kept with U+FFFD in its place",
+     false},
 }};
 }  // namespace
 
@@ -25,13 +27,30 @@ void ImportStats::add(ImportCounter c, uint64_t byte_offset, std::string message
   ++n;
 }
 
+std::string import_warning(const ImportStats& stats) {
+  std::string out;
+  if (uint64_t skipped = stats.skipped_records()) {
+    uint64_t first = 0;
+    for (const ImportLogEntry& e : stats.log())
+      if (counter_info(e.counter).skips_event) {
+        first = e.byte_offset;
+        break;
+      }
+    out = std::to_string(skipped) + " malformed record" + (skipped == 1 ? "" : "s") + " skipped (first at byte " +
+          std::to_string(first) + ")";
+  }
+  if (uint64_t repaired = stats.repaired_records()) {
+    if (!out.empty()) out += "; ";
+    out += std::to_string(repaired) + " record" + (repaired == 1 ? "" : "s") +
+           " with invalid UTF-8 kept, the bad bytes replaced by U+FFFD";
+  }
+  return out;
+}
+
 uint64_t ImportStats::skipped_records() const {
   uint64_t total = 0;
-  for (size_t i = 0; i < counts_.size(); ++i) {
-    auto c = static_cast<ImportCounter>(i);
-    if (c == ImportCounter::kTruncatedInput) continue;
-    if (counter_info(c).severity != Severity::kInfo) total += counts_[i];
-  }
+  for (size_t i = 0; i < counts_.size(); ++i)
+    if (counter_info(static_cast<ImportCounter>(i)).skips_event) total += counts_[i];
   return total;
 }
 

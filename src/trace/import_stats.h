@@ -19,9 +19,10 @@ enum class ImportCounter : uint8_t {
   kMissingTimestamp,    // an X/i event without ts
   kNegativeDuration,    // dur < 0; event skipped
   kUnknownPhase,        // a phase stepscope does not use (counters, async, ...); ignored
-  kDroppedArgs,
-  kUnparsedId,          // a stream/device argument that is not a number (kept as unknown)         // arguments of keys no analysis uses (not an error)
+  kDroppedArgs,         // arguments of keys no analysis uses (not an error)
+  kUnparsedId,          // a stream/device argument that is not a number (kept as unknown)
   kTruncatedInput,      // input ended inside traceEvents (salvaged events kept)
+  kInvalidUtf8Repaired, // an event with invalid UTF-8 in a string, kept with U+FFFD in its place
   kCount
 };
 
@@ -31,9 +32,16 @@ struct CounterInfo {
   std::string_view name;
   Severity severity;
   std::string_view description;
+  bool skips_event;  // each occurrence is an event left out of the analyses
 };
 
 const CounterInfo& counter_info(ImportCounter c);
+
+class ImportStats;
+// One line for a warning about a file's skipped and repaired records ("3
+// malformed records skipped (first at byte 120); 1 record repaired ..."),
+// or "" when there were none.
+std::string import_warning(const ImportStats& stats);
 
 struct ImportLogEntry {
   ImportCounter counter;
@@ -47,8 +55,10 @@ class ImportStats {
   void add_silent(ImportCounter c, uint64_t n = 1) { counts_[static_cast<size_t>(c)] += n; }
   uint64_t count(ImportCounter c) const { return counts_[static_cast<size_t>(c)]; }
   const std::vector<ImportLogEntry>& log() const { return log_; }
-  // Events skipped for being bad (warnings and errors, not info counters).
+  // Events skipped for being bad (the counters that skip an event).
   uint64_t skipped_records() const;
+  // Events kept after a repair (invalid UTF-8 replaced).
+  uint64_t repaired_records() const { return count(ImportCounter::kInvalidUtf8Repaired); }
 
   static constexpr size_t kMaxLoggedPerCounter = 5;
 

@@ -218,6 +218,36 @@ TEST(BadInput, BareArrayOfEventsIsATrace) {
   EXPECT_EQ(store.stats.count(ImportCounter::kRecordNotObject), 1u);
 }
 
+// A kernel name cut inside a multi-byte character (invalid UTF-8) must not
+// cost the event: the record is repaired (U+FFFD), kept and counted. A record
+// that is also wrong in another way is still skipped for that.
+TEST(BadInput, InvalidUtf8InANameIsRepairedAndTheEventKept) {
+  TempDir dir;
+  std::string bad_name = "void gemm_\xE2\x82";  // a 3-byte character cut after 2 bytes
+  std::string text = trace_doc({x_event("kernel", bad_name, "10", "5", "0", "7", R"("args": {"stream": 7})"),
+                                x_event("cpu_op", "aten::\xFF", "\"x\"", "1"),
+                                x_event("cpu_op", "aten::ok", "30", "1")});
+  for (bool gz : {false, true}) {
+    std::string path = gz ? dir.write("t.json.gz", gzip(text)) : dir.write("t.json", text);
+    EventStore store;
+    ReadOutcome out = testing::read(path, store);
+    ASSERT_TRUE(out.ok) << out.error;
+    ASSERT_EQ(store.events.size(), 2u);
+    EXPECT_EQ(store.strings.get(store.events.name[0]), "void gemm_\xEF\xBF\xBD");
+    EXPECT_EQ(store.gpu_rows.size(), 1u);
+    EXPECT_EQ(store.stats.count(ImportCounter::kInvalidUtf8Repaired), 2u);
+    EXPECT_EQ(store.stats.count(ImportCounter::kBadFieldType), 1u);
+    EXPECT_EQ(store.stats.skipped_records(), 1u);
+    ASSERT_FALSE(store.stats.log().empty());
+    EXPECT_EQ(store.stats.log()[0].counter, ImportCounter::kInvalidUtf8Repaired);
+    EXPECT_EQ(store.stats.log()[0].byte_offset, text.find("{\"ph\""));
+    EXPECT_EQ(store.stats.log()[0].message, "1 invalid UTF-8 sequence replaced by U+FFFD");
+    EXPECT_EQ(import_warning(store.stats),
+              "1 malformed record skipped (first at byte " + std::to_string(text.find("{\"ph\": \"X\", \"cat\": \"cpu_op\"")) +
+                  "); 2 records with invalid UTF-8 kept, the bad bytes replaced by U+FFFD");
+  }
+}
+
 // Under "traceEvents" the structure says it is a trace: non-object elements
 // are counted warnings and the (empty) trace loads.
 TEST(BadInput, TraceEventsOfNonObjectsLoadsWithWarnings) {

@@ -492,6 +492,8 @@
       var imp = r.import;
       if (imp.skipped_records > 0) items.push("rank " + r.rank + ": " + imp.skipped_records + " malformed records skipped" +
         (imp.log.length ? " (first: " + imp.log[0].message + " at byte " + imp.log[0].byte_offset + ")" : ""));
+      var repaired = imp.counters.invalid_utf8_repaired || 0;
+      if (repaired > 0) items.push("rank " + r.rank + ": " + repaired + " records with invalid UTF-8 kept, the bad bytes replaced by U+FFFD");
     });
     if (D) {
       D.not_assessed.forEach(function (n) { items.push("not assessed — " + n.what + ": " + n.reason); });

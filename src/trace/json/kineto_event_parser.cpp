@@ -9,6 +9,7 @@
 
 #include "trace/json/decimal_time.h"
 #include "trace/json/json_tokenizer.h"
+#include "trace/json/utf8_repair.h"
 
 namespace stepscope::trace {
 
@@ -216,12 +217,29 @@ struct KinetoEventParser::Impl {
   }
 
   uint32_t next_seq = 0;
+  std::string repaired;  // a record with its invalid UTF-8 replaced, and padding
+
+  // Starts iterating one record (`raw` has kRecordPadding readable bytes
+  // after it). A record whose only fault is invalid UTF-8 is repaired, counted
+  // with its offset, and iterated from the repaired copy.
+  simdjson::error_code iterate(std::string_view raw, uint64_t offset, od::document& doc) {
+    auto err = parser.iterate(raw.data(), raw.size(), raw.size() + kRecordPadding).get(doc);
+    if (err != simdjson::UTF8_ERROR) return err;
+    const size_t n = replace_invalid_utf8(raw, repaired);
+    const size_t size = repaired.size();
+    repaired.append(kRecordPadding, ' ');
+    err = parser.iterate(repaired.data(), size, repaired.size()).get(doc);
+    if (!err)
+      store.stats.add(ImportCounter::kInvalidUtf8Repaired, offset,
+                      std::to_string(n) + " invalid UTF-8 sequence" + (n == 1 ? "" : "s") + " replaced by U+FFFD");
+    return err;
+  }
 
   void parse_event(std::string_view raw, uint64_t offset) {
     b.discard_staged_args();
     const uint32_t seq = next_seq++;
     od::document doc;
-    auto err = parser.iterate(raw.data(), raw.size(), raw.size() + kRecordPadding).get(doc);
+    auto err = iterate(raw, offset, doc);
     if (err) return bad(ImportCounter::kRecordMalformed, offset, simdjson::error_message(err));
     od::object obj;
     if (doc.get_object().get(obj)) {
@@ -382,7 +400,7 @@ struct KinetoEventParser::Impl {
 
   void parse_member(std::string_view key, std::string_view raw, uint64_t offset) {
     od::document doc;
-    auto err = parser.iterate(raw.data(), raw.size(), raw.size() + kRecordPadding).get(doc);
+    auto err = iterate(raw, offset, doc);
     if (err) return bad(ImportCounter::kRecordMalformed, offset, "top-level \"" + std::string(key) + "\": " + simdjson::error_message(err));
     auto& meta = store.meta;
     if (key == "distributedInfo") {
