@@ -182,6 +182,27 @@ TEST(FieldTypes, IdsWrittenAsHexOrDecimalStrings) {
   EXPECT_EQ(s.stats.skipped_records(), 0u);
 }
 
+// Ids beyond int64 (unsigned 64-bit values) keep the event and still join;
+// beyond uint64 the id is not a number the reader can hold: event skipped.
+TEST(FieldTypes, IdsPastInt64AreKeptAndJoin) {
+  Loaded l;
+  load({
+           x_event("cuda_runtime", "cudaLaunchKernel", "10", "1", "7", "7",
+                   R"("args": {"correlation": 18446744073709551000, "External id": 9223372036854775808})"),
+           x_event("kernel", "k", "11", "1", "0", "7", R"("args": {"correlation": 18446744073709551000, "stream": 7})"),
+           x_event("kernel", "k2", "12", "1", "0", "7", R"("args": {"correlation": 18446744073709551616, "stream": 7})"),
+       },
+       l);
+  ASSERT_TRUE(l.outcome.ok) << l.outcome.error;
+  const EventStore& s = l.store;
+  ASSERT_EQ(s.events.size(), 2u);
+  EXPECT_EQ(static_cast<uint64_t>(s.events.correlation[0]), 18446744073709551000ull);
+  EXPECT_EQ(static_cast<uint64_t>(s.events.external_id[0]), 9223372036854775808ull);
+  ASSERT_EQ(s.gpu_rows.size(), 1u);
+  EXPECT_EQ(s.launch_of_gpu[0], 0u);
+  EXPECT_EQ(s.stats.count(ImportCounter::kBadFieldType), 1u);
+}
+
 TEST(FieldTypes, UnparsableStreamIsKeptAsUnknownNotSkipped) {
   Loaded l;
   load({x_event("kernel", "k", "11", "1", "0", "9", R"("args": {"stream": "default"})")}, l);

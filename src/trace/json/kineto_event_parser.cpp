@@ -141,7 +141,15 @@ struct KinetoEventParser::Impl {
     if (t.error()) return false;
     is_string = t.value_unsafe() == od::json_type::string;
     if (t.value_unsafe() == od::json_type::number) {
-      return parse_scaled_decimal(trim(v.raw_json_token()), 0, out);
+      const std::string_view tok = trim(v.raw_json_token());
+      if (parse_scaled_decimal(tok, 0, out)) return true;
+      // An id past INT64_MAX (a 64-bit hash or handle) keeps its bit pattern,
+      // as a hex string already does: equal ids still join.
+      uint64_t u = 0;
+      auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), u);
+      if (ec != std::errc() || p != tok.data() + tok.size()) return false;
+      out = static_cast<int64_t>(u);
+      return true;
     }
     if (t.value_unsafe() == od::json_type::string) {
       std::string_view s;
