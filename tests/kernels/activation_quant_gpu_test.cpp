@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gpu_skip.h"
+#include "kernels/device_buffer.h"
 #include "kernels/activation_quant_reference.h"
 #include "kernels/bf16.h"
 #include "kernels/gpu/activation_quant.h"
@@ -34,33 +35,7 @@ namespace {
 #ifdef STEPSCOPE_HAVE_KERNELS_GPU
 using gpu::ActDType;
 
-// Device buffer of `bytes`, filled with `poison` bytes.
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(size_t bytes, int poison = 0) : bytes_(bytes) {
-    EXPECT_EQ(cudaMalloc(&p_, bytes ? bytes : 1), cudaSuccess);
-    EXPECT_EQ(cudaMemset(p_, poison, bytes ? bytes : 1), cudaSuccess);
-  }
-  ~DeviceBuffer() { cudaFree(p_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  template <class T>
-  T* as() const {
-    return static_cast<T*>(p_);
-  }
-  void upload(const void* src, size_t n) { ASSERT_EQ(cudaMemcpy(p_, src, n, cudaMemcpyHostToDevice), cudaSuccess); }
-  template <class T>
-  std::vector<T> download(size_t count, size_t offset_bytes = 0) const {
-    std::vector<T> h(count);
-    EXPECT_EQ(cudaMemcpy(h.data(), static_cast<char*>(p_) + offset_bytes, count * sizeof(T), cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    return h;
-  }
-
- private:
-  void* p_ = nullptr;
-  size_t bytes_;
-};
+using testing::DeviceBuffer;
 
 size_t elem_bytes(ActDType d) { return d == ActDType::kFloat32 ? 4 : 2; }
 const char* dtype_name(ActDType d) {

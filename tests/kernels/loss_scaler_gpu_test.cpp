@@ -12,11 +12,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "gpu_skip.h"
+#include "kernels/device_buffer.h"
 #include "kernels/bf16.h"
 #include "kernels/fp16.h"
 #include "kernels/gpu/loss_scaler.h"
@@ -27,13 +29,7 @@ namespace stepscope::kernels {
 namespace {
 
 #ifdef STEPSCOPE_HAVE_KERNELS_GPU
-template <class T>
-T* dev_alloc(size_t count, int fill = 0) {
-  void* p = nullptr;
-  EXPECT_EQ(cudaMalloc(&p, count * sizeof(T) + 16), cudaSuccess);
-  EXPECT_EQ(cudaMemset(p, fill, count * sizeof(T) + 16), cudaSuccess);
-  return static_cast<T*>(p);
-}
+using testing::DeviceBuffer;
 
 size_t esize(GradDType t) { return t == GradDType::kFloat32 ? 4 : 2; }
 
@@ -61,16 +57,9 @@ void store_value(GradDType t, unsigned char* p, float f) {
 struct GradSet {
   std::vector<GradDType> dtype;
   std::vector<std::vector<unsigned char>> host;
-  std::vector<void*> alloc;  // cudaMalloc'd base
-  std::vector<void*> data;   // alloc + misalignment offset
+  std::vector<std::unique_ptr<DeviceBuffer>> device;
+  std::vector<void*> data;  // device data, misaligned by the requested offset
   std::vector<int64_t> numel;
-
-  GradSet() = default;
-  GradSet(const GradSet&) = delete;  // owns device memory
-  GradSet& operator=(const GradSet&) = delete;
-  ~GradSet() {
-    for (void* p : alloc) cudaFree(p);
-  }
 
   void add(std::mt19937& rng, GradDType t, int64_t n, size_t offset_bytes, int non_finite) {
     std::normal_distribution<float> normal(0.0f, 3000.0f);  // scaled gradients
@@ -81,16 +70,11 @@ struct GradSet {
       const float bad = j % 3 == 0 ? std::nanf("") : (j % 3 == 1 ? INFINITY : -INFINITY);
       store_value(t, h.data() + pos(rng) * esize(t), bad);
     }
-    void* p = nullptr;
-    EXPECT_EQ(cudaMalloc(&p, h.size() + offset_bytes + 16), cudaSuccess);
-    void* d = static_cast<char*>(p) + offset_bytes;
-    if (!h.empty()) {
-      EXPECT_EQ(cudaMemcpy(d, h.data(), h.size(), cudaMemcpyHostToDevice), cudaSuccess);
-    }
+    device.push_back(std::make_unique<DeviceBuffer>(h.size(), 0, offset_bytes));
+    device.back()->upload(h.data());
     dtype.push_back(t);
     host.push_back(std::move(h));
-    alloc.push_back(p);
-    data.push_back(d);
+    data.push_back(device.back()->ptr());
     numel.push_back(n);
   }
 
@@ -111,21 +95,17 @@ struct GradSet {
   }
 };
 
-// Plans the table, copies it to the device; returns the device table.
-gpu::GradTensorDesc* upload_table(std::vector<gpu::GradTensorDesc>& descs, int64_t* tiles) {
+// Plans the table and copies it to the device.
+std::unique_ptr<DeviceBuffer> upload_table(std::vector<gpu::GradTensorDesc>& descs, int64_t* tiles) {
   EXPECT_EQ(gpu::plan_grad_tensors(descs, tiles), "");
-  gpu::GradTensorDesc* d = dev_alloc<gpu::GradTensorDesc>(descs.size());
-  EXPECT_EQ(cudaMemcpy(d, descs.data(), descs.size() * sizeof(gpu::GradTensorDesc), cudaMemcpyHostToDevice),
-            cudaSuccess);
-  return d;
+  auto table = std::make_unique<DeviceBuffer>(descs.size() * sizeof(gpu::GradTensorDesc));
+  table->upload(descs.data());
+  return table;
 }
 
 void expect_matches_reference(const GradSet& g) {
   for (size_t t = 0; t < g.host.size(); ++t) {
-    std::vector<unsigned char> got(g.host[t].size());
-    if (!got.empty()) {
-      ASSERT_EQ(cudaMemcpy(got.data(), g.data[t], got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-    }
+    const std::vector<unsigned char> got = g.device[t]->download();
     const size_t es = esize(g.dtype[t]);
     for (int64_t i = 0; i < g.numel[t]; ++i) {
       const float want = value_of(g.dtype[t], g.host[t].data() + i * es);
@@ -163,36 +143,26 @@ TEST(LossScalerGpu, UnscaleMatchesReferenceAcrossDtypesAndSizes) {
   make_mixed_set(rng, g);
   std::vector<gpu::GradTensorDesc> descs = g.descs();
   int64_t tiles = 0;
-  gpu::GradTensorDesc* table = upload_table(descs, &tiles);
+  auto table = upload_table(descs, &tiles);
   EXPECT_EQ(tiles, 0 + 1 + 1 + 0 + 1 + 2 + 4 + 13 + 2 + 9 + 0);
   EXPECT_EQ(descs[6].vector_ok, 0);
   EXPECT_EQ(descs[5].vector_ok, 1);
 
   const float scale_host = 3000.0f;  // not a power of two: the multiply rounds
-  float* scale = dev_alloc<float>(1);
-  ASSERT_EQ(cudaMemcpy(scale, &scale_host, 4, cudaMemcpyHostToDevice), cudaSuccess);
-  float* found = dev_alloc<float>(1);
-  int64_t* counts = dev_alloc<int64_t>(descs.size(), 0x7F);  // poisoned: the launch must zero them
+  DeviceBuffer scale(4), found(4);
+  scale.put(scale_host);
+  DeviceBuffer counts(descs.size() * 8, 0x7F);  // poisoned: the launch must zero them
 
   std::vector<HostGrad> hg = g.host_grads();
   const UnscaleCheckResult ref = unscale_and_check_reference(hg, inverse_scale(scale_host));
 
-  ASSERT_EQ(gpu::unscale_and_check(table, static_cast<int>(descs.size()), tiles, scale, nullptr, found, counts,
-                                   nullptr),
+  ASSERT_EQ(gpu::unscale_and_check(table->as<gpu::GradTensorDesc>(), static_cast<int>(descs.size()), tiles,
+                                   scale.as<float>(), nullptr, found.as<float>(), counts.as<int64_t>(), nullptr),
             "");
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   expect_matches_reference(g);
-  std::vector<int64_t> got(descs.size());
-  ASSERT_EQ(cudaMemcpy(got.data(), counts, got.size() * 8, cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(got, ref.nonfinite);
-  float found_host = -1;
-  ASSERT_EQ(cudaMemcpy(&found_host, found, 4, cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(found_host, 1.0f);
-
-  cudaFree(table);
-  cudaFree(scale);
-  cudaFree(found);
-  cudaFree(counts);
+  EXPECT_EQ(counts.download<int64_t>(), ref.nonfinite);
+  EXPECT_EQ(found.get<float>(), 1.0f);
 }
 
 TEST(LossScalerGpu, CheckOnlyLeavesDataUntouchedAndExplicitInverseWorks) {
@@ -205,34 +175,29 @@ TEST(LossScalerGpu, CheckOnlyLeavesDataUntouchedAndExplicitInverseWorks) {
   g.add(rng, GradDType::kBFloat16, 12345, 0, 0);
   std::vector<gpu::GradTensorDesc> descs = g.descs();
   int64_t tiles = 0;
-  gpu::GradTensorDesc* table = upload_table(descs, &tiles);
-  float* found = dev_alloc<float>(1);
-  int64_t* counts = dev_alloc<int64_t>(descs.size(), 0x7F);
+  auto table = upload_table(descs, &tiles);
+  DeviceBuffer found(4), counts(descs.size() * 8, 0x7F);
 
   // No scale at all: check only. All finite: found_inf stays 0, data bit-identical.
-  ASSERT_EQ(gpu::unscale_and_check(table, 2, tiles, nullptr, nullptr, found, counts, nullptr), "");
+  ASSERT_EQ(gpu::unscale_and_check(table->as<gpu::GradTensorDesc>(), 2, tiles, nullptr, nullptr, found.as<float>(),
+                                   counts.as<int64_t>(), nullptr),
+            "");
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   expect_matches_reference(g);  // host copy is unchanged
-  float found_host = -1;
-  ASSERT_EQ(cudaMemcpy(&found_host, found, 4, cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(found_host, 0.0f);
-  std::vector<int64_t> got(2);
-  ASSERT_EQ(cudaMemcpy(got.data(), counts, 16, cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(got, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(found.get<float>(), 0.0f);
+  EXPECT_EQ(counts.download<int64_t>(), (std::vector<int64_t>{0, 0}));
 
   // An explicit inverse scale (torch's convention) is used as given.
   const float inv = 0.125f;
-  float* dinv = dev_alloc<float>(1);
-  ASSERT_EQ(cudaMemcpy(dinv, &inv, 4, cudaMemcpyHostToDevice), cudaSuccess);
+  DeviceBuffer dinv(4);
+  dinv.put(inv);
   std::vector<HostGrad> hg = g.host_grads();
   unscale_and_check_reference(hg, inv);
-  ASSERT_EQ(gpu::unscale_and_check(table, 2, tiles, nullptr, dinv, found, counts, nullptr), "");
+  ASSERT_EQ(gpu::unscale_and_check(table->as<gpu::GradTensorDesc>(), 2, tiles, nullptr, dinv.as<float>(),
+                                   found.as<float>(), counts.as<int64_t>(), nullptr),
+            "");
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   expect_matches_reference(g);
-  cudaFree(table);
-  cudaFree(found);
-  cudaFree(counts);
-  cudaFree(dinv);
 }
 
 TEST(LossScalerGpu, ScaleUpdateFollowsReferenceInAReplayedGraph) {
@@ -244,10 +209,11 @@ TEST(LossScalerGpu, ScaleUpdateFollowsReferenceInAReplayedGraph) {
   const float start = std::ldexp(1.0f, 126);
   ScaleState ref{start, 0};
 
-  float* scale = dev_alloc<float>(1);
-  int32_t* tracker = dev_alloc<int32_t>(1);
-  float* found = dev_alloc<float>(1);
-  ASSERT_EQ(cudaMemcpy(scale, &start, 4, cudaMemcpyHostToDevice), cudaSuccess);
+  DeviceBuffer scale_buf(4), tracker_buf(4), found_buf(4);
+  scale_buf.put(start);
+  float* scale = scale_buf.as<float>();
+  int32_t* tracker = tracker_buf.as<int32_t>();
+  float* found = found_buf.as<float>();
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   cudaGraph_t graph;
@@ -275,15 +241,13 @@ TEST(LossScalerGpu, ScaleUpdateFollowsReferenceInAReplayedGraph) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
-  cudaFree(scale);
-  cudaFree(tracker);
-  cudaFree(found);
 }
 
 TEST(LossScalerGpu, PlanRejectsBadTensorsByIndex) {
   SKIP_WITHOUT_GPU();
   int64_t tiles = 0;
-  float* p = dev_alloc<float>(16);
+  DeviceBuffer buf(16 * 4);
+  float* p = buf.as<float>();
   std::vector<gpu::GradTensorDesc> d(2);
   d[0] = {p, 4, 0, 0, 0};
   d[1] = {p, -1, 0, 0, 0};
@@ -300,7 +264,6 @@ TEST(LossScalerGpu, PlanRejectsBadTensorsByIndex) {
   // No tensors: nothing launched, nothing to fail.
   EXPECT_EQ(gpu::unscale_and_check(nullptr, 0, 0, nullptr, nullptr, nullptr, nullptr, nullptr), "");
   EXPECT_NE(gpu::update_scale(nullptr, nullptr, nullptr, 2.0, 0.5, 3, nullptr), "");
-  cudaFree(p);
 }
 #endif
 

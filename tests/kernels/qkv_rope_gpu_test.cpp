@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gpu_skip.h"
+#include "kernels/device_buffer.h"
 #include "kernels/bf16.h"
 #include "kernels/fp16.h"
 #include "kernels/gpu/qkv_rope.h"
@@ -29,30 +30,11 @@ namespace {
 #ifdef STEPSCOPE_HAVE_KERNELS_GPU
 using gpu::RopeDType;
 
-// Device allocation of `bytes` plus `pad` spare bytes in front (to make
-// misaligned pointers), all filled with 0xFF: NaN in fp32, fp16 and bf16.
-class DevBuf {
- public:
-  explicit DevBuf(size_t bytes, size_t pad = 0) : pad_(pad), bytes_(bytes) {
-    EXPECT_EQ(cudaMalloc(&base_, bytes + pad + 1), cudaSuccess);
-    EXPECT_EQ(cudaMemset(base_, 0xFF, bytes + pad + 1), cudaSuccess);
-  }
-  ~DevBuf() { cudaFree(base_); }
-  DevBuf(const DevBuf&) = delete;
-  DevBuf& operator=(const DevBuf&) = delete;
-  void* ptr() const { return static_cast<char*>(base_) + pad_; }
-  void upload(const void* src) { ASSERT_EQ(cudaMemcpy(ptr(), src, bytes_, cudaMemcpyHostToDevice), cudaSuccess); }
-  std::vector<unsigned char> download() const {
-    std::vector<unsigned char> h(bytes_);
-    EXPECT_EQ(cudaMemcpy(h.data(), ptr(), bytes_, cudaMemcpyDeviceToHost), cudaSuccess);
-    return h;
-  }
+using testing::DeviceBuffer;
 
- private:
-  void* base_ = nullptr;
-  size_t pad_;
-  size_t bytes_;
-};
+// Filled with 0xFF: NaN in fp32, fp16 and bf16, so an element a kernel did
+// not write fails the comparison.
+constexpr int kNaNFill = 0xFF;
 
 size_t esize(RopeDType t) { return t == RopeDType::kFloat32 ? 4 : 2; }
 const char* dname(RopeDType t) {
@@ -128,8 +110,9 @@ void check_against_reference(std::mt19937& rng, RopeDType t, const QkvRopeDims& 
   std::vector<unsigned char> q(d.q_numel() * es), k(d.kv_numel() * es), v(d.kv_numel() * es);
   reference_forward(t, qkv, tab, d, q, k, v);
 
-  DevBuf dqkv(qkv.size(), pad), dq(q.size(), pad), dk(k.size(), pad), dv(v.size(), pad);
-  DevBuf dcos(tab.cos.size() * 4), dsin(tab.sin.size() * 4);
+  DeviceBuffer dqkv(qkv.size(), kNaNFill, pad), dq(q.size(), kNaNFill, pad), dk(k.size(), kNaNFill, pad),
+      dv(v.size(), kNaNFill, pad);
+  DeviceBuffer dcos(tab.cos.size() * 4, kNaNFill), dsin(tab.sin.size() * 4, kNaNFill);
   dqkv.upload(qkv.data());
   dcos.upload(tab.cos.data());
   dsin.upload(tab.sin.data());
@@ -149,7 +132,8 @@ void check_against_reference(std::mt19937& rng, RopeDType t, const QkvRopeDims& 
                                    gv = random_raw(rng, t, d.kv_numel());
   std::vector<unsigned char> gqkv(qkv.size());
   reference_backward(t, gq, gk, gv, tab, d, gqkv);
-  DevBuf dgq(gq.size(), pad), dgk(gk.size(), pad), dgv(gv.size(), pad), dgqkv(gqkv.size(), pad);
+  DeviceBuffer dgq(gq.size(), kNaNFill, pad), dgk(gk.size(), kNaNFill, pad), dgv(gv.size(), kNaNFill, pad),
+      dgqkv(gqkv.size(), kNaNFill, pad);
   dgq.upload(gq.data());
   dgk.upload(gk.data());
   dgv.upload(gv.data());
@@ -199,7 +183,7 @@ TEST(QkvRopeGpu, MisalignedPointersFallBackToNarrowerAccesses) {
 
 TEST(QkvRopeGpu, RejectsBadArgumentsWithoutLaunching) {
   SKIP_WITHOUT_GPU();
-  DevBuf a(1 << 16), b(1 << 16);
+  DeviceBuffer a(1 << 16, kNaNFill), b(1 << 16, kNaNFill);
   const auto* f = static_cast<const float*>(b.ptr());
   auto fwd = [&](QkvRopeDims d, RopeDType t = RopeDType::kBFloat16) {
     return gpu::qkv_rope_forward(a.ptr(), f, f, d, t, a.ptr(), a.ptr(), a.ptr(), nullptr);
