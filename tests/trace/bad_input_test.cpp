@@ -218,6 +218,26 @@ TEST(BadInput, BareArrayOfEventsIsATrace) {
   EXPECT_EQ(store.stats.count(ImportCounter::kRecordNotObject), 1u);
 }
 
+// A leading UTF-8 byte-order mark is skipped (plain and gzip); anywhere else
+// it is not JSON, and only at the start is it a mark.
+TEST(BadInput, LeadingByteOrderMarkIsSkipped) {
+  TempDir dir;
+  const std::string bom = "\xEF\xBB\xBF";
+  std::string text = bom + trace_doc({x_event("cpu_op", "a", "10", "1"), x_event("cpu_op", "b", "12", "1")});
+  for (bool gz : {false, true}) {
+    std::string path = gz ? dir.write("bom.json.gz", gzip(text)) : dir.write("bom.json", text);
+    EventStore store;
+    ReadOutcome out = testing::read(path, store);
+    ASSERT_TRUE(out.ok) << out.error;
+    EXPECT_EQ(store.events.size(), 2u);
+  }
+  std::string twice = bom + text;
+  EventStore store;
+  ReadOutcome out = testing::read(dir.write("bom2.json", twice), store);
+  EXPECT_FALSE(out.ok);
+  EXPECT_NE(out.error.find("at byte 3"), std::string::npos) << out.error;
+}
+
 // A kernel name cut inside a multi-byte character (invalid UTF-8) must not
 // cost the event: the record is repaired (U+FFFD), kept and counted. A record
 // that is also wrong in another way is still skipped for that.

@@ -286,6 +286,9 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
   };
 
   w.refill(keep, opt.max_record_bytes);
+  // A UTF-8 byte-order mark (Windows editors write one when a trace is saved
+  // from them) carries nothing: skipped, as Python's json.loads does on bytes.
+  if (w.end() >= 3 && std::memcmp(w.data(), "\xEF\xBB\xBF", 3) == 0) pos = 3;
   while (true) {
     // Skip whitespace between tokens.
     const char* p = w.data();
