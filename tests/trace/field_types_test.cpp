@@ -203,6 +203,24 @@ TEST(FieldTypes, IdsPastInt64AreKeptAndJoin) {
   EXPECT_EQ(s.stats.count(ImportCounter::kBadFieldType), 1u);
 }
 
+// What Python's json.dump writes for None and non-finite floats: "args": null
+// is an event without arguments, and NaN / Infinity in an argument cost
+// only that argument.
+TEST(FieldTypes, NullArgsAndNonFiniteArgumentsKeepTheEvent) {
+  Loaded l;
+  load({
+           x_event("kernel", "k", "10", "1", "0", "7",
+                   R"("args": {"stream": 7, "correlation": 5, "blocks per SM": NaN, "warps per SM": Infinity})"),
+           x_event("kernel", "k2", "12", "1", "0", "7", R"("args": null)"),
+       },
+       l);
+  ASSERT_TRUE(l.outcome.ok) << l.outcome.error;
+  ASSERT_EQ(l.store.events.size(), 2u);
+  EXPECT_EQ(l.store.events.correlation[0], 5);
+  EXPECT_EQ(l.store.events.stream[1], 7);  // from the tid, as without arguments
+  EXPECT_EQ(l.store.stats.skipped_records(), 0u);
+}
+
 TEST(FieldTypes, UnparsableStreamIsKeptAsUnknownNotSkipped) {
   Loaded l;
   load({x_event("kernel", "k", "11", "1", "0", "9", R"("args": {"stream": "default"})")}, l);

@@ -309,6 +309,8 @@ struct KinetoEventParser::Impl {
         if (!read_id(v, flow_id, s, text)) return bad(ImportCounter::kBadFieldType, offset, "field \"id\" is neither a number nor a string");
         has_id = true;
       } else if (key == "args") {
+        // null is no arguments (Python's json.dump writes None so), not a bad event.
+        if (auto at = v.type(); !at.error() && at.value_unsafe() == od::json_type::null) continue;
         od::object args;
         if (v.get_object().get(args)) return bad(ImportCounter::kBadFieldType, offset, "field \"args\" is not an object");
         for (auto arg_result : args) {
