@@ -94,7 +94,7 @@ def sample(doc):
 
 
 def write(name, text):
-    data = text.encode()
+    data = text if isinstance(text, bytes) else text.encode()
     (OUT / name).write_bytes(data)
     return len(data)
 
@@ -138,6 +138,15 @@ def main():
     total += write("wrong_types.json", '{"traceEvents": [{"ph": "X", "ts": "abc", "dur": 1}, {"ph": "X", "ts": 1, "dur": {}}, '
                                        '{"ph": "X", "ts": 1, "dur": 1, "pid": []}, {"ph": "X", "ts": 1e300, "dur": 1}, '
                                        '{"ph": "X", "name": "ok", "ts": 2, "dur": 1, "args": {"stream": "0x1f", "correlation": "0x10"}}]}')
+    # Python-written shapes and damaged text the reader repairs: a leading
+    # byte-order mark, "args": null, NaN/Infinity arguments, a kernel name cut
+    # inside a UTF-8 character, ids past INT64_MAX.
+    total += write("repairable.json", b'\xef\xbb\xbf{"traceEvents": ['
+                   b'{"ph": "X", "cat": "kernel", "name": "void gemm_\xe2\x82", "pid": 0, "tid": 7, "ts": 10, "dur": 5, '
+                   b'"args": {"stream": 7, "correlation": 18446744073709551000, "blocks per SM": NaN, "warps per SM": Infinity}}, '
+                   b'{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 8, "dur": 1, '
+                   b'"args": {"correlation": 18446744073709551000}}, '
+                   b'{"ph": "X", "cat": "cpu_op", "name": "aten::\xff", "pid": 1, "tid": 1, "ts": 7, "dur": 3, "args": null}]}')
     print(f"wrote {len(list(OUT.iterdir()))} seeds, {total} bytes, to {OUT}")
 
 
