@@ -14,10 +14,11 @@
 namespace stepscope::monitor {
 namespace {
 
-// Waits (bounded) until `done` holds for the state's snapshot.
+// Waits (bounded: 20 s, for loaded sanitizer runs) until `done` holds for the
+// state's snapshot.
 template <typename Pred>
 TrainingSnapshot wait_for(const TrainingState& s, Pred done) {
-  for (int i = 0; i < 400; ++i) {
+  for (int i = 0; i < 4000; ++i) {
     TrainingSnapshot t = s.snapshot();
     if (done(t)) return t;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
