@@ -38,6 +38,27 @@ TEST(BadInput, TruncatedPlainFileNamesFileAndByteOffset) {
   EXPECT_EQ(out.error.rfind(path + ": ", 0), 0u) << out.error;
   EXPECT_NE(out.error.find("truncated"), std::string::npos) << out.error;
   EXPECT_NE(out.error.find("at byte " + std::to_string(cut.size())), std::string::npos) << out.error;
+  // and where the cut record began
+  EXPECT_NE(out.error.find("record that starts at byte " + std::to_string(cut.rfind('{'))), std::string::npos)
+      << out.error;
+}
+
+// An odd number of unescaped quotes in one record makes every later string
+// boundary wrong, so the input seems to end inside a record: the error names
+// the record where that began, which is where the quote is.
+TEST(BadInput, UnescapedQuoteIsLocatedByItsRecord) {
+  TempDir dir;
+  std::string text = trace_doc({x_event("cpu_op", "a", "10", "1"), x_event("cpu_op", "odd\"quote", "12", "1"),
+                                x_event("cpu_op", "b", "14", "1")});
+  std::string path = dir.write("q.json", text);
+  EventStore store;
+  ReadOutcome out = testing::read(path, store);
+  EXPECT_FALSE(out.ok);
+  EXPECT_TRUE(one_line(out.error)) << out.error;
+  const size_t record = text.rfind('{', text.find("odd\""));
+  EXPECT_NE(out.error.find("record that starts at byte " + std::to_string(record) + " "), std::string::npos)
+      << out.error;
+  EXPECT_NE(out.error.find("unescaped"), std::string::npos) << out.error;
 }
 
 TEST(BadInput, TruncatedPlainFileSalvageKeepsEventsBeforeTheCut) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -419,13 +420,18 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
     if (s == Scan::kNeedMore) {
       keep = start;
       size_t before = start;
+      const uint64_t record_offset = w.offset_of(start);  // refill moves the window
       if (!w.refill(keep, opt.max_record_bytes)) {
         if (w.too_large()) return fail(TokenizeStatus::kBadInput, w.error(), start);
         if (!w.error().empty()) return fail(TokenizeStatus::kReadError, w.error(), w.end());
         // The stream ended inside this record: scalars at eof are complete.
+        // Where the record began also locates an unescaped '"' in it, the
+        // other way a string can run to the end of the input.
         return fail(TokenizeStatus::kTruncated,
-                    state == State::kEvent ? "unexpected end of input inside a traceEvents record (file truncated?)"
-                                           : "unexpected end of input inside member \"" + key + "\" (file truncated?)",
+                    state == State::kEvent
+                        ? "unexpected end of input inside the traceEvents record that starts at byte " +
+                              std::to_string(record_offset) + " (file truncated, or an unescaped '\"' in that record?)"
+                        : "unexpected end of input inside member \"" + key + "\" (file truncated?)",
                     w.end());
       }
       pos = start - (before - keep);
