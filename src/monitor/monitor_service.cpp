@@ -64,7 +64,7 @@ void evaluate_alerts(AlertEvaluator& evaluator, std::map<int, double>& xid_total
   }
   for (const AlertChange& c : evaluator.observe(p))
     log(fmt::format("alert {} {}{}: {}", c.name, c.firing ? "FIRING" : "resolved",
-                      c.gpu >= 0 ? fmt::format(" (GPU {})", c.gpu) : "", c.summary));
+                    c.gpu >= 0 ? fmt::format(" (GPU {})", c.gpu) : "", c.summary));
 }
 
 }  // namespace
@@ -140,8 +140,10 @@ void MonitorService::run() {
     Sample sample = nvml ? m.sampler->sample() : Sample{};
     TrainingSnapshot t = m.training.snapshot();
     std::optional<double> mfu = m.mfu ? m.mfu->mfu(t.tokens_per_second) : std::nullopt;
-    if (m.options.alerts) evaluate_alerts(m.evaluator, m.xid_totals, m.log, sample, t,
-                                            std::chrono::duration<double>(clock::now() - start).count());
+    if (m.options.alerts) {
+      const double now = std::chrono::duration<double>(clock::now() - start).count();
+      evaluate_alerts(m.evaluator, m.xid_totals, m.log, sample, t, now);
+    }
 
     auto pass_lock = m.exporter.hold_scrapes();
     if (nvml) m.exporter.update_gpus(sample);

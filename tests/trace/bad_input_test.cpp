@@ -19,6 +19,20 @@ using testing::x_event;
 
 bool one_line(const std::string& s) { return !s.empty() && s.find('\n') == std::string::npos; }
 
+// Reads `text` written as NAME.json and as NAME.json.gz (what is read must not
+// depend on the compression); `check` gets each store.
+template <class Check>
+void read_plain_and_gzip(const TempDir& dir, const std::string& name, const std::string& text, Check check) {
+  for (bool gz : {false, true}) {
+    SCOPED_TRACE(gz ? "gzip" : "plain");
+    std::string path = gz ? dir.write(name + ".json.gz", gzip(text)) : dir.write(name + ".json", text);
+    EventStore store;
+    ReadOutcome out = testing::read(path, store);
+    ASSERT_TRUE(out.ok) << out.error;
+    check(store);
+  }
+}
+
 // Cuts `doc` in the middle of the text of event `k` (its first 10 bytes stay).
 std::string cut_inside_event(const std::string& doc, int k) {
   size_t at = doc.find("\"aten::op" + std::to_string(k) + "\"");
@@ -245,13 +259,7 @@ TEST(BadInput, LeadingByteOrderMarkIsSkipped) {
   TempDir dir;
   const std::string bom = "\xEF\xBB\xBF";
   std::string text = bom + trace_doc({x_event("cpu_op", "a", "10", "1"), x_event("cpu_op", "b", "12", "1")});
-  for (bool gz : {false, true}) {
-    std::string path = gz ? dir.write("bom.json.gz", gzip(text)) : dir.write("bom.json", text);
-    EventStore store;
-    ReadOutcome out = testing::read(path, store);
-    ASSERT_TRUE(out.ok) << out.error;
-    EXPECT_EQ(store.events.size(), 2u);
-  }
+  read_plain_and_gzip(dir, "bom", text, [](const EventStore& store) { EXPECT_EQ(store.events.size(), 2u); });
   std::string twice = bom + text;
   EventStore store;
   ReadOutcome out = testing::read(dir.write("bom2.json", twice), store);
@@ -268,11 +276,7 @@ TEST(BadInput, InvalidUtf8InANameIsRepairedAndTheEventKept) {
   std::string text = trace_doc({x_event("kernel", bad_name, "10", "5", "0", "7", R"("args": {"stream": 7})"),
                                 x_event("cpu_op", "aten::\xFF", "\"x\"", "1"),
                                 x_event("cpu_op", "aten::ok", "30", "1")});
-  for (bool gz : {false, true}) {
-    std::string path = gz ? dir.write("t.json.gz", gzip(text)) : dir.write("t.json", text);
-    EventStore store;
-    ReadOutcome out = testing::read(path, store);
-    ASSERT_TRUE(out.ok) << out.error;
+  read_plain_and_gzip(dir, "t", text, [&](const EventStore& store) {
     ASSERT_EQ(store.events.size(), 2u);
     EXPECT_EQ(store.strings.get(store.events.name[0]), "void gemm_\xEF\xBF\xBD");
     EXPECT_EQ(store.gpu_rows.size(), 1u);
@@ -286,7 +290,7 @@ TEST(BadInput, InvalidUtf8InANameIsRepairedAndTheEventKept) {
     EXPECT_EQ(import_warning(store.stats),
               "1 malformed record skipped (first at byte " + std::to_string(text.find("{\"ph\": \"X\", \"cat\": \"cpu_op\"")) +
                   "); 2 records with invalid UTF-8 kept, the bad bytes replaced by U+FFFD");
-  }
+  });
 }
 
 // Under "traceEvents" the structure says it is a trace: non-object elements
