@@ -78,17 +78,33 @@ TEST(DecimalTime, FastPathAgreesWithTheGeneralPath) {
     }
     cases.push_back(std::move(s));
   }
+  size_t inline_taken = 0;
   for (const auto& s : cases) {
     for (int scale : {0, 3}) {
-      int64_t fast = 7, general = 7;
+      int64_t fast = 7, general = 7, by_64 = 7, by_inline = 7;
       bool ok_fast = parse_scaled_decimal(s, scale, fast);
       bool ok_general = parse_scaled_decimal_general(s, scale, general);
       ASSERT_EQ(ok_fast, ok_general) << '"' << s << "\" scale " << scale;
       if (ok_fast) {
         ASSERT_EQ(fast, general) << '"' << s << "\" scale " << scale;
       }
+      // Each of the two paths on its own: the 64-bit one on everything, the
+      // inline one wherever it does not decline.
+      bool fractional = false;
+      ASSERT_EQ(parse_scaled_decimal_64(s, scale, by_64, fractional), ok_general) << '"' << s << "\" scale " << scale;
+      if (ok_general) {
+        ASSERT_EQ(by_64, general) << '"' << s << "\" scale " << scale;
+      }
+      if (inline_decimal(s, scale, by_inline, fractional)) {
+        ++inline_taken;
+        ASSERT_TRUE(ok_general) << '"' << s << "\" scale " << scale;
+        ASSERT_EQ(by_inline, general) << '"' << s << "\" scale " << scale;
+        ASSERT_EQ(fractional, s.find('.') != std::string::npos) << '"' << s << '"';
+      }
     }
   }
+  // The random cases are mostly what the inline path takes: it was tested.
+  EXPECT_GT(inline_taken, cases.size() / 2);
 }
 
 // The reader marks a trace fractional from the flag (2024+ traces write

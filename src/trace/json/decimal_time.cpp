@@ -83,44 +83,6 @@ bool parse_scaled_decimal_general(std::string_view s, int scale, int64_t& out) {
   return true;
 }
 
-namespace {
-constexpr uint64_t kPow10[19] = {1ull,
-                                 10ull,
-                                 100ull,
-                                 1000ull,
-                                 10000ull,
-                                 100000ull,
-                                 1000000ull,
-                                 10000000ull,
-                                 100000000ull,
-                                 1000000000ull,
-                                 10000000000ull,
-                                 100000000000ull,
-                                 1000000000000ull,
-                                 10000000000000ull,
-                                 100000000000000ull,
-                                 1000000000000000ull,
-                                 10000000000000000ull,
-                                 100000000000000000ull,
-                                 1000000000000000000ull};
-}  // namespace
-
-// Eight ASCII bytes (little-endian word) that are all '0'..'9'.
-inline bool eight_digits(uint64_t w) {
-  // Each byte's high nibble must be 3, and adding 6 must not carry a digit
-  // above '9' into the high nibble.
-  return (w & 0xF0F0F0F0F0F0F0F0ull) == 0x3030303030303030ull &&
-         ((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) == 0x3030303030303030ull;
-}
-
-// The value of eight ASCII digits, first byte most significant: pairs, then
-// quads, then the whole, each step one multiply-add in parallel lanes.
-inline uint64_t eight_digit_value(uint64_t w) {
-  w -= 0x3030303030303030ull;
-  w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFull;       // 2-digit lanes
-  w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFull;     // 4-digit lanes
-  return (w * 10000 + (w >> 32)) & 0xFFFFFFFFull;        // 8 digits
-}
 
 // Appends the run of digits at p to v: 8 at a time while 8 more fit in 18
 // digits, then one at a time. Returns the position after the run, or
@@ -129,8 +91,8 @@ inline const char* digit_run(const char* p, const char* end, uint64_t& v, int& d
   while (end - p >= 8 && digits <= 10) {
     uint64_t w;
     std::memcpy(&w, p, 8);
-    if (!eight_digits(w)) break;
-    v = v * 100000000ull + eight_digit_value(w);
+    if (!detail::eight_digits(w)) break;
+    v = v * 100000000ull + detail::eight_digit_value(w);
     digits += 8;
     p += 8;
   }
@@ -147,10 +109,10 @@ inline const char* digit_run(const char* p, const char* end, uint64_t& v, int& d
   return q;
 }
 
-bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out, bool& fractional) {
-  // Fast path for what traces hold: [-]digits[.digits] with at most 18 digits
-  // in all, so the digits fit a uint64 and scaling needs no 128-bit maths.
-  // Anything else (exponents, '+', long mantissas, overflow) takes the
+bool parse_scaled_decimal_64(std::string_view s, int scale, int64_t& out, bool& fractional) {
+  // What inline_decimal declines but still fits 64 bits: [-]digits[.digits]
+  // with at most 18 digits in all and any number of fraction digits (rounded
+  // here). Anything else (exponents, '+', long mantissas, overflow) takes the
   // general path, which defines the result.
   const char* p = s.data();
   const char* end = p + s.size();
@@ -174,11 +136,11 @@ bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out, bool& fra
   }
   const int exponent = scale - (digits - integer);
   if (exponent >= 0) {
-    const uint64_t m = kPow10[exponent];
-    if (v > static_cast<uint64_t>(INT64_MAX) / m) return parse_scaled_decimal_general(s, scale, out);
+    const uint64_t m = detail::kPow10[exponent];
+    if (v > detail::kMaxBeforeScale[exponent]) return parse_scaled_decimal_general(s, scale, out);
     v *= m;
   } else {
-    const uint64_t div = kPow10[-exponent];
+    const uint64_t div = detail::kPow10[-exponent];
     const uint64_t r = v % div;
     v /= div;
     if (r * 2 >= div) ++v;  // half away from zero (on the magnitude)
@@ -187,9 +149,5 @@ bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out, bool& fra
   return true;
 }
 
-bool parse_scaled_decimal(std::string_view s, int scale, int64_t& out) {
-  bool fractional = false;
-  return parse_scaled_decimal(s, scale, out, fractional);
-}
 
 }  // namespace stepscope::trace

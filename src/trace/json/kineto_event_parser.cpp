@@ -4,6 +4,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 
@@ -37,6 +38,13 @@ const std::vector<std::string_view>& kept_arg_keys() {
   };
   return keys;
 }
+
+namespace {
+template <size_t N>
+bool is(std::string_view k, const char (&literal)[N]) {
+  return k.size() == N - 1 && std::memcmp(k.data(), literal, N - 1) == 0;
+}
+}  // namespace
 
 struct KinetoEventParser::Impl {
   StoreBuilder& b;
@@ -72,6 +80,17 @@ struct KinetoEventParser::Impl {
     }
   } kept;
   StringId empty_cat;
+  // The kind of each interned "cat" text (by StringId), found once: the rules
+  // compare case-insensitively against some twenty names, and a trace has a
+  // handful of categories but one per event.
+  static constexpr uint8_t kKindUnknown = 0xFF;
+  std::vector<uint8_t> kind_of_category;
+  EventKind category_kind(StringId cat, std::string_view cat_text) {
+    if (cat >= kind_of_category.size()) kind_of_category.resize(cat + size_t{1}, kKindUnknown);
+    if (kind_of_category[cat] == kKindUnknown)
+      kind_of_category[cat] = static_cast<uint8_t>(classify_category(cat_text, {}, 'X'));
+    return static_cast<EventKind>(kind_of_category[cat]);
+  }
 
   explicit Impl(StoreBuilder& builder) : b(builder), store(builder.store()) {
     // First strings of the store: the kept keys get the small ids that the
@@ -319,13 +338,17 @@ struct KinetoEventParser::Impl {
           std::string_view k;
           if (arg.unescaped_key().get(k)) return bad(ImportCounter::kRecordMalformed, offset, "invalid key in args");
           od::value av = arg.value();
-          if (k == "correlation" || k == "External id") {
+          // Keys compared with their length known at compile time: no call
+          // to memcmp for each argument of each event.
+          const bool is_correlation = is(k, "correlation");
+          if (is_correlation || is(k, "External id")) {
             int64_t x;
             if (!read_int_like(av, x)) return bad(ImportCounter::kBadFieldType, offset, "args \"" + std::string(k) + "\" is not an integer");
-            (k == "correlation" ? row.correlation : row.external_id) = x;
+            (is_correlation ? row.correlation : row.external_id) = x;
             continue;
           }
-          if (k == "stream" || k == "device") {
+          const bool is_stream = is(k, "stream");
+          if (is_stream || is(k, "device")) {
             // Lenient: HIP writes "0x0" strings, CUDA writes 4294967295 for
             // context-wide syncs. Numbers are kept as written (HTA keeps them
             // too); strings only count on GPU rows (checked below).
@@ -335,7 +358,7 @@ struct KinetoEventParser::Impl {
               store.stats.add_silent(ImportCounter::kUnparsedId);
               continue;
             }
-            if (k == "stream") {
+            if (is_stream) {
               row.stream = x;
               stream_was_string = is_string;
             } else {
@@ -343,7 +366,7 @@ struct KinetoEventParser::Impl {
             }
             continue;
           }
-          if (k == "name") {  // metadata events: process/thread names
+          if (is(k, "name")) {  // metadata events: process/thread names
             std::string_view s;
             if (!av.get_string().get(s)) {
               meta_name = s;
@@ -393,7 +416,10 @@ struct KinetoEventParser::Impl {
       row.flags |= kNoDuration;
     }
     if (row.dur_ns < 0) return bad(ImportCounter::kNegativeDuration, offset, "event with negative \"dur\"");
-    row.kind = classify_category(cat_text, name_text, phase == 'X' ? 'X' : 'i');
+    // classify_category(cat, name, phase), with the category's rule looked up once.
+    if (name_text == "[memory]") row.kind = EventKind::kMemory;
+    else if (phase != 'X') row.kind = EventKind::kInstant;
+    else row.kind = category_kind(row.category, cat_text);
     if (is_gpu_kind(row.kind)) {
       if (row.stream == kNone && row.tid >= 0) {
         // 2021 traces name the stream only in tid ("stream 7").
