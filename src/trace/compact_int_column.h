@@ -32,15 +32,11 @@ class CompactInt64Column {
   }
 
   void push_back(int64_t v) {
-    if (v >= kLowest && v <= std::numeric_limits<int32_t>::max()) {
+    if (v >= kLowest && v <= std::numeric_limits<int32_t>::max()) [[likely]] {
       codes_.push_back(static_cast<int32_t>(v));
       return;
     }
-    // kLowest - 1 - index must stay >= INT32_MIN.
-    if (wide_.size() > static_cast<size_t>(int64_t{kLowest} - 1 - std::numeric_limits<int32_t>::min()))
-      throw std::length_error("CompactInt64Column: too many values outside 32 bits");
-    codes_.push_back(static_cast<int32_t>(int64_t{kLowest} - 1 - static_cast<int64_t>(wide_.size())));
-    wide_.push_back(v);
+    push_wide(v);
   }
 
   // Drops rows [n, size()). Their wide values must be the last ones in the
@@ -66,6 +62,15 @@ class CompactInt64Column {
   }
 
  private:
+  // Out of line, so that push_back (once per row and column while reading) stays small enough to inline.
+  [[gnu::noinline]] void push_wide(int64_t v) {
+    // kLowest - 1 - index must stay >= INT32_MIN.
+    if (wide_.size() > static_cast<size_t>(int64_t{kLowest} - 1 - std::numeric_limits<int32_t>::min()))
+      throw std::length_error("CompactInt64Column: too many values outside 32 bits");
+    codes_.push_back(static_cast<int32_t>(int64_t{kLowest} - 1 - static_cast<int64_t>(wide_.size())));
+    wide_.push_back(v);
+  }
+
   std::vector<int32_t> codes_;
   std::vector<int64_t> wide_;
 };

@@ -119,13 +119,19 @@ struct KinetoEventParser::Impl {
 
   // pid/tid may be an integer or a string ("stream 7", "Traces").
   bool read_id(od::value v, int64_t& out, bool& was_string, std::string_view& text) {
+    // An integer (nearly every id) through simdjson's integer parser, before
+    // asking for the type: a value that is not one is left unread.
+    int64_t x = 0;
+    if (!v.get_int64().get(x)) {
+      out = x;
+      was_string = false;
+      return true;
+    }
     auto t = v.type();
     if (t.error()) return false;
     if (t.value_unsafe() == od::json_type::number) {
-      std::string_view tok = v.raw_json_token();
-      while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' || tok.back() == '\t')) tok.remove_suffix(1);
-      int64_t x = 0;
-      if (!parse_scaled_decimal(tok, 0, x)) return false;
+      // Any other number (1.5, 1e3) through ours, which rounds it.
+      if (!parse_scaled_decimal(trim(v.raw_json_token()), 0, x)) return false;
       out = x;
       was_string = false;
       return true;
@@ -156,6 +162,8 @@ struct KinetoEventParser::Impl {
     return read_int_like(v, out, is_string);
   }
   bool read_int_like(od::value v, int64_t& out, bool& is_string) {
+    is_string = false;
+    if (!v.get_int64().get(out)) return true;  // the common case, as in read_id
     auto t = v.type();
     if (t.error()) return false;
     is_string = t.value_unsafe() == od::json_type::string;
@@ -201,15 +209,15 @@ struct KinetoEventParser::Impl {
   }
 
   void stage_arg(StringId key, od::value v) {
+    int64_t x;
+    if (!v.get_int64().get(x)) {  // most kept arguments; anything else is left unread
+      b.stage_int_arg(key, x);
+      return;
+    }
     auto t = v.type();
     if (t.error()) return;
     switch (t.value_unsafe()) {
       case od::json_type::number: {
-        auto nt = v.get_number_type();
-        if (!nt.error() && nt.value_unsafe() == od::number_type::signed_integer) {
-          int64_t x;
-          if (!v.get_int64().get(x)) { b.stage_int_arg(key, x); return; }
-        }
         double d;
         if (!v.get_double().get(d)) b.stage_double_arg(key, d);
         return;
