@@ -203,6 +203,32 @@ TEST(FieldTypes, IdsPastInt64AreKeptAndJoin) {
   EXPECT_EQ(s.stats.count(ImportCounter::kBadFieldType), 1u);
 }
 
+// Integers take simdjson's integer parser and every other number the
+// reader's own: both ends of int64 are read exactly, an id written as a
+// float is rounded as before, and a fractional argument stays a double.
+TEST(FieldTypes, IntegerEdgesAndFloatIdsThroughEachNumberPath) {
+  Loaded l;
+  load({
+           x_event("cuda_runtime", "cudaLaunchKernel", "10", "1", "7", "-9223372036854775808",
+                   R"("args": {"correlation": -9223372036854775808, "External id": 9223372036854775807})"),
+           x_event("kernel", "k", "11", "1", "0", "7.6",
+                   R"("args": {"correlation": 5.0, "stream": 7, "registers per thread": 1.5, "shared memory": 4096})"),
+       },
+       l);
+  ASSERT_TRUE(l.outcome.ok) << l.outcome.error;
+  const EventStore& s = l.store;
+  ASSERT_EQ(s.events.size(), 2u);
+  EXPECT_EQ(s.stats.count(ImportCounter::kBadFieldType), 0u);
+  EXPECT_EQ(s.events.tid[0], INT64_MIN);
+  EXPECT_EQ(s.events.correlation[0], INT64_MIN);
+  EXPECT_EQ(s.events.external_id[0], INT64_MAX);
+  EXPECT_EQ(s.events.tid[1], 8);  // 7.6 rounded half away from zero
+  EXPECT_EQ(s.events.correlation[1], 5);
+  EXPECT_EQ(s.arg_int(1, s.strings.find("shared memory")), 4096);
+  EXPECT_EQ(s.arg_int(1, s.strings.find("registers per thread")), std::nullopt);
+  EXPECT_EQ(s.arg_number(1, s.strings.find("registers per thread")), 1.5);
+}
+
 // What Python's json.dump writes for None and non-finite floats: "args": null
 // is an event without arguments, and NaN / Infinity in an argument cost
 // only that argument.
