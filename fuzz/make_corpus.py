@@ -147,6 +147,10 @@ def main():
                    b'{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 8, "dur": 1, '
                    b'"args": {"correlation": 18446744073709551000}}, '
                    b'{"ph": "X", "cat": "cpu_op", "name": "aten::\xff", "pid": 1, "tid": 1, "ts": 7, "dur": 3, "args": null}]}')
+    # Found by the fuzzer (2026-12-02): a file of whitespace only, longer than
+    # the 7-byte chunk the target also reads with, once reported its error at
+    # a chunk-dependent offset.
+    total += write("whitespace_only.json", "\r" * 70)
     print(f"wrote {len(list(OUT.iterdir()))} seeds, {total} bytes, to {OUT}")
 
 

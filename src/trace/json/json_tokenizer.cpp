@@ -302,8 +302,14 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
         if (!w.error().empty() && !w.too_large())
           return fail(TokenizeStatus::kReadError, w.error(), w.end());
         if (state == State::kTrailing) return result;
-        if (state == State::kStart)
-          return fail(TokenizeStatus::kBadInput, "empty file (no JSON value)", 0);
+        if (state == State::kStart) {
+          // Only whitespace: the fault is the whole file's, reported at its
+          // start (offset_of(0) is where the last read began, which depends
+          // on the chunk size).
+          TokenizeResult empty = fail(TokenizeStatus::kBadInput, "empty file (no JSON value)", 0);
+          empty.byte_offset = 0;
+          return empty;
+        }
         return fail(TokenizeStatus::kTruncated,
                     state == State::kEvent || state == State::kAfterEvent ||
                             state == State::kEventOrEnd

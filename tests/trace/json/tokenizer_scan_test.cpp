@@ -123,3 +123,23 @@ TEST(TokenizerScan, RecordCutByTheEndOfInputIsTruncatedNotMisread) {
 
 }  // namespace
 }  // namespace stepscope::trace
+
+namespace stepscope::trace {
+namespace {
+
+// A file of whitespace only is empty, and the error points at its start
+// whatever the read size (found by the fuzzer: the offset was that of the
+// last read when the input was longer than one chunk).
+TEST(TokenizerScan, WhitespaceOnlyIsEmptyAtByteZeroForEveryChunkSize) {
+  for (const std::string& text : {std::string(70, '\r'), std::string(1000, ' '), std::string(" \n\t\n")}) {
+    for (size_t chunk : {size_t{1}, size_t{7}, size_t{64}, size_t{1} << 16}) {
+      Cut cut = tokenize(text, chunk);
+      EXPECT_EQ(cut.result.status, TokenizeStatus::kBadInput) << text.size() << " bytes, chunk " << chunk;
+      EXPECT_EQ(cut.result.message, "empty file (no JSON value)");
+      EXPECT_EQ(cut.result.byte_offset, 0u) << text.size() << " bytes, chunk " << chunk;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace stepscope::trace
