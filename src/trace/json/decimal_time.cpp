@@ -1,6 +1,5 @@
 #include "trace/json/decimal_time.h"
 
-#include <cstring>
 
 namespace stepscope::trace {
 
@@ -84,29 +83,13 @@ bool parse_scaled_decimal_general(std::string_view s, int scale, int64_t& out) {
 }
 
 
-// Appends the run of digits at p to v: 8 at a time while 8 more fit in 18
-// digits, then one at a time. Returns the position after the run, or
-// nullptr past 18 digits in all (the caller then takes the general path).
+// Appends the run of digits at p to v (detail::append_digits) and counts
+// them. Returns the position after the run, or nullptr past 18 digits in all
+// (v is then meaningless and the caller takes the general path).
 inline const char* digit_run(const char* p, const char* end, uint64_t& v, int& digits) {
-  while (end - p >= 8 && digits <= 10) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    if (!detail::eight_digits(w)) break;
-    v = v * 100000000ull + detail::eight_digit_value(w);
-    digits += 8;
-    p += 8;
-  }
-  const char* q = p;
-  uint64_t x = v;
-  for (; q < end; ++q) {
-    const unsigned d = static_cast<unsigned char>(*q) - '0';
-    if (d > 9) break;
-    x = x * 10 + d;
-  }
+  const char* q = detail::append_digits(p, end, v);
   digits += static_cast<int>(q - p);
-  if (digits > 18) return nullptr;
-  v = x;
-  return q;
+  return digits > 18 ? nullptr : q;
 }
 
 bool parse_scaled_decimal_64(std::string_view s, int scale, int64_t& out, bool& fractional) {
