@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end speed and memory of `stepscope analyze` (read + gunzip + parse +
-# store + analyses + report), measured from outside with /usr/bin/time, on:
+# store + analyses + report), measured from outside (bench/process_usage.cpp:
+# wait4's microsecond CPU times, not /usr/bin/time's cut-off two decimals), on:
 #   1. every conformance folder under $SHARED/conformance/{hta,param}/ (one
 #      process per folder, as a user runs it), with a total row;
 #   2. a synthetic 8-rank set of >= 1 GB JSON from stepscope-gen-trace;
@@ -49,12 +50,14 @@ done
 stepscope=$build/stepscope
 gen=$build/stepscope-gen-trace
 bench_gzip=$build/bench/bench_gzip
-for b in "$stepscope" "$gen" "$bench_gzip"; do
+process_usage=$build/bench/process_usage
+for b in "$stepscope" "$gen" "$bench_gzip" "$process_usage"; do
   [ -x "$b" ] || { echo "missing $b: build first (scripts/build.sh)" >&2; exit 2; }
 done
 [ -d "$shared/conformance" ] || { echo "no $shared/conformance (pass --shared DIR)" >&2; exit 2; }
 shared=$(cd "$shared" && pwd)  # absolute: the HTA step links the traces from another folder
-command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+# measure OUTFILE COMMAND...: "wall_s user_s sys_s maxrss_kb" of one run in OUTFILE.
+measure() { "$process_usage" "$@"; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -71,12 +74,12 @@ json_mb() {
   awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }'
 }
 
-# Runs "$@" $repeat times under /usr/bin/time; keeps the fastest run's
+# Runs "$@" $repeat times under measure; keeps the fastest run's
 # "wall user sys maxrss_kb" in $tmp/best and its stdout in $tmp/best.out.
 best_of() {
   local i best=""
   for i in $(seq "$repeat"); do
-    /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err" || {
+    measure "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err" || {
       echo "failed: $*" >&2; cat "$tmp/err" >&2; return 1; }
     local t; t=$(cat "$tmp/time")
     if [ -z "$best" ] || awk -v a="${t%% *}" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
@@ -92,7 +95,7 @@ row() {
   read -r wall user sys rss <"$tmp/best"
   awk -v n="$1" -v f="$2" -v mb="$3" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" 'BEGIN {
     cpu = u + s; rmb = r * 1024 / 1e6
-    printf "| %s | %d | %.1f | %.2f | %.2f | %s | %s | %.1f | %s |\n", n, f, mb, w, cpu,
+    printf "| %s | %d | %.1f | %.3f | %.3f | %s | %s | %.1f | %s |\n", n, f, mb, w, cpu,
       (w > 0 ? sprintf("%.0f", mb / w) : "-"), (cpu > 0 ? sprintf("%.0f", mb / cpu) : "-"), rmb,
       (mb > 0 ? sprintf("%.2f", rmb / mb) : "-") }'
   echo "$wall $user $sys $rss $3" >>"$tmp/rows"
@@ -132,7 +135,7 @@ for d in "${folders[@]}"; do
   stepscope_wall[$d]=$(cut -d' ' -f1 "$tmp/best")
 done
 awk -v n=${#folders[@]} '{ w += $1; c += $2 + $3; if ($4 > r) r = $4; mb += $5 }
-  END { printf "| **all %d folders** | | %.1f | %.2f | %.2f | %.0f | %.0f | %.1f (max) | |\n", n, mb, w, c, mb / w, mb / c, r * 1024 / 1e6 }' "$tmp/rows"
+  END { printf "| **all %d folders** | | %.1f | %.3f | %.3f | %.0f | %.0f | %.1f (max) | |\n", n, mb, w, c, mb / w, mb / c, r * 1024 / 1e6 }' "$tmp/rows"
 stepscope_total=$(awk '{ w += $1 } END { printf "%.3f", w }' "$tmp/rows")
 echo
 
@@ -141,7 +144,7 @@ if [ "$skip_synth" = 0 ]; then
   echo "## Synthetic 8-rank set (stepscope-gen-trace --ranks 8 --target-mb $synth_mb)"
   echo
   if [ ! -f "$synth/rank7.json.gz" ]; then
-    /usr/bin/time -f "%e %U %S %M" -o "$tmp/gen" "$gen" --out "$synth" --ranks 8 --target-mb "$synth_mb" >"$tmp/gen.out"
+    measure "$tmp/gen" "$gen" --out "$synth" --ranks 8 --target-mb "$synth_mb" >"$tmp/gen.out"
     read -r gw gu gs gr <"$tmp/gen"
     echo "generated in $gw s wall ($(tail -1 "$tmp/gen.out"))"
   else
@@ -183,8 +186,8 @@ if [ "$skip_gzip" = 0 ]; then
   echo "|---|---|---:|---:|---:|---:|---:|"
   for f in "${big[@]}"; do
     for g in isal zlib libdeflate; do
-      /usr/bin/time -f "%M" -o "$tmp/gz.time" "$bench_gzip" --repeat 3 --backend "$g" "$f" >"$tmp/gz.out"
-      awk -v n="$(basename "$(dirname "$f")")/$(basename "$f")" -v r="$(cat "$tmp/gz.time")" \
+      measure "$tmp/gz.time" "$bench_gzip" --repeat 3 --backend "$g" "$f" >"$tmp/gz.out"
+      awk -v n="$(basename "$(dirname "$f")")/$(basename "$f")" -v r="$(cut -d' ' -f4 "$tmp/gz.time")" \
         'NR == 2 { printf "| %s | %s | %.1f | %.3f | %.0f | %.1f | %.1f |\n", n, $2, $3, $4, $5, $6, r * 1024 / 1e6 }' "$tmp/gz.out"
     done
   done
@@ -208,8 +211,8 @@ if [ -n "$hta_python" ]; then
     for f in "$d"/*.json "$d"/*.json.gz; do
       [ -f "$f" ] && [ "$(basename "$f")" != hta_expected.json ] && ln -sf "$f" "$only/"
     done
-    if /usr/bin/time -f "%e" -o "$tmp/hta.time" "$hta_python" "$root/bench/hta_time.py" "$only" >"$tmp/hta.out" 2>"$tmp/hta.err"; then
-      w=$(cat "$tmp/hta.time")
+    if measure "$tmp/hta.time" "$hta_python" "$root/bench/hta_time.py" "$only" >"$tmp/hta.out" 2>"$tmp/hta.err"; then
+      w=$(awk '{ printf "%.2f", $1 }' "$tmp/hta.time")
       tail -1 "$tmp/hta.out" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["import_s"], d["load_s"], d["temporal_breakdown_s"])' >"$tmp/hta.parts"
       read -r hi hl ht <"$tmp/hta.parts"
       echo "| $(basename "$(dirname "$d")")/$(basename "$d") | $w | $hi | $hl | $ht |"
@@ -217,16 +220,16 @@ if [ -n "$hta_python" ]; then
       ok_stepscope=$(awk -v a="$ok_stepscope" -v b="${stepscope_wall[$d]}" 'BEGIN { printf "%.3f", a + b }')
     else
       hta_failed=$((hta_failed + 1))
-      w=$(tail -1 "$tmp/hta.time" | grep -o '^[0-9.]*$' || echo 0)
+      w=$(awk '{ printf "%.2f", $1 }' "$tmp/hta.time")
       echo "| $(basename "$(dirname "$d")")/$(basename "$d") | $w (failed: $(tail -1 "$tmp/hta.err" | cut -c1-80)) | | | |"
     fi
     hta_total=$(awk -v a="$hta_total" -v b="$w" 'BEGIN { printf "%.3f", a + b }')
   done
   echo
   awk -v h="$hta_total" -v s="$stepscope_total" -v f="$hta_failed" 'BEGIN {
-    printf "HTA total %.1f s (%d of the folders failed; their time until the error is included) vs stepscope total %.2f s (best-of wall, summed over the folders): %.0fx\n", h, f, s, h / s }'
+    printf "HTA total %.1f s (%d of the folders failed; their time until the error is included) vs stepscope total %.3f s (best-of wall, summed over the folders): %.0fx\n", h, f, s, h / s }'
   awk -v h="$hta_ok_total" -v s="$ok_stepscope" 'BEGIN {
-    if (h > 0 && s > 0) printf "On the folders where HTA succeeded only: HTA %.1f s vs stepscope %.2f s: %.0fx\n", h, s, h / s
+    if (h > 0 && s > 0) printf "On the folders where HTA succeeded only: HTA %.1f s vs stepscope %.3f s: %.0fx\n", h, s, h / s
     else print "HTA succeeded on no folder: no ratio" }'
   echo
 fi
