@@ -1,14 +1,12 @@
 #include "analysis/kernel_class.h"
 
-#include <algorithm>
 #include <array>
-#include <cctype>
-#include <string>
+#include <vector>
+
+#include "analysis/name_patterns.h"
 
 namespace stepscope::analysis {
 namespace {
-
-enum class Match : uint8_t { kPrefix, kContains, kSuffix };
 
 // Class rules, tried in order on the name as written (case matters: vendor
 // prefixes are stable). The first rule that matches decides.
@@ -43,8 +41,8 @@ constexpr std::array kClassRules = {
     ClassRule{Match::kSuffix, "Synchronize", KernelClass::kOther},
 };
 
-// Family rules for computation kernels, tried in order on the lower-cased
-// name. Order matters: attention and convolution kernels often contain
+// Family rules for computation kernels, tried in order with ASCII case
+// ignored. Order matters: attention and convolution kernels often contain
 // "gemm" (cuDNN's implicit-GEMM convolutions, sdpa GEMMs), so they come first;
 // torch.compile's Triton kernels come before all since their names embed the
 // fused ops ("triton_per_fused_native_layer_norm").
@@ -137,36 +135,30 @@ constexpr std::array kFamilyRules = {
     FamilyRule{Match::kContains, "-dtype_", KernelFamily::kElementwise},  // MTIA per-op kernels
 };
 
-bool matches(Match m, std::string_view name, std::string_view pattern) {
-  switch (m) {
-    case Match::kPrefix: return name.starts_with(pattern);
-    case Match::kSuffix: return name.ends_with(pattern);
-    case Match::kContains: return name.find(pattern) != std::string_view::npos;
-  }
-  return false;
+template <typename Rule, size_t N>
+NamePatterns patterns_of(const std::array<Rule, N>& rules, bool fold_case) {
+  std::vector<NamePattern> patterns;
+  for (const Rule& r : rules) patterns.push_back({r.match, r.pattern});
+  return NamePatterns(patterns, fold_case);
 }
 
 KernelFamily family_of(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  static const NamePatterns patterns = patterns_of(kFamilyRules, /*fold_case=*/true);
   // C++ kernel names start with the return type ("void at::native::...").
-  std::string_view body = lower;
-  if (body.starts_with("void ")) body.remove_prefix(5);
-  for (const auto& rule : kFamilyRules) {
-    if (matches(rule.match, body, rule.pattern)) return rule.family;
-  }
-  return KernelFamily::kOther;
+  static const NamePatterns void_prefix(std::array{NamePattern{Match::kPrefix, "void "}}, /*fold_case=*/true);
+  if (void_prefix.first_match(name) == 0) name.remove_prefix(5);
+  const size_t rule = patterns.first_match(name);
+  return rule == NamePatterns::kNoMatch ? KernelFamily::kOther : kFamilyRules[rule].family;
 }
 
 }  // namespace
 
 KernelKind classify_kernel(std::string_view name, trace::EventKind kind) {
+  static const NamePatterns patterns = patterns_of(kClassRules, /*fold_case=*/false);
   if (kind == trace::EventKind::kMemcpy || kind == trace::EventKind::kMemset)
     return {KernelClass::kMemory, KernelFamily::kNotCompute};
-  for (const auto& rule : kClassRules) {
-    if (matches(rule.match, name, rule.pattern)) return {rule.cls, KernelFamily::kNotCompute};
-  }
+  const size_t rule = patterns.first_match(name);
+  if (rule != NamePatterns::kNoMatch) return {kClassRules[rule].cls, KernelFamily::kNotCompute};
   return {KernelClass::kComputation, family_of(name)};
 }
 

@@ -1,30 +1,69 @@
 #include "diagnose/matmul_path.h"
 
-#include <algorithm>
-#include <cctype>
-#include <string>
+#include <array>
+
+#include "analysis/name_patterns.h"
 
 namespace stepscope::diagnose {
+namespace {
+
+using analysis::Match;
+using analysis::NamePattern;
+using analysis::NamePatterns;
+
+// What a matmul kernel's name says about its path, tried in order, case
+// ignored: the first word found decides.
+struct PathRule {
+  NamePattern pattern;
+  MatmulPath path;
+};
+
+constexpr std::array kPathRules = {
+    // Matrix-vector kernels are memory-bound by nature: not counted as matmuls.
+    PathRule{{Match::kContains, "gemv"}, MatmulPath::kNotMatmul},
+    // Tensor-core markers win over "gemm"-ish SIMT words in long template names.
+    PathRule{{Match::kContains, "tensorop"}, MatmulPath::kTensorCore},
+    PathRule{{Match::kContains, "hmma"}, MatmulPath::kTensorCore},
+    PathRule{{Match::kContains, "wgmma"}, MatmulPath::kTensorCore},
+    PathRule{{Match::kContains, "tf32"}, MatmulPath::kTensorCore},
+    PathRule{{Match::kContains, "s1688"}, MatmulPath::kTensorCore},
+    PathRule{{Match::kContains, "s16816"}, MatmulPath::kTensorCore},
+    PathRule{{Match::kContains, "h1688"}, MatmulPath::kTensorCore},
+    PathRule{{Match::kContains, "h16816"}, MatmulPath::kTensorCore},
+    PathRule{{Match::kContains, "i8816"}, MatmulPath::kTensorCore},
+    PathRule{{Match::kContains, "simt"}, MatmulPath::kSimt},
+    PathRule{{Match::kContains, "ffma"}, MatmulPath::kSimt},
+    PathRule{{Match::kContains, "sgemm"}, MatmulPath::kSimt},
+    PathRule{{Match::kContains, "dgemm"}, MatmulPath::kSimt},
+    PathRule{{Match::kContains, "_f32f32_f32f32_f32_"}, MatmulPath::kSimt},
+};
+
+const NamePatterns& path_patterns() {
+  static const NamePatterns patterns = [] {
+    std::array<NamePattern, kPathRules.size()> p;
+    for (size_t i = 0; i < kPathRules.size(); ++i) p[i] = kPathRules[i].pattern;
+    return NamePatterns(p, /*fold_case=*/true);
+  }();
+  return patterns;
+}
+
+}  // namespace
 
 MatmulPath matmul_path(std::string_view kernel_name, analysis::KernelFamily family) {
   using analysis::KernelFamily;
-  std::string lower(kernel_name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  auto has = [&](std::string_view s) { return lower.find(s) != std::string::npos; };
   bool matmul = family == KernelFamily::kGemm || family == KernelFamily::kAttention ||
                 family == KernelFamily::kConvolution;
   // Inductor's matmul templates are named triton_tem_fused_*; its pointwise
   // and reduction kernels (triton_poi_/triton_red_/triton_per_) are not matmuls.
-  if (family == KernelFamily::kTriton && has("_tem_")) matmul = true;
-  if (!matmul || has("gemv")) return MatmulPath::kNotMatmul;
-  // Tensor-core markers win over "gemm"-ish SIMT words in long template names.
-  if (has("tensorop") || has("hmma") || has("wgmma") || has("tf32") || has("s1688") || has("s16816") ||
-      has("h1688") || has("h16816") || has("i8816"))
-    return MatmulPath::kTensorCore;
-  if (has("simt") || has("ffma") || has("sgemm") || has("dgemm") || has("_f32f32_f32f32_f32_"))
-    return MatmulPath::kSimt;
-  return MatmulPath::kTensorCore;
+  if (family == KernelFamily::kTriton) {
+    static const NamePatterns template_kernel(std::array{NamePattern{Match::kContains, "_tem_"}}, /*fold_case=*/true);
+    matmul = template_kernel.first_match(kernel_name) == 0;
+  }
+  if (!matmul) return MatmulPath::kNotMatmul;
+  const size_t rule = path_patterns().first_match(kernel_name);
+  // A matmul whose name says nothing about its path: cuBLAS/cuDNN run
+  // half-precision and TF32 matmuls on tensor cores, so that is the default.
+  return rule == NamePatterns::kNoMatch ? MatmulPath::kTensorCore : kPathRules[rule].path;
 }
 
 }  // namespace stepscope::diagnose
