@@ -22,11 +22,26 @@ namespace {
 // per row (the largest transient of diagnosis, docs/performance.md).
 std::vector<uint32_t> host_rows_in_tree_order(const trace::EventColumns& ev) {
   const size_t n = ev.size();
+  // The distinct threads, sorted. Rows of one thread come in runs, so only a
+  // change of thread is listed, and the list is made unique whenever it
+  // doubles: a few entries per thread instead of one per host row.
   std::vector<std::pair<int32_t, int64_t>> threads;
-  for (size_t r = 0; r < n; ++r)
-    if (is_host_row(ev.kind[r])) threads.emplace_back(ev.pid[r], ev.tid[r]);
-  std::sort(threads.begin(), threads.end());
-  threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+  auto make_unique = [&threads] {
+    std::sort(threads.begin(), threads.end());
+    threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+  };
+  size_t unique_limit = 1024;
+  for (size_t r = 0; r < n; ++r) {
+    if (!is_host_row(ev.kind[r])) continue;
+    const std::pair<int32_t, int64_t> key{ev.pid[r], ev.tid[r]};
+    if (!threads.empty() && threads.back() == key) continue;
+    threads.push_back(key);
+    if (threads.size() >= unique_limit) {
+      make_unique();
+      unique_limit = std::max<size_t>(1024, 2 * threads.size());
+    }
+  }
+  make_unique();
   threads.shrink_to_fit();
   std::pair<int32_t, int64_t> last{};
   uint32_t last_index = 0;
