@@ -62,7 +62,9 @@ TEST(DecimalTime, FastPathAgreesWithTheGeneralPath) {
   std::vector<std::string> cases = {"0", "-0", "5.", ".5", "-.5", "0.0005", "0.0015", "-0.0005", "9223372036854775",
                                     "9223372036854775.807", "9223372036854775.808", "922337203685477.5807",
                                     "999999999999999999", "99999999999999999.9", "000000000000000001.5",
-                                    "1234567890123456789", ".", "-", "1..2", "1.-2", "--1",
+                                    "1234567890123456789", "9999999999999999999", "-9223372036854775808",
+                                    "-9223372036854775.808", "9999999999999999.999", "1712195495519689.047",
+                                    "-1712195495519689.047", "1844674407370955.1615", ".", "-", "1..2", "1.-2", "--1",
                                     // bytes next to '0'..'9' inside an 8-byte word ('/' 0x2F, ':' 0x3A)
                                     "1234567:", "12345/78", "1234567812345:78", "12345678.1234/678", "12345678 ",
                                     "1234567812345678", "12345678123456781", "123456781234567812"};
@@ -105,6 +107,24 @@ TEST(DecimalTime, FastPathAgreesWithTheGeneralPath) {
   }
   // The random cases are mostly what the inline path takes: it was tested.
   EXPECT_GT(inline_taken, cases.size() / 2);
+}
+
+// Epoch microseconds with a nanosecond fraction (19 digits, as in HTA's
+// ns_resolution_trace) are the common case of such traces: the inline path
+// must take them, not only the slower exact paths. 19 digits that scale past
+// INT64_MAX, and INT64_MIN itself, are left to the exact paths.
+TEST(DecimalTime, InlinePathTakesNineteenDigitTimes) {
+  int64_t out = 0;
+  bool fractional = false;
+  ASSERT_TRUE(inline_decimal("1712195495519689.047", 3, out, fractional));
+  EXPECT_EQ(out, 1712195495519689047);
+  EXPECT_TRUE(fractional);
+  ASSERT_TRUE(inline_decimal("-9223372036854775.807", 3, out, fractional));
+  EXPECT_EQ(out, -9223372036854775807);
+  EXPECT_FALSE(inline_decimal("9223372036854775.808", 3, out, fractional));
+  EXPECT_FALSE(inline_decimal("9999999999999999999", 0, out, fractional));
+  EXPECT_FALSE(inline_decimal("-9223372036854775808", 0, out, fractional));
+  EXPECT_FALSE(inline_decimal("12345678901234567890", 0, out, fractional));  // 20 digits
 }
 
 // The reader marks a trace fractional from the flag (2024+ traces write

@@ -53,7 +53,7 @@ inline uint64_t eight_digit_value(uint64_t w) {
 
 // Appends the digits at p to v: up to 16 of them eight at a time (timestamps
 // have 13-16 integer digits), the rest one at a time. v is meaningful only
-// while the caller's count stays within 18 digits.
+// while the caller's count stays within 19 digits (10^19 - 1 < 2^64).
 inline const char* append_digits(const char* p, const char* end, uint64_t& v) {
   for (int k = 0; k < 2 && end - p >= 8; ++k) {
     uint64_t w;
@@ -68,8 +68,11 @@ inline const char* append_digits(const char* p, const char* end, uint64_t& v) {
 }  // namespace detail
 
 // The numbers traces are made of, inline: ids ("-?digits") and microsecond
-// times whose fraction has at most `scale` digits ("1669783687547.114"), 18
-// digits at most, so no rounding, exponent or 128-bit maths is needed. Returns
+// times whose fraction has at most `scale` digits ("1669783687547.114"), 19
+// digits at most (epoch microseconds with a nanosecond fraction,
+// "1712195495519689.047", have 19), so no rounding, exponent or 128-bit maths
+// is needed: 19 digits fit in uint64, and the scaled value is checked against
+// INT64_MAX. Returns
 // false for anything else, which the caller sends to the full parser; out and
 // fractional are then unspecified.
 inline bool inline_decimal(std::string_view s, int scale, int64_t& out, bool& fractional) {
@@ -89,7 +92,7 @@ inline bool inline_decimal(std::string_view s, int scale, int64_t& out, bool& fr
     frac_digits = p - frac_begin;
     if (frac_digits == 0) return false;
   }
-  if (p != end || int_digits == 0 || int_digits + frac_digits > 18 || frac_digits > scale || scale > 18)
+  if (p != end || int_digits == 0 || int_digits + frac_digits > 19 || frac_digits > scale || scale > 18)
     return false;
   const long e = scale - frac_digits;
   if (v > detail::kMaxBeforeScale[e]) return false;
