@@ -25,6 +25,7 @@ void ImportStats::add(ImportCounter c, uint64_t byte_offset, std::string message
   auto& n = counts_[static_cast<size_t>(c)];
   if (n < kMaxLoggedPerCounter) log_.push_back({c, byte_offset, std::move(message)});
   ++n;
+  ++total_;
 }
 
 std::string import_warning(const ImportStats& stats) {

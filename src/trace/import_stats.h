@@ -52,8 +52,13 @@ struct ImportLogEntry {
 class ImportStats {
  public:
   void add(ImportCounter c, uint64_t byte_offset, std::string message);
-  void add_silent(ImportCounter c, uint64_t n = 1) { counts_[static_cast<size_t>(c)] += n; }
+  void add_silent(ImportCounter c, uint64_t n = 1) {
+    counts_[static_cast<size_t>(c)] += n;
+    total_ += n;
+  }
   uint64_t count(ImportCounter c) const { return counts_[static_cast<size_t>(c)]; }
+  // Every occurrence of every counter.
+  uint64_t total() const { return total_; }
   const std::vector<ImportLogEntry>& log() const { return log_; }
   // Events skipped for being bad (the counters that skip an event).
   uint64_t skipped_records() const;
@@ -64,6 +69,7 @@ class ImportStats {
 
  private:
   std::array<uint64_t, static_cast<size_t>(ImportCounter::kCount)> counts_{};
+  uint64_t total_ = 0;
   std::vector<ImportLogEntry> log_;
 };
 

@@ -10,6 +10,7 @@
 
 #include "trace/json/decimal_time.h"
 #include "trace/json/json_tokenizer.h"
+#include "trace/json/repeated_metadata.h"
 #include "trace/json/utf8_repair.h"
 
 namespace stepscope::trace {
@@ -101,16 +102,18 @@ struct KinetoEventParser::Impl {
 
   // Some traces repeat the same "M" record per event (the MTIA test trace has
   // 124k thread/process names, 10 distinct): a name is added unless it is
-  // already the current name of that id.
+  // already the current name of that id. Returns whether it was added.
   std::unordered_map<int64_t, size_t> last_thread_name, last_process_name;  // id -> index
   template <typename Id>
-  void add_name(std::vector<std::pair<Id, std::string>>& names, std::unordered_map<int64_t, size_t>& last, Id id,
+  bool add_name(std::vector<std::pair<Id, std::string>>& names, std::unordered_map<int64_t, size_t>& last, Id id,
                 std::string_view name) {
     auto it = last.find(id);
-    if (it != last.end() && names[it->second].second == name) return;
+    if (it != last.end() && names[it->second].second == name) return false;
     last[id] = names.size();
     names.emplace_back(id, std::string(name));
+    return true;
   }
+  RepeatedMetadata repeated_metadata;
 
   void bad(ImportCounter c, uint64_t offset, std::string msg) {
     b.discard_staged_args();
@@ -273,6 +276,8 @@ struct KinetoEventParser::Impl {
   void parse_event(std::string_view raw, uint64_t offset) {
     b.discard_staged_args();
     const uint32_t seq = next_seq++;
+    if (repeated_metadata.seen(raw)) return;
+    const uint64_t counted_before = store.stats.total();
     od::document doc;
     auto err = iterate(raw, offset, doc);
     if (err) return bad(ImportCounter::kRecordMalformed, offset, simdjson::error_message(err));
@@ -404,13 +409,19 @@ struct KinetoEventParser::Impl {
         if (!has_ts || !has_id) return bad(ImportCounter::kMissingTimestamp, offset, "flow event without ts or id");
         b.add_flow(flow_id, row.category, phase, row.ts_ns, row.pid, row.tid);
         return;
-      case 'M':
+      case 'M': {
         b.discard_staged_args();
+        bool renamed = false;
         if (name_text == "thread_name" && !meta_name.empty())
-          add_name(store.meta.thread_names, last_thread_name, row.tid, meta_name);
+          renamed = add_name(store.meta.thread_names, last_thread_name, row.tid, meta_name);
         else if (name_text == "process_name" && !meta_name.empty())
-          add_name(store.meta.process_names, last_process_name, row.pid, meta_name);
+          renamed = add_name(store.meta.process_names, last_process_name, row.pid, meta_name);
+        if (renamed) repeated_metadata.forget_all();
+        // Its names are current now; a repeat is a no-op unless this read
+        // was counted (a repair, an unparsed id), which a repeat must count too.
+        if (store.stats.total() == counted_before) repeated_metadata.remember(raw);
         return;
+      }
       case 0:
         return bad(ImportCounter::kBadFieldType, offset, "event without \"ph\"");
       default:
