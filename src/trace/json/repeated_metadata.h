@@ -8,6 +8,7 @@
 // forgets them all: a remembered record could then set a name again.
 #pragma once
 
+#include <algorithm>
 #include <bitset>
 #include <cstddef>
 #include <string>
@@ -19,11 +20,14 @@ namespace stepscope::trace {
 class RepeatedMetadata {
  public:
   // Whether `raw` is byte-identical to a remembered record. A record whose
-  // length no remembered record has costs one bit test.
+  // length no remembered record has costs one bit test; otherwise only the
+  // remembered records of that length are compared.
   bool seen(std::string_view raw) const {
-    if (!lengths_[raw.size() % kLengthBits]) return false;
-    for (const std::string& r : records_)
-      if (r == raw) return true;
+    if (raw.size() > kMaxRecordBytes || !lengths_[raw.size()]) return false;
+    auto it = std::lower_bound(records_.begin(), records_.end(), raw.size(),
+                               [](const std::string& r, size_t n) { return r.size() < n; });
+    for (; it != records_.end() && it->size() == raw.size(); ++it)
+      if (*it == raw) return true;
     return false;
   }
 
@@ -31,8 +35,10 @@ class RepeatedMetadata {
   // whose names are now current.
   void remember(std::string_view raw) {
     if (raw.size() > kMaxRecordBytes || records_.size() == kMaxRecords || seen(raw)) return;
-    records_.emplace_back(raw);
-    lengths_.set(raw.size() % kLengthBits);
+    auto at = std::lower_bound(records_.begin(), records_.end(), raw.size(),
+                               [](const std::string& r, size_t n) { return r.size() < n; });
+    records_.emplace(at, raw);
+    lengths_.set(raw.size());
   }
 
   void forget_all() {
@@ -45,9 +51,8 @@ class RepeatedMetadata {
   // distinct ones (one thread name per thread) just stops being remembered.
   static constexpr size_t kMaxRecords = 64;
   static constexpr size_t kMaxRecordBytes = 512;
-  static constexpr size_t kLengthBits = 1024;
-  std::vector<std::string> records_;
-  std::bitset<kLengthBits> lengths_;
+  std::vector<std::string> records_;  // by length
+  std::bitset<kMaxRecordBytes + 1> lengths_;
 };
 
 }  // namespace stepscope::trace
