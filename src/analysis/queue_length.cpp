@@ -16,31 +16,47 @@ struct Change {
   int32_t delta() const { return order == ChangeOrder::kLaunch ? +1 : -1; }
 };
 
+bool change_less(const Change& a, const Change& b) {
+  return a.t_ns != b.t_ns ? a.t_ns < b.t_ns : a.order < b.order;
+}
+
+// A lane's changes in time order. Launches and completions are each close
+// to sorted already (a stream launches and completes its work in order), so
+// each list is sorted only if it is not, and the two are merged: no
+// n log n sort of both together.
+void time_ordered(std::vector<Change>& launches, std::vector<Change>& completions, std::vector<Change>& out) {
+  if (!std::is_sorted(launches.begin(), launches.end(), change_less))
+    std::sort(launches.begin(), launches.end(), change_less);
+  if (!std::is_sorted(completions.begin(), completions.end(), change_less))
+    std::sort(completions.begin(), completions.end(), change_less);
+  out.resize(launches.size() + completions.size());
+  std::merge(launches.begin(), launches.end(), completions.begin(), completions.end(), out.begin(), change_less);
+  std::vector<Change>().swap(launches);  // release as we go
+  std::vector<Change>().swap(completions);
+}
+
 }  // namespace
 
 QueueLengthResult analyze_queue_length(const GpuTimeline& timeline, const AnalysisOptions& options) {
   QueueLengthResult r;
   r.queue_limit = options.queue_limit;
-  std::vector<std::vector<Change>> changes(timeline.lanes.size());
+  std::vector<std::vector<Change>> launches(timeline.lanes.size()), completions(timeline.lanes.size());
   for (const GpuActivity& a : timeline.activities) {
     if (!a.has_launch()) continue;
-    auto& c = changes[a.lane];
-    c.push_back({a.launch_start_ns, ChangeOrder::kLaunch});
+    launches[a.lane].push_back({a.launch_start_ns, ChangeOrder::kLaunch});
     // A completion stamped before its own launch (clock skew between CPU and
     // GPU timestamps) would make the queue negative; it completes at launch.
     if (a.end_ns >= a.launch_start_ns) {
-      c.push_back({a.end_ns, ChangeOrder::kCompletion});
+      completions[a.lane].push_back({a.end_ns, ChangeOrder::kCompletion});
     } else {
-      c.push_back({a.launch_start_ns, ChangeOrder::kClampedCompletion});
+      completions[a.lane].push_back({a.launch_start_ns, ChangeOrder::kClampedCompletion});
     }
   }
   std::vector<double> samples;
-  for (size_t l = 0; l < changes.size(); ++l) {
-    auto& c = changes[l];
-    if (c.empty()) continue;
-    std::sort(c.begin(), c.end(), [](const Change& a, const Change& b) {
-      return a.t_ns != b.t_ns ? a.t_ns < b.t_ns : a.order < b.order;
-    });
+  std::vector<Change> c;
+  for (size_t l = 0; l < launches.size(); ++l) {
+    if (launches[l].empty()) continue;
+    time_ordered(launches[l], completions[l], c);
     StreamQueue q;
     q.device = timeline.lanes[l].device;
     q.stream = timeline.lanes[l].stream;
@@ -66,7 +82,6 @@ QueueLengthResult analyze_queue_length(const GpuTimeline& timeline, const Analys
     q.mean_length = window > 0 ? static_cast<double>(weighted / static_cast<long double>(window)) : 0.0;
     q.samples = summarize(samples);
     r.streams.push_back(q);
-    std::vector<Change>().swap(c);  // release as we go
   }
   return r;
 }
