@@ -137,15 +137,22 @@ OpArgs OpArgReader::read(uint32_t row) const {
   OpArgs a;
   if (dims_key_ != trace::StringTable::kMissing) {
     if (auto t = store_.arg_string(row, dims_key_)) {
-      a.dims_text = std::string(*t);
-      a.shapes = parse_input_dims(*t);
+      a.dims_text = *t;
+      auto [it, added] = shapes_of_.try_emplace(t->data());
+      if (added) it->second = parse_input_dims(*t);
+      a.shapes = it->second;
       a.has_dims = true;
     }
   }
-  if (type_key_ != trace::StringTable::kMissing)
-    if (auto t = store_.arg_string(row, type_key_)) a.types = parse_string_list(*t);
+  if (type_key_ != trace::StringTable::kMissing) {
+    if (auto t = store_.arg_string(row, type_key_)) {
+      auto [it, added] = types_of_.try_emplace(t->data());
+      if (added) it->second = parse_string_list(*t);
+      a.types = it->second;
+    }
+  }
   if (concrete_key_ != trace::StringTable::kMissing)
-    if (auto t = store_.arg_string(row, concrete_key_)) a.concrete_text = std::string(*t);
+    if (auto t = store_.arg_string(row, concrete_key_)) a.concrete_text = *t;
   return a;
 }
 
@@ -154,7 +161,7 @@ bool is_matmul_op(std::string_view name) {
          name == "aten::addbmm" || name == "aten::_scaled_mm" || name == "aten::linear" || name == "aten::matmul";
 }
 
-std::optional<double> matmul_flops(std::string_view op, const std::vector<InputShape>& s) {
+std::optional<double> matmul_flops(std::string_view op, std::span<const InputShape> s) {
   auto d = [&](size_t i) -> const std::vector<int64_t>& { return s[i].dims; };
   auto mnk = [](int64_t m, int64_t k, int64_t n) { return 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n); };
   if ((op == "aten::mm" || op == "aten::_scaled_mm") && s.size() >= 2 && d(0).size() == 2 && d(1).size() == 2 &&

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "trace/event_store.h"
@@ -26,16 +28,20 @@ std::vector<InputShape> parse_input_dims(std::string_view json);
 // Parses a JSON list of strings ("Input type", "Concrete Inputs"); empty on malformed text.
 std::vector<std::string> parse_string_list(std::string_view json);
 
-// The arguments of one op row, read once.
+// The arguments of one op row. The views point into the store's strings and
+// the reader's parses: valid while both live.
 struct OpArgs {
-  std::vector<InputShape> shapes;   // from "Input Dims"
-  std::vector<std::string> types;   // from "Input type"
-  std::string dims_text;            // "Input Dims" as written ("" if absent)
-  std::string concrete_text;        // "Concrete Inputs" as written ("" if absent)
+  std::span<const InputShape> shapes;   // from "Input Dims"
+  std::span<const std::string> types;   // from "Input type"
+  std::string_view dims_text;           // "Input Dims" as written ("" if absent)
+  std::string_view concrete_text;       // "Concrete Inputs" as written ("" if absent)
   bool has_dims = false;
 };
 
-// Looks up the keys once per store.
+// Looks up the keys once per store, and parses each distinct "Input Dims" /
+// "Input type" text once: a training step repeats the same shapes every
+// step, and parsing them per op row (vectors of vectors) was 4% of a
+// synthetic rank's CPU.
 class OpArgReader {
  public:
   explicit OpArgReader(const trace::EventStore& store);
@@ -49,6 +55,9 @@ class OpArgReader {
   const trace::EventStore& store_;
   trace::StringId dims_key_, type_key_, concrete_key_;
   bool has_shapes_ = false;
+  // Keyed by the interned text's address: one string table entry, one parse.
+  mutable std::unordered_map<const char*, std::vector<InputShape>> shapes_of_;
+  mutable std::unordered_map<const char*, std::vector<std::string>> types_of_;
 };
 
 // True for the aten ops that are one matrix multiply on the device.
@@ -56,6 +65,6 @@ bool is_matmul_op(std::string_view name);
 // 2*M*N*K (times batch) of aten::mm / addmm / bmm / baddbmm / addbmm /
 // linear / _scaled_mm from their input shapes; nullopt when the shapes do not
 // fit the op.
-std::optional<double> matmul_flops(std::string_view op_name, const std::vector<InputShape>& shapes);
+std::optional<double> matmul_flops(std::string_view op_name, std::span<const InputShape> shapes);
 
 }  // namespace stepscope::diagnose
