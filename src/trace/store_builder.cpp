@@ -38,7 +38,7 @@ void StoreBuilder::stage_string_arg(StringId key, StringId v, ArgType type) {
   a.value.push_back(static_cast<int64_t>(v));
 }
 
-void StoreBuilder::discard_staged_args() {
+void StoreBuilder::drop_staged_args() {
   auto& a = store_.args;
   a.key.resize(staged_from_);
   a.type.resize(staged_from_);

@@ -38,7 +38,11 @@ class StoreBuilder {
   void stage_int_arg(StringId key, int64_t v);
   void stage_double_arg(StringId key, double v);
   void stage_string_arg(StringId key, StringId v, ArgType type = ArgType::kString);
-  void discard_staged_args();
+  // Inline for its common case, nothing staged (the reader calls it before
+  // every record).
+  void discard_staged_args() {
+    if (store_.args.size() != staged_from_) drop_staged_args();
+  }
 
   // Sizes the columns for about this many rows before reading, so appending
   // does not reallocate and copy them as they grow. A generous guess costs
@@ -57,6 +61,7 @@ class StoreBuilder {
   // holds kMaxArgsPerEvent arguments, or for a key id that does not fit the
   // 2-byte key column.
   bool can_stage_arg(StringId key);
+  void drop_staged_args();
 
   EventStore& store_;
   size_t staged_from_ = 0;
