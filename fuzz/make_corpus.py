@@ -151,6 +151,11 @@ def main():
     # the 7-byte chunk the target also reads with, once reported its error at
     # a chunk-dependent offset.
     total += write("whitespace_only.json", "\r" * 70)
+    # Found by the fuzzer (2026-12-02, session 9): a record missing a value
+    # before its '}' was kept when the next byte in the read buffer was a '}'
+    # and rejected when a read ended at the record (its padding).
+    total += write("padding_after_malformed_record.json",
+                   '{"traceEvents": [{h" p:""X", : "abc", "dur": 1}, {"ph": "X", "ts": 1, "d1, ": }}]}')
     print(f"wrote {len(list(OUT.iterdir()))} seeds, {total} bytes, to {OUT}")
 
 

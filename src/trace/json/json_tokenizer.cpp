@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "trace/json/blank_padding.h"
+
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
@@ -27,6 +29,7 @@ class Window {
   }
 
   const char* data() const { return buf_.get(); }
+  char* mutable_data() { return buf_.get(); }
   size_t end() const { return end_; }
   bool eof() const { return eof_; }
   const std::string& error() const { return error_; }
@@ -451,6 +454,7 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
       continue;
     }
     std::string_view raw(p + start, end_pos - start);
+    const BlankPadding blank(w.mutable_data() + end_pos);  // end_pos <= end: the padding is in the buffer
     if (state == State::kEvent) {
       ++result.events;
       if (cb.on_event) cb.on_event(raw, w.offset_of(start));

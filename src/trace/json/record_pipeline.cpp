@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "trace/json/blank_padding.h"
+
 namespace stepscope::trace {
 namespace {
 
@@ -132,6 +134,7 @@ TokenizeResult tokenize_trace_pipelined(ByteSource& source, const TokenizerCallb
     while (std::unique_ptr<Batch> b = queue.pop()) {
       for (const Record& r : b->records) {
         std::string_view raw(b->text.data() + r.begin, r.size);
+        const BlankPadding blank(b->text.data() + r.begin + r.size);  // the batch ends in kRecordPadding bytes
         if (r.key < 0) {
           if (callbacks.on_event) callbacks.on_event(raw, r.offset);
         } else if (callbacks.on_member) {
