@@ -33,11 +33,7 @@ void read_with_chunk(std::string_view bytes, size_t chunk, Read& out) {
   MemorySource source(bytes);
   StoreBuilder builder(out.store);
   KinetoEventParser parser(builder);
-  TokenizerCallbacks cb;
-  cb.on_member = [&](std::string_view key, std::string_view raw, uint64_t offset) {
-    parser.parse_member(key, raw, offset);
-  };
-  cb.on_event = [&](std::string_view raw, uint64_t offset) { parser.parse_event(raw, offset); };
+  const TokenizerCallbacks cb = parser.callbacks();
   TokenizerOptions options;
   options.chunk_bytes = chunk;
   out.result = tokenize_trace(source, cb, options);

@@ -84,11 +84,7 @@ ReadOutcome read_trace_file(const std::string& path, EventStore& store, const Re
     // speed hint, so read without it.
   }
   KinetoEventParser parser(builder);
-  TokenizerCallbacks cb;
-  cb.on_member = [&](std::string_view key, std::string_view raw, uint64_t offset) {
-    parser.parse_member(key, raw, offset);
-  };
-  cb.on_event = [&](std::string_view raw, uint64_t offset) { parser.parse_event(raw, offset); };
+  const TokenizerCallbacks cb = parser.callbacks();
   TokenizeResult tr = options.pipeline ? tokenize_trace_pipelined(counting, cb) : tokenize_trace(counting, cb);
   out.uncompressed_bytes = counting.total();
 

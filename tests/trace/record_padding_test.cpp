@@ -29,11 +29,7 @@ void read(const std::string& text, size_t chunk, bool pipelined, Read& out) {
   MemorySource source(text);
   StoreBuilder builder(out.store);
   KinetoEventParser parser(builder);
-  TokenizerCallbacks cb;
-  cb.on_member = [&](std::string_view key, std::string_view raw, uint64_t offset) {
-    parser.parse_member(key, raw, offset);
-  };
-  cb.on_event = [&](std::string_view raw, uint64_t offset) { parser.parse_event(raw, offset); };
+  const TokenizerCallbacks cb = parser.callbacks();
   TokenizerOptions options;
   options.chunk_bytes = chunk;
   out.result = pipelined ? tokenize_trace_pipelined(source, cb, options) : tokenize_trace(source, cb, options);

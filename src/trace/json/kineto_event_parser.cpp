@@ -533,4 +533,11 @@ void KinetoEventParser::parse_member(std::string_view key, std::string_view raw,
   impl_->parse_member(key, raw, offset);
 }
 
+TokenizerCallbacks KinetoEventParser::callbacks() {
+  TokenizerCallbacks cb;
+  cb.on_member = [this](std::string_view key, std::string_view raw, uint64_t offset) { parse_member(key, raw, offset); };
+  cb.on_event = [this](std::string_view raw, uint64_t offset) { parse_event(raw, offset); };
+  return cb;
+}
+
 }  // namespace stepscope::trace

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string_view>
 
+#include "trace/json/json_tokenizer.h"
 #include "trace/store_builder.h"
 
 namespace stepscope::trace {
@@ -19,6 +20,9 @@ class KinetoEventParser {
   // `raw` must have kRecordPadding readable bytes after it.
   void parse_event(std::string_view raw, uint64_t offset);
   void parse_member(std::string_view key, std::string_view raw, uint64_t offset);
+  // The tokenizer callbacks that hand every record to this parser (valid
+  // while the parser lives).
+  TokenizerCallbacks callbacks();
 
  private:
   struct Impl;
