@@ -1,7 +1,6 @@
 #include "analysis/kernel_class.h"
 
 #include <array>
-#include <vector>
 
 #include "analysis/name_patterns.h"
 
@@ -135,15 +134,13 @@ constexpr std::array kFamilyRules = {
     FamilyRule{Match::kContains, "-dtype_", KernelFamily::kElementwise},  // MTIA per-op kernels
 };
 
-template <typename Rule, size_t N>
-NamePatterns patterns_of(const std::array<Rule, N>& rules, bool fold_case) {
-  std::vector<NamePattern> patterns;
-  for (const Rule& r : rules) patterns.push_back({r.match, r.pattern});
-  return NamePatterns(patterns, fold_case);
+template <typename Rule>
+NamePattern pattern_of(const Rule& r) {
+  return {r.match, r.pattern};
 }
 
 KernelFamily family_of(std::string_view name) {
-  static const NamePatterns patterns = patterns_of(kFamilyRules, /*fold_case=*/true);
+  static const NamePatterns patterns = NamePatterns::of_rules(kFamilyRules, pattern_of<FamilyRule>, /*fold_case=*/true);
   // C++ kernel names start with the return type ("void at::native::...").
   static const NamePatterns void_prefix(std::array{NamePattern{Match::kPrefix, "void "}}, /*fold_case=*/true);
   if (void_prefix.first_match(name) == 0) name.remove_prefix(5);
@@ -154,7 +151,7 @@ KernelFamily family_of(std::string_view name) {
 }  // namespace
 
 KernelKind classify_kernel(std::string_view name, trace::EventKind kind) {
-  static const NamePatterns patterns = patterns_of(kClassRules, /*fold_case=*/false);
+  static const NamePatterns patterns = NamePatterns::of_rules(kClassRules, pattern_of<ClassRule>, /*fold_case=*/false);
   if (kind == trace::EventKind::kMemcpy || kind == trace::EventKind::kMemset)
     return {KernelClass::kMemory, KernelFamily::kNotCompute};
   const size_t rule = patterns.first_match(name);

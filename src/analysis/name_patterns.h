@@ -32,6 +32,15 @@ class NamePatterns {
   // lower-casing the name in the "C" locale and then matching does).
   NamePatterns(std::span<const NamePattern> patterns, bool fold_case);
 
+  // The patterns of a rule table, in its order: `pattern_of(rule)` gives
+  // each rule's NamePattern, so first_match's index is the rule's.
+  template <typename Rules, typename PatternOf>
+  static NamePatterns of_rules(const Rules& rules, PatternOf pattern_of, bool fold_case) {
+    std::vector<NamePattern> patterns;
+    for (const auto& rule : rules) patterns.push_back(pattern_of(rule));
+    return NamePatterns(patterns, fold_case);
+  }
+
   // Index in `patterns` of the first one that matches `name`, or kNoMatch.
   size_t first_match(std::string_view name) const;
 

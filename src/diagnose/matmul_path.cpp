@@ -39,11 +39,8 @@ constexpr std::array kPathRules = {
 };
 
 const NamePatterns& path_patterns() {
-  static const NamePatterns patterns = [] {
-    std::array<NamePattern, kPathRules.size()> p;
-    for (size_t i = 0; i < kPathRules.size(); ++i) p[i] = kPathRules[i].pattern;
-    return NamePatterns(p, /*fold_case=*/true);
-  }();
+  static const NamePatterns patterns =
+      NamePatterns::of_rules(kPathRules, [](const PathRule& r) { return r.pattern; }, /*fold_case=*/true);
   return patterns;
 }
 
