@@ -156,7 +156,26 @@ def main():
     # and rejected when a read ended at the record (its padding).
     total += write("padding_after_malformed_record.json",
                    '{"traceEvents": [{h" p:""X", : "abc", "dur": 1}, {"ph": "X", "ts": 1, "d1, ": }}]}')
+    total += write("cupti_range_profiler.json", range_profiler_seed())
     print(f"wrote {len(list(OUT.iterdir()))} seeds, {total} bytes, to {OUT}")
+
+
+def range_profiler_seed():
+    """A CUPTI range-profiler trace (profiler_metrics): counter ranges instead
+    of kernels, whose args the reader keeps whatever their keys."""
+    return dump({
+        "schemaVersion": Raw("1"),
+        "traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": Raw("7"), "tid": Raw("7"),
+             "ts": Raw("100.500"), "dur": Raw("50"), "args": {"External id": Raw("3")}},
+            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": Raw("7"), "tid": Raw("7"),
+             "ts": Raw("110"), "dur": Raw("4"), "args": {"External id": Raw("3"), "correlation": Raw("9")}},
+            {"ph": "X", "cat": "cuda_profiler_range", "name": "void fft2d_r2c_32x32<float, false, 1u, false>(int, int)",
+             "pid": Raw("0"), "tid": Raw("0"), "ts": Raw("100"), "dur": Raw("400"),
+             "args": {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": Raw("1000"),
+                      "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": Raw("86114304.0"),
+                      "dram__bytes_read.sum": Raw("4.096e3"), "l1tex__t_bytes.sum": Raw("77"), "note": "text"}},
+        ]})
 
 
 if __name__ == "__main__":

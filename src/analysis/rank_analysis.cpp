@@ -21,6 +21,7 @@ RankAnalysis analyze_rank(const trace::EventStore& store, const AnalysisOptions&
   r.copies = analyze_memory_bandwidth(store, timeline);
   r.memory = analyze_memory_timeline(store);
   r.collectives = extract_collectives(store, timeline);
+  r.counters = analyze_hardware_counters(store);
   return r;
 }
 

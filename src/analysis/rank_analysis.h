@@ -7,6 +7,7 @@
 #include "analysis/analysis_options.h"
 #include "analysis/collectives.h"
 #include "analysis/comm_overlap.h"
+#include "analysis/hardware_counters.h"
 #include "analysis/idle_breakdown.h"
 #include "analysis/kernel_stats.h"
 #include "analysis/launch_stats.h"
@@ -35,6 +36,7 @@ struct RankAnalysis {
   MemoryBandwidthResult copies;  // memcpy / memset bandwidth per kind
   MemoryTimelineResult memory;   // allocator peaks per device
   CollectiveSequence collectives;  // communication calls, for cross-rank matching
+  HardwareCountersResult counters; // CUPTI range-profiler counters per kernel (ranges == 0 without)
 };
 
 RankAnalysis analyze_rank(const trace::EventStore& store, const AnalysisOptions& options);

@@ -64,12 +64,21 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
       }
     per_rank.push_back({std::move(n), {rank}});
   };
+  bool any_gpu_activity = false;
   for (const RankView& v : ctx.ranks) {
-    if (v.timeline->activities.empty())
-      note({"attribution", "step-time attribution",
-            "the trace has no GPU activity (kernels, copies): was the profiler run with ProfilerActivity.CUDA?"},
-           v.store->rank);
-    else if (!v.attribution->from_profiler_steps)
+    any_gpu_activity = any_gpu_activity || !v.timeline->activities.empty();
+    if (v.timeline->activities.empty()) {
+      // A range-profiler session records counters instead of kernel activity:
+      // asking for ProfilerActivity.CUDA would send the user the wrong way.
+      std::string reason = v.analysis->counters.ranges > 0
+                               ? "the trace was recorded with CUPTI's range profiler (torch.profiler profiler_metrics): "
+                                 "it holds hardware counters per kernel, not kernel times; profile without "
+                                 "profiler_metrics to attribute step time"
+                               : "the trace has no GPU activity (kernels, copies): was the profiler run with "
+                                 "ProfilerActivity.CUDA?";
+      if (v.analysis->counters.ranges > 0 && d.no_gpu_activity_reason.empty()) d.no_gpu_activity_reason = reason;
+      note({"attribution", "step-time attribution", std::move(reason)}, v.store->rank);
+    } else if (!v.attribution->from_profiler_steps)
       note({"attribution", "per-step attribution",
             "no ProfilerStep#N markers (call prof.step() every iteration): the GPU's whole active span is "
             "attributed as one window, and per-step numbers are for that window"},
@@ -82,6 +91,7 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
            v.store->rank);
     }
   }
+  if (any_gpu_activity) d.no_gpu_activity_reason.clear();
   for (auto& [n, ranks] : per_rank) {
     std::string who = ranks.size() == 1 ? fmt::format("rank {}", ranks.front())
                                         : fmt::format("{} ranks (first {})", ranks.size(), ranks.front());
@@ -126,8 +136,9 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
       }
     }
     // Lost time no finding explains: say where it went (on the rank with the
-    // least effective compute) instead of guessing a cause.
-    if (any && d.primary_bottleneck == "none") {
+    // least effective compute) instead of guessing a cause. Not without any
+    // GPU activity: all of it would be "idle" of a GPU that was not traced.
+    if (any && any_gpu_activity && d.primary_bottleneck == "none") {
       const RankAttribution* worst_rank = nullptr;
       double worst_share = 101.0;
       for (const RankAttribution& a : d.attribution) {

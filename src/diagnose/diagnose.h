@@ -38,6 +38,9 @@ struct Diagnosis {
   std::vector<DetectorRun> detectors;
   std::vector<std::string> validation_errors;  // rejected detector output (a bug if non-empty)
   std::vector<std::string> hardware;            // per rank: the hardware-table row used, or "" if none
+  // When no rank has GPU activity to attribute because the traces were
+  // recorded with CUPTI's range profiler: that reason ("" otherwise).
+  std::string no_gpu_activity_reason;
 };
 
 // `stores` and `ranks` are parallel (rank order); `multi` may be empty for one rank.

@@ -103,8 +103,12 @@ std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_finding
   } else {
     // A CPU-only profile: the table would show 100% "other idle" of a GPU
     // that was never traced.
-    out += "\nWhere step time went: not assessed: the traces have no GPU activity (kernels, copies) to attribute; "
-           "profile with ProfilerActivity.CUDA\n";
+    out += "\nWhere step time went: not assessed: " +
+           (d.no_gpu_activity_reason.empty()
+                ? std::string("the traces have no GPU activity (kernels, copies) to attribute; profile with "
+                              "ProfilerActivity.CUDA")
+                : d.no_gpu_activity_reason) +
+           "\n";
     out += fmt::format("\nPrimary bottleneck: {}   (no GPU activity in the traces)\n", d.primary_bottleneck);
   }
   if (d.findings.empty()) out += "  No finding explains a significant share of step time.\n";

@@ -98,6 +98,60 @@ ordered_json kernels_json(const analysis::KernelStatsResult& k, ordered_json& ty
   return top;
 }
 
+ordered_json optional_json(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
+
+// The derived counter values, added to `j`.
+void add_derived(ordered_json& j, const analysis::CounterDerived& d) {
+  j["cuda_core_flops"] = optional_json(d.cuda_core_flops);
+  j["fp32_flops"] = optional_json(d.fp32_flops);
+  j["fp16_flops"] = optional_json(d.fp16_flops);
+  j["fp64_flops"] = optional_json(d.fp64_flops);
+  j["tensor_core_insts"] = optional_json(d.tensor_core_insts);
+  j["dram_bytes"] = optional_json(d.dram_bytes);
+}
+
+ordered_json counter_groups_json(const std::vector<analysis::CounterGroup>& groups) {
+  ordered_json out = ordered_json::array();
+  for (const auto& g : groups) {
+    ordered_json x = {{"name", g.name}, {"ranges", g.ranges}};
+    add_derived(x, g.derived);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+// null for a trace without CUPTI range-profiler events.
+ordered_json hardware_counters_json(const analysis::HardwareCountersResult& c) {
+  if (c.ranges == 0) return nullptr;
+  ordered_json j = {{"ranges", c.ranges},
+                    {"devices", c.devices},
+                    {"kernel_launches", c.kernel_launches},
+                    {"matched_to_launches", c.matched_to_launches},
+                    {"match_note", c.matched_to_launches ? ordered_json(nullptr) : ordered_json(c.match_note)}};
+  ordered_json total;
+  add_derived(total, c.total);
+  j["total"] = std::move(total);
+  ordered_json counters = ordered_json::array();
+  for (const auto& t : c.counters) counters.push_back({{"name", t.name}, {"ranges", t.ranges}, {"total", t.total}});
+  j["counters"] = std::move(counters);
+  j["kernels"] = counter_groups_json(c.kernels);
+  j["top_level_ops"] = counter_groups_json(c.ops);
+  ordered_json rows = ordered_json::array();
+  for (const auto& r : c.rows) {
+    ordered_json x = {{"name", r.name},
+                      {"device", r.device},
+                      {"top_level_op", r.top_level_op},
+                      {"bottom_level_op", r.bottom_level_op}};
+    add_derived(x, r.derived);
+    ordered_json values = ordered_json::object();
+    for (const auto& [name, value] : r.counters) values[name] = value;
+    x["counters"] = std::move(values);
+    rows.push_back(std::move(x));
+  }
+  j["range_rows"] = std::move(rows);
+  return j;
+}
+
 ordered_json rank_json(const trace::EventStore& s, const analysis::RankAnalysis& r) {
   ordered_json j;
   j["rank"] = r.rank;
@@ -189,6 +243,7 @@ ordered_json rank_json(const trace::EventStore& s, const analysis::RankAnalysis&
                     {"peak_reserved_bytes", d.peak_reserved_bytes},
                     {"max_reserved_minus_allocated_bytes", d.max_reserved_minus_allocated_bytes}});
   j["allocator"] = {{"samples", r.memory.samples}, {"devices", devs}};
+  j["hardware_counters"] = hardware_counters_json(r.counters);
   return j;
 }
 

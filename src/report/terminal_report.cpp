@@ -231,6 +231,55 @@ std::string allocator_table(const analysis::RankAnalysis& a) {
   return t.render();
 }
 
+// "1.23 G" style for counts that run to 1e12 (FLOPs, instructions); "-" when not recorded.
+std::string fmt_large(const std::optional<double>& v) {
+  if (!v) return "-";
+  const double x = *v;
+  if (x >= 1e12) return fmt::format("{:.2f} T", x / 1e12);
+  if (x >= 1e9) return fmt::format("{:.2f} G", x / 1e9);
+  if (x >= 1e6) return fmt::format("{:.2f} M", x / 1e6);
+  if (x >= 1e3) return fmt::format("{:.2f} k", x / 1e3);
+  return fmt::format("{:.0f}", x);
+}
+
+std::string counter_groups_table(const std::vector<analysis::CounterGroup>& groups, std::string_view first,
+                                 const TerminalOptions& o) {
+  constexpr size_t kRows = 10;
+  TextTable t;
+  t.add_column(std::string(first), TextTable::Align::kLeft);
+  t.add_column("ranges");
+  t.add_column("CUDA-core FLOP");
+  t.add_column("fp32 share");
+  t.add_column("tensor-core inst");
+  t.add_column("DRAM bytes");
+  for (size_t i = 0; i < groups.size() && i < kRows; ++i) {
+    const auto& d = groups[i].derived;
+    const bool share = d.cuda_core_flops && d.fp32_flops && *d.cuda_core_flops > 0;
+    t.add_row({shorten(groups[i].name, o.name_width), fmt_count(groups[i].ranges), fmt_large(d.cuda_core_flops),
+               share ? fmt_pct(100.0 * *d.fp32_flops / *d.cuda_core_flops) : "-", fmt_large(d.tensor_core_insts),
+               d.dram_bytes ? fmt_bytes(*d.dram_bytes) : "-"});
+  }
+  std::string out = t.render();
+  if (groups.size() > kRows) out += fmt::format("  ... {} more in the JSON report\n", groups.size() - kRows);
+  return out;
+}
+
+std::string counters_section(const analysis::RankAnalysis& a, const TerminalOptions& o) {
+  const auto& c = a.counters;
+  std::string out = fmt::format(
+      "  {} range{} on {} device{}. Kineto spreads them evenly over the session: their times are not measured, "
+      "and the trace holds no kernel times.\n",
+      fmt_count(c.ranges), c.ranges == 1 ? "" : "s", c.devices, c.devices == 1 ? "" : "s");
+  out += counter_groups_table(c.kernels, "kernel (range)", o);
+  if (c.matched_to_launches) {
+    out += "\n  By top-level operator (each range tied to its kernel launch by order):\n";
+    out += counter_groups_table(c.ops, "operator", o);
+  } else {
+    out += "  Not tied to operators: " + c.match_note + "\n";
+  }
+  return out;
+}
+
 std::string multi_rank_section(const AnalyzeReport& r) {
   const auto& m = r.multi;
   std::string out;
@@ -315,7 +364,9 @@ std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
     if (a.temporal.rank.kernel_time_ns > focus->temporal.rank.kernel_time_ns) focus = &a;
   std::string who = r.ranks.size() == 1 ? "" : fmt::format(" (rank {}, the longest GPU span)", focus->rank);
   if (focus->gpu_activities == 0) {
-    out += "\n  The trace has no GPU events: only CPU-side results are available.\n";
+    out += focus->counters.ranges > 0
+               ? "\n  The trace has no GPU events: it holds CUPTI range-profiler counters instead (below).\n"
+               : "\n  The trace has no GPU events: only CPU-side results are available.\n";
   }
   if (!focus->steps.steps.empty()) out += section("Steps" + who) + steps_table(*focus);
   if (focus->gpu_activities > 0) {
@@ -326,6 +377,13 @@ std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
     if (!focus->copies.kinds.empty()) out += section("Memory copies and sets" + who) + copies_table(*focus);
   }
   if (!focus->memory.devices.empty()) out += section("Caching allocator" + who) + allocator_table(*focus);
+  for (const auto& a : r.ranks)
+    if (a.counters.ranges > 0) {
+      // A range-profiler trace has no GPU span to pick a rank by: the first with counters.
+      const std::string rank = r.ranks.size() == 1 ? "" : fmt::format(" (rank {})", a.rank);
+      out += section("Hardware counters per kernel, CUPTI range profiler" + rank) + counters_section(a, o);
+      break;
+    }
   if (r.ranks.size() >= 2) out += section("Across ranks") + multi_rank_section(r);
   if (r.hta) out += render_hta_terminal(*r.hta, o.name_width);
   return out;

@@ -47,6 +47,7 @@ constexpr std::array kRules = {
     CategoryRule{"cuda_sync", EventKind::kGpuSync},
     CategoryRule{"trace", EventKind::kTraceSpan},
     CategoryRule{"overhead", EventKind::kTraceSpan},
+    CategoryRule{"cuda_profiler_range", EventKind::kCounterRange},
 };
 
 }  // namespace
@@ -74,6 +75,7 @@ std::string_view to_string(EventKind k) {
     case EventKind::kMemory: return "memory";
     case EventKind::kInstant: return "instant";
     case EventKind::kTraceSpan: return "trace_span";
+    case EventKind::kCounterRange: return "counter_range";
     case EventKind::kOther: return "other";
   }
   return "other";

@@ -20,6 +20,10 @@ enum class EventKind : uint8_t {
   kMemory,             // "[memory]" instants: allocator samples (profile_memory)
   kInstant,            // other instants ("cpu_instant_event" that is not [memory], ...)
   kTraceSpan,          // Kineto's own "Trace" / "overhead" spans
+  // "cuda_profiler_range": one measurement of CUPTI's range profiler
+  // (torch.profiler profiler_metrics), hardware counters in its args. Its
+  // times are not measured: Kineto spreads the ranges evenly over the session.
+  kCounterRange,
   kOther,              // any other complete event; kept, never interpreted
 };
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "analysis/counter_range_fixtures.h"
 #include "cli_run.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
@@ -208,6 +209,33 @@ TEST_P(HtmlInBrowser, RendersWithoutScriptErrors) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Traces, HtmlInBrowser, ::testing::Values("dataloader_stall", "empty_cache", "dlrm_8rank"));
+
+// A range-profiler trace has no GPU activity to chart; the page shows its counters.
+TEST(HtmlCounters, RangeProfilerTraceShowsItsCountersInABrowser) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty())
+    GTEST_SKIP() << "chromium not installed (scripts/install_deps.sh installs it): the page is not rendered";
+  const auto dir = scratch_dir("html_counters");
+  const auto trace = dir / "rank0.json";
+  std::ofstream(trace) << stepscope::testing::trace_doc(analysis::testing_support::three_kernels());
+  auto rep = report_of({trace.string()});
+  const auto html = dir / "report.html", png = dir / "report.png";
+  std::ofstream(html) << render_html(rep->report);
+  const std::string dom = render_in_browser(chromium, html, png);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("<html[^>]*data-render=\"([a-z]+)\""))) << "the report script did not run";
+  EXPECT_EQ(m[1], "ok");
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("<pre id=\"render-errors\"([^>]*)>([^<]*)</pre>")));
+  EXPECT_EQ(m[2].str(), "") << "script errors:\n" << m[2];
+  const size_t box = dom.find("id=\"counters-box\"");
+  ASSERT_NE(box, std::string::npos);
+  const std::string tag = dom.substr(box, dom.find('>', box) - box);
+  EXPECT_EQ(tag.find("hidden"), std::string::npos) << "the counters box stayed hidden";
+  const std::string rest = dom.substr(box);
+  EXPECT_NE(rest.find("fft2d_r2c_32x32"), std::string::npos);
+  EXPECT_NE(rest.find("aten::conv2d"), std::string::npos) << "the operator table is missing";
+  EXPECT_NE(rest.find("86.12 M"), std::string::npos) << "CUDA-core FLOPs of the fft kernel";
+}
 
 }  // namespace
 }  // namespace stepscope::report

@@ -401,6 +401,34 @@
           return el("tr", null, [nameCell, td(k.type, ""), td(k.family, ""), td(k.count.toLocaleString("en-US")), td(SS.dur(k.total_us)), td(SS.dur(k.mean_us)), td(SS.dur(k.max_us)), td(SS.pct(k.pct_of_type))]);
         })));
     });
+    section("hardware counters", renderCounters);
+  }
+
+  // "1.23 G" for counts up to 1e12 (FLOPs, instructions); "–" when not recorded.
+  function large(v) {
+    if (v == null) return "–";
+    var units = [[1e12, " T"], [1e9, " G"], [1e6, " M"], [1e3, " k"]];
+    for (var i = 0; i < units.length; i++) if (v >= units[i][0]) return (v / units[i][0]).toFixed(2) + units[i][1];
+    return String(Math.round(v));
+  }
+  function counterTable(groups, first) {
+    return table([{ t: first }, { t: "ranges", num: 1 }, { t: "CUDA-core FLOP", num: 1 }, { t: "fp32 share", num: 1 }, { t: "tensor-core inst", num: 1 }, { t: "DRAM bytes", num: 1 }],
+      groups.slice(0, 25).map(function (g) {
+        var share = g.cuda_core_flops > 0 && g.fp32_flops != null ? SS.pct(100 * g.fp32_flops / g.cuda_core_flops) : "–";
+        var nameCell = el("td", { class: "name", text: g.name.length > 160 ? g.name.slice(0, 157) + "…" : g.name, title: g.name });
+        return el("tr", null, [nameCell, td(g.ranges.toLocaleString("en-US")), td(large(g.cuda_core_flops)), td(share), td(large(g.tensor_core_insts)),
+          td(g.dram_bytes == null ? "–" : SS.bytes(g.dram_bytes))]);
+      }));
+  }
+  function renderCounters() {
+    var c = R.ranks[current].hardware_counters, box = document.getElementById("counters-box");
+    var kernels = document.getElementById("counter-kernels"), ops = document.getElementById("counter-ops");
+    kernels.innerHTML = ""; ops.innerHTML = "";
+    box.hidden = !c;
+    if (!c) return;
+    kernels.appendChild(counterTable(c.kernels, "kernel (range)"));
+    if (c.matched_to_launches) ops.appendChild(counterTable(c.top_level_ops, "top-level operator"));
+    else ops.appendChild(el("p", { class: "empty", text: "Not tied to operators: " + c.match_note }));
   }
 
   // ------------------------------------------------------------------ memory

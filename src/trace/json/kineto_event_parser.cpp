@@ -36,6 +36,19 @@ const std::vector<std::string_view>& kept_arg_keys() {
       "cbid", "wait_on_stream", "wait_on_cuda_event_record_corr_id",
       // MTIA device events
       "direction", "size",
+      // CUPTI range-profiler counters that analysis/hardware_counters reads
+      // (kept here too, so that their ids are small; a counter range keeps
+      // every other numeric counter as well, see parse_event)
+      "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
+      "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+      "sm__inst_executed_pipe_tensor.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
   };
   return keys;
 }
@@ -271,6 +284,15 @@ struct KinetoEventParser::Impl {
     }
   }
 
+  // A counter of a CUPTI range (any key): numbers only, the rest dropped.
+  void stage_counter(std::string_view key, od::value v) {
+    int64_t x;
+    double d;
+    if (!v.get_int64().get(x)) b.stage_int_arg(b.intern(key), x);
+    else if (!v.get_double().get(d)) b.stage_double_arg(b.intern(key), d);
+    else store.stats.add_silent(ImportCounter::kDroppedArgs, 1);
+  }
+
   uint32_t next_seq = 0;
   std::string repaired;  // a record with its invalid UTF-8 replaced, and padding
 
@@ -313,6 +335,10 @@ struct KinetoEventParser::Impl {
     bool stream_was_string = false;
     std::string_view name_text;
     std::string_view cat_text;
+    // The category's kind, once "cat" was read (Kineto writes it before
+    // "args", which a counter range needs: its counters are kept by category).
+    EventKind cat_kind = EventKind::kOther;
+    bool cat_kind_known = false;
     uint64_t dropped = 0;
 
     for (auto field_result : obj) {
@@ -330,6 +356,8 @@ struct KinetoEventParser::Impl {
       } else if (key == "cat") {
         if (v.get_string().get(cat_text)) return bad(ImportCounter::kBadFieldType, offset, "field \"cat\" is not a string");
         row.category = b.intern(cat_text);
+        cat_kind = category_kind(row.category, cat_text);
+        cat_kind_known = true;
       } else if (key == "ts") {
         bool fractional = false;
         int rc = read_time(v, row.ts_ns, fractional);
@@ -406,7 +434,8 @@ struct KinetoEventParser::Impl {
           }
           const StringId key = kept.store_id(k);
           if (key == StringTable::kMissing) {
-            ++dropped;
+            if (cat_kind == EventKind::kCounterRange) stage_counter(k, av);
+            else ++dropped;
             continue;
           }
           stage_arg(key, av);
@@ -455,7 +484,7 @@ struct KinetoEventParser::Impl {
     // classify_category(cat, name, phase), with the category's rule looked up once.
     if (name_text == "[memory]") row.kind = EventKind::kMemory;
     else if (phase != 'X') row.kind = EventKind::kInstant;
-    else row.kind = category_kind(row.category, cat_text);
+    else row.kind = cat_kind_known ? cat_kind : category_kind(row.category, cat_text);
     if (is_gpu_kind(row.kind)) {
       if (row.stream == kNone && row.tid >= 0) {
         // 2021 traces name the stream only in tid ("stream 7").
