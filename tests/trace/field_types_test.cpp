@@ -203,6 +203,24 @@ TEST(FieldTypes, IdsPastInt64AreKeptAndJoin) {
   EXPECT_EQ(s.stats.count(ImportCounter::kBadFieldType), 1u);
 }
 
+// A thread id past INT64_MAX (an unsigned 64-bit value) keeps the event and
+// its bit pattern, as correlation ids do; past UINT64_MAX it is skipped.
+TEST(FieldTypes, ThreadIdsPastInt64AreKept) {
+  Loaded l;
+  load({
+           x_event("cpu_op", "aten::mm", "10", "5", "7", "18446744073709551615"),
+           x_event("cpu_op", "aten::add", "20", "5", "7", "18446744073709551615"),
+           x_event("cpu_op", "aten::sub", "30", "5", "7", "18446744073709551616"),
+       },
+       l);
+  ASSERT_TRUE(l.outcome.ok) << l.outcome.error;
+  const EventStore& s = l.store;
+  ASSERT_EQ(s.events.size(), 2u);
+  EXPECT_EQ(static_cast<uint64_t>(s.events.tid[0]), 18446744073709551615ull);
+  EXPECT_EQ(s.events.tid[0], s.events.tid[1]);
+  EXPECT_EQ(s.stats.count(ImportCounter::kBadFieldType), 1u);
+}
+
 // Integers take simdjson's integer parser and every other number the
 // reader's own: both ends of int64 are read exactly, an id written as a
 // float is rounded as before, and a fractional argument stays a double.

@@ -163,8 +163,16 @@ struct KinetoEventParser::Impl {
     auto t = v.type();
     if (t.error()) return false;
     if (t.value_unsafe() == od::json_type::number) {
-      // Any other number (1.5, 1e3) through ours, which rounds it.
-      if (!parse_scaled_decimal(trim(v.raw_json_token()), 0, x)) return false;
+      // Any other number (1.5, 1e3) through ours, which rounds it; an
+      // integer past INT64_MAX (an unsigned 64-bit thread id or handle)
+      // keeps its bit pattern, as read_int_like does for correlation ids.
+      const std::string_view tok = trim(v.raw_json_token());
+      if (!parse_scaled_decimal(tok, 0, x)) {
+        uint64_t u = 0;
+        auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), u);
+        if (ec != std::errc() || p != tok.data() + tok.size()) return false;
+        x = static_cast<int64_t>(u);
+      }
       out = x;
       was_string = false;
       return true;
