@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "diagnose/detector_support.h"
@@ -107,10 +108,12 @@ DetectorOutput run(const DetectorContext& ctx) {
   bool graphs = graph_launches > 0;
   bool compiled = triton > 0;
   f.confidence = launch_bound ? Confidence::kHigh : Confidence::kMedium;
+  const double per_step_kernels = static_cast<double>(kernels) / steps;
   f.title = fmt::format("GPU waits on the host {} per step ({:.0f}% of the step){}", human_time(f.estimated_saving_us * 1e3),
                         f.estimated_saving_pct,
                         launch_bound ? fmt::format(": launch-bound, {:.0f}% of kernels shorter than their launch call", short_pct)
-                                     : fmt::format(": {:.0f} kernels per step, launched from Python", static_cast<double>(kernels) / steps));
+                                     : fmt::format(": {:.0f} kernel{} per step, launched from Python", per_step_kernels,
+                                                   std::lround(per_step_kernels) == 1 ? "" : "s"));
   auto& m = f.evidence.metrics;
   m.push_back({"gpu_idle_waiting_on_host_us_per_step", static_cast<double>(raw_idle) / steps / 1e3, "us"});
   m.push_back({"claimed_by_other_findings_us_per_step", static_cast<double>(claimed) / steps / 1e3, "us"});
