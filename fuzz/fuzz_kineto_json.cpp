@@ -15,10 +15,7 @@
 #include <string_view>
 
 #include "trace/event_store.h"
-#include "trace/json/json_tokenizer.h"
-#include "trace/json/kineto_event_parser.h"
-#include "trace/memory_source.h"
-#include "trace/store_builder.h"
+#include "trace/trace_reader.h"
 
 namespace {
 
@@ -30,14 +27,9 @@ struct Read {
 };
 
 void read_with_chunk(std::string_view bytes, size_t chunk, Read& out) {
-  MemorySource source(bytes);
-  StoreBuilder builder(out.store);
-  KinetoEventParser parser(builder);
-  const TokenizerCallbacks cb = parser.callbacks();
   TokenizerOptions options;
   options.chunk_bytes = chunk;
-  out.result = tokenize_trace(source, cb, options);
-  builder.finish();
+  out.result = read_trace_bytes(bytes, out.store, options);
 }
 
 // Touches every index and argument so the sanitizers check them.

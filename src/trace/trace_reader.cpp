@@ -10,6 +10,7 @@
 #include "trace/json/json_tokenizer.h"
 #include "trace/json/kineto_event_parser.h"
 #include "trace/json/record_pipeline.h"
+#include "trace/memory_source.h"
 #include "trace/store_builder.h"
 
 namespace stepscope::trace {
@@ -114,6 +115,17 @@ ReadOutcome read_trace_file(const std::string& path, EventStore& store, const Re
   builder.finish();
   out.ok = true;
   return out;
+}
+
+TokenizeResult read_trace_bytes(std::string_view bytes, EventStore& store, const TokenizerOptions& options,
+                                bool pipelined) {
+  MemorySource source(bytes);
+  StoreBuilder builder(store);
+  KinetoEventParser parser(builder);
+  const TokenizerCallbacks cb = parser.callbacks();
+  TokenizeResult result = pipelined ? tokenize_trace_pipelined(source, cb, options) : tokenize_trace(source, cb, options);
+  builder.finish();
+  return result;
 }
 
 }  // namespace stepscope::trace

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "trace/byte_source.h"
 #include "trace/event_store.h"
+#include "trace/json/json_tokenizer.h"
 
 namespace stepscope::trace {
 
@@ -26,5 +28,11 @@ struct ReadOutcome {
 };
 
 ReadOutcome read_trace_file(const std::string& path, EventStore& store, const ReadOptions& options);
+
+// Reads trace JSON that is already in memory through the same tokenizer and
+// parser, direct or pipelined, `options.chunk_bytes` per read (the reader's
+// tests and fuzz target vary both), and finishes the store whatever the result.
+TokenizeResult read_trace_bytes(std::string_view bytes, EventStore& store, const TokenizerOptions& options,
+                                bool pipelined = false);
 
 }  // namespace stepscope::trace

@@ -11,11 +11,7 @@
 #include <string>
 
 #include "trace/event_store.h"
-#include "trace/json/json_tokenizer.h"
-#include "trace/json/kineto_event_parser.h"
-#include "trace/json/record_pipeline.h"
-#include "trace/memory_source.h"
-#include "trace/store_builder.h"
+#include "trace/trace_reader.h"
 
 namespace stepscope::trace {
 namespace {
@@ -26,14 +22,9 @@ struct Read {
 };
 
 void read(const std::string& text, size_t chunk, bool pipelined, Read& out) {
-  MemorySource source(text);
-  StoreBuilder builder(out.store);
-  KinetoEventParser parser(builder);
-  const TokenizerCallbacks cb = parser.callbacks();
   TokenizerOptions options;
   options.chunk_bytes = chunk;
-  out.result = pipelined ? tokenize_trace_pipelined(source, cb, options) : tokenize_trace(source, cb, options);
-  builder.finish();
+  out.result = read_trace_bytes(text, out.store, options, pipelined);
 }
 
 // Reads `text` directly and through the pipelined reader, with each read
