@@ -7,6 +7,8 @@
 #include <set>
 #include <tuple>
 
+#include "trace/cupti_counter_names.h"
+
 namespace stepscope::analysis {
 
 namespace {
@@ -23,19 +25,12 @@ struct FlopCounter {
   Precision precision;
 };
 constexpr std::array kFlopCounters = {
-    FlopCounter{"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 1, Precision::kFp32},
-    FlopCounter{"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 1, Precision::kFp32},
-    FlopCounter{"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 2, Precision::kFp32},
-    FlopCounter{"smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", 1, Precision::kFp16},
-    FlopCounter{"smsp__sass_thread_inst_executed_op_hmul_pred_on.sum", 1, Precision::kFp16},
-    FlopCounter{"smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", 2, Precision::kFp16},
-    FlopCounter{"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", 1, Precision::kFp64},
-    FlopCounter{"smsp__sass_thread_inst_executed_op_dmul_pred_on.sum", 1, Precision::kFp64},
-    FlopCounter{"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum", 2, Precision::kFp64},
+    FlopCounter{trace::cupti::kFadd, 1, Precision::kFp32}, FlopCounter{trace::cupti::kFmul, 1, Precision::kFp32},
+    FlopCounter{trace::cupti::kFfma, 2, Precision::kFp32}, FlopCounter{trace::cupti::kHadd, 1, Precision::kFp16},
+    FlopCounter{trace::cupti::kHmul, 1, Precision::kFp16}, FlopCounter{trace::cupti::kHfma, 2, Precision::kFp16},
+    FlopCounter{trace::cupti::kDadd, 1, Precision::kFp64}, FlopCounter{trace::cupti::kDmul, 1, Precision::kFp64},
+    FlopCounter{trace::cupti::kDfma, 2, Precision::kFp64},
 };
-constexpr std::string_view kTensorInsts = "sm__inst_executed_pipe_tensor.sum";
-constexpr std::string_view kDramRead = "dram__bytes_read.sum";
-constexpr std::string_view kDramWrite = "dram__bytes_write.sum";
 
 void add_to(std::optional<double>& sum, double v) { sum = sum.value_or(0.0) + v; }
 void add_to(std::optional<double>& sum, const std::optional<double>& v) {
@@ -54,8 +49,8 @@ CounterDerived derive(const std::vector<std::pair<std::string, double>>& counter
                                                : d.fp64_flops,
              flops);
     }
-    if (name == kTensorInsts) add_to(d.tensor_core_insts, value);
-    if (name == kDramRead || name == kDramWrite) add_to(d.dram_bytes, value);
+    if (name == trace::cupti::kTensorInsts) add_to(d.tensor_core_insts, value);
+    if (name == trace::cupti::kDramRead || name == trace::cupti::kDramWrite) add_to(d.dram_bytes, value);
   }
   return d;
 }

@@ -70,13 +70,14 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     if (v.timeline->activities.empty()) {
       // A range-profiler session records counters instead of kernel activity:
       // asking for ProfilerActivity.CUDA would send the user the wrong way.
-      std::string reason = v.analysis->counters.ranges > 0
+      const bool counters_instead = v.analysis->counters.ranges > 0;
+      std::string reason = counters_instead
                                ? "the trace was recorded with CUPTI's range profiler (torch.profiler profiler_metrics): "
                                  "it holds hardware counters per kernel, not kernel times; profile without "
                                  "profiler_metrics to attribute step time"
                                : "the trace has no GPU activity (kernels, copies): was the profiler run with "
                                  "ProfilerActivity.CUDA?";
-      if (v.analysis->counters.ranges > 0 && d.no_gpu_activity_reason.empty()) d.no_gpu_activity_reason = reason;
+      if (counters_instead && d.no_gpu_activity_reason.empty()) d.no_gpu_activity_reason = reason;
       note({"attribution", "step-time attribution", std::move(reason)}, v.store->rank);
     } else if (!v.attribution->from_profiler_steps)
       note({"attribution", "per-step attribution",

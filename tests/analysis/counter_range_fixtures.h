@@ -12,6 +12,8 @@
 
 namespace stepscope::analysis::testing_support {
 
+// Counter names written out here, not taken from trace/cupti_counter_names.h:
+// a misspelt name there must make the tests fail.
 constexpr const char* kFfma = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum";
 constexpr const char* kFadd = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum";
 constexpr const char* kHfma = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum";

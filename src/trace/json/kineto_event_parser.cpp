@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "trace/cupti_counter_names.h"
 #include "trace/json/decimal_time.h"
 #include "trace/json/json_tokenizer.h"
 #include "trace/json/repeated_metadata.h"
@@ -18,7 +19,8 @@ namespace stepscope::trace {
 namespace od = simdjson::ondemand;
 
 const std::vector<std::string_view>& kept_arg_keys() {
-  static const std::vector<std::string_view> keys = {
+  static const std::vector<std::string_view> keys = [] {
+    std::vector<std::string_view> k = {
       // kernels
       "grid", "block", "registers per thread", "shared memory", "blocks per SM", "warps per SM",
       "est. achieved occupancy %", "queued", "context",
@@ -36,20 +38,12 @@ const std::vector<std::string_view>& kept_arg_keys() {
       "cbid", "wait_on_stream", "wait_on_cuda_event_record_corr_id",
       // MTIA device events
       "direction", "size",
-      // CUPTI range-profiler counters that analysis/hardware_counters reads
-      // (kept here too, so that their ids are small; a counter range keeps
-      // every other numeric counter as well, see parse_event)
-      "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
-      "sm__inst_executed_pipe_tensor.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
-  };
+    };
+    // The CUPTI range-profiler counters stepscope interprets (a counter range
+    // keeps its other numeric counters too, see parse_event).
+    k.insert(k.end(), cupti::kInterpreted.begin(), cupti::kInterpreted.end());
+    return k;
+  }();
   return keys;
 }
 
@@ -163,16 +157,8 @@ struct KinetoEventParser::Impl {
     auto t = v.type();
     if (t.error()) return false;
     if (t.value_unsafe() == od::json_type::number) {
-      // Any other number (1.5, 1e3) through ours, which rounds it; an
-      // integer past INT64_MAX (an unsigned 64-bit thread id or handle)
-      // keeps its bit pattern, as read_int_like does for correlation ids.
-      const std::string_view tok = trim(v.raw_json_token());
-      if (!parse_scaled_decimal(tok, 0, x)) {
-        uint64_t u = 0;
-        auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), u);
-        if (ec != std::errc() || p != tok.data() + tok.size()) return false;
-        x = static_cast<int64_t>(u);
-      }
+      // Any other number (1.5, 1e3, an unsigned 64-bit thread id).
+      if (!read_id_number(trim(v.raw_json_token()), x)) return false;
       out = x;
       was_string = false;
       return true;
@@ -209,15 +195,7 @@ struct KinetoEventParser::Impl {
     if (t.error()) return false;
     is_string = t.value_unsafe() == od::json_type::string;
     if (t.value_unsafe() == od::json_type::number) {
-      const std::string_view tok = trim(v.raw_json_token());
-      if (parse_scaled_decimal(tok, 0, out)) return true;
-      // An id past INT64_MAX (a 64-bit hash or handle) keeps its bit pattern,
-      // as a hex string already does: equal ids still join.
-      uint64_t u = 0;
-      auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), u);
-      if (ec != std::errc() || p != tok.data() + tok.size()) return false;
-      out = static_cast<int64_t>(u);
-      return true;
+      return read_id_number(trim(v.raw_json_token()), out);
     }
     if (t.value_unsafe() == od::json_type::string) {
       std::string_view s;
@@ -234,6 +212,19 @@ struct KinetoEventParser::Impl {
       return true;
     }
     return false;
+  }
+
+  // An id written as a number simdjson's integer parser did not take: any
+  // other number through ours, which rounds it (1.5, 1e3); an integer past
+  // INT64_MAX (a 64-bit hash, handle or thread id) keeps its bit pattern, as
+  // a hex string does, so that equal ids still join.
+  static bool read_id_number(std::string_view tok, int64_t& out) {
+    if (parse_scaled_decimal(tok, 0, out)) return true;
+    uint64_t u = 0;
+    auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), u);
+    if (ec != std::errc() || p != tok.data() + tok.size()) return false;
+    out = static_cast<int64_t>(u);
+    return true;
   }
 
   static std::string_view trim(std::string_view tok) {
