@@ -6,6 +6,7 @@
 // Each input is read twice, with a large chunk and with a tiny one, and the two
 // stores must agree: cutting the stream at other places must not change what
 // is read (records straddling chunk boundaries are the tokenizer's hard part).
+// Then twice more with resync (--salvage), under the same rule.
 //
 //   cmake -S . -B build-fuzz -G Ninja -DSTEPSCOPE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ ...
 //   ./build-fuzz/fuzz/fuzz_kineto_json -max_total_time=600 fuzz/corpus   (docs/fuzzing.md)
@@ -26,9 +27,10 @@ struct Read {
   EventStore store;
 };
 
-void read_with_chunk(std::string_view bytes, size_t chunk, Read& out) {
+void read_with_chunk(std::string_view bytes, size_t chunk, Read& out, bool resync = false) {
   TokenizerOptions options;
   options.chunk_bytes = chunk;
+  options.resync = resync;
   out.result = read_trace_bytes(bytes, out.store, options);
 }
 
@@ -82,5 +84,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   read_with_chunk(bytes, 7, small);
   walk(large.store);
   require_same(large, small);
+  // --salvage's resync past damaged records: the same for any chunking, and
+  // it only adds what a plain read gave up on.
+  Read resync_large, resync_small;
+  read_with_chunk(bytes, 1 << 16, resync_large, true);
+  read_with_chunk(bytes, 7, resync_small, true);
+  walk(resync_large.store);
+  require_same(resync_large, resync_small);
+  if (resync_large.store.events.size() < large.store.events.size()) {
+    std::fprintf(stderr, "resync lost events: %zu < %zu\n", resync_large.store.events.size(), large.store.events.size());
+    std::abort();
+  }
   return 0;
 }

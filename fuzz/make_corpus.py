@@ -157,7 +157,36 @@ def main():
     total += write("padding_after_malformed_record.json",
                    '{"traceEvents": [{h" p:""X", : "abc", "dur": 1}, {"ph": "X", "ts": 1, "d1, ": }}]}')
     total += write("cupti_range_profiler.json", range_profiler_seed())
+    total += write("damaged_records.json", DAMAGED_RECORDS_SEED)
     print(f"wrote {len(list(OUT.iterdir()))} seeds, {total} bytes, to {OUT}")
+
+
+# Records the resync of --salvage reads past: an unescaped quote in a name,
+# stray bytes after a record, two records without a ',' between them, and an
+# object inside the damaged record that is no record start.
+DAMAGED_RECORDS_SEED = """{
+  "schemaVersion": 1,
+  "traceEvents": [
+  {
+    "ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7,
+    "ts": 100.5, "dur": 20, "args": {"External id": 1}
+  },
+  {
+    "ph": "X", "cat": "cpu_op", "name": "aten::"odd", "pid": 7, "tid": 7,
+    "ts": 130, "dur": 5, "args": {"a": {"b": 1}, "External id": 2}
+  },
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7,
+    "ts": 140, "dur": 4, "args": {"External id": 3, "correlation": 9}
+  } stray,
+  {
+    "ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm", "pid": 0, "tid": 7,
+    "ts": 150, "dur": 40, "args": {"correlation": 9, "stream": 7, "device": 0}
+  }
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 7, "tid": 7, "ts": 200, "dur": 3}
+  ]
+}
+"""
 
 
 def range_profiler_seed():

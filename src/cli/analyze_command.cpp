@@ -154,7 +154,7 @@ void register_analyze(CLI::App& app) {
   cmd->add_option("--compat", args->compat,
                   "reproduce another tool's numbers: 'hta' (HTA 0.6.1, = 'hta-0.6.1') or 'hta-0.5.0' (the PyPI release)")
       ->check(CLI::IsMember({"hta", "hta-0.6.1", "hta-0.5.0"}));
-  cmd->add_flag("--salvage", args->salvage, "analyse what was read from damaged files instead of failing");
+  cmd->add_flag("--salvage", args->salvage, "analyse what can be read from damaged files instead of failing (events before a cut; past a damaged record, the next whole ones)");
   cmd->add_option("--gzip", args->gzip, "gzip decoder: isal (default) or zlib")->check(CLI::IsMember({"isal", "zlib"}));
   cmd->add_option("--top", args->top, "kernels listed per type (default 10)")->check(CLI::Range(1, 100000));
   cmd->add_option("--threads", args->threads, "ranks read and analysed in parallel (default: cores)");

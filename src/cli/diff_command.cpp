@@ -95,7 +95,7 @@ void register_diff(CLI::App& app) {
   cmd->add_option("--min-mean-change-us", args->mean_change_us,
                   "... and by more than this many µs (default 1)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--salvage", args->salvage, "analyse what was read from damaged files instead of failing");
+  cmd->add_flag("--salvage", args->salvage, "compare what can be read from damaged files instead of failing (events before a cut; past a damaged record, the next whole ones)");
   cmd->add_option("--gzip", args->gzip, "gzip decoder: isal (default) or zlib")->check(CLI::IsMember({"isal", "zlib"}));
   cmd->add_option("--threads", args->threads, "ranks read and analysed in parallel (default: cores)");
   cmd->add_flag("-q,--quiet", args->quiet, "no terminal report");

@@ -16,6 +16,9 @@ constexpr std::array<CounterInfo, static_cast<size_t>(ImportCounter::kCount)> kI
     {"truncated_input", Severity::kError, "input ended inside traceEvents", false},
     {"invalid_utf8_repaired", Severity::kWarning, "event with invalid UTF-8 in a string, kept with U+FFFD in its place",
      false},
+    {"damaged_record_skipped", Severity::kWarning,
+     "stretch of traceEvents that is not whole records (e.g. an unescaped quote), skipped to the next record", true},
+    {"missing_comma", Severity::kWarning, "two traceEvents records without ',' between them, both kept", false},
 }};
 }  // namespace
 
@@ -39,6 +42,14 @@ std::string import_warning(const ImportStats& stats) {
       }
     out = std::to_string(skipped) + " malformed record" + (skipped == 1 ? "" : "s") + " skipped (first at byte " +
           std::to_string(first) + ")";
+  }
+  if (uint64_t damaged = stats.count(ImportCounter::kDamagedRecordSkipped)) {
+    out += " (" + std::to_string(damaged) + " of them a damaged stretch read past to the next whole record)";
+  }
+  if (uint64_t joined = stats.count(ImportCounter::kMissingComma)) {
+    if (!out.empty()) out += "; ";
+    out += std::to_string(joined) + " record" + (joined == 1 ? "" : "s") + " without ',' before " +
+           (joined == 1 ? "it" : "them") + " read as if it were there";
   }
   if (uint64_t repaired = stats.repaired_records()) {
     if (!out.empty()) out += "; ";

@@ -23,6 +23,8 @@ enum class ImportCounter : uint8_t {
   kUnparsedId,          // a stream/device argument that is not a number (kept as unknown)
   kTruncatedInput,      // input ended inside traceEvents (salvaged events kept)
   kInvalidUtf8Repaired, // an event with invalid UTF-8 in a string, kept with U+FFFD in its place
+  kDamagedRecordSkipped, // --salvage: a stretch of traceEvents that could not be cut into records, skipped to the next one
+  kMissingComma,        // --salvage: two traceEvents records without ',' between them (both kept)
   kCount
 };
 

@@ -86,7 +86,9 @@ ReadOutcome read_trace_file(const std::string& path, EventStore& store, const Re
   }
   KinetoEventParser parser(builder);
   const TokenizerCallbacks cb = parser.callbacks();
-  TokenizeResult tr = options.pipeline ? tokenize_trace_pipelined(counting, cb) : tokenize_trace(counting, cb);
+  TokenizerOptions to;
+  to.resync = options.salvage;  // a damaged record is skipped, not the end of the reading
+  TokenizeResult tr = options.pipeline ? tokenize_trace_pipelined(counting, cb, to) : tokenize_trace(counting, cb, to);
   out.uncompressed_bytes = counting.total();
 
   if (tr.status == TokenizeStatus::kOk && !tr.saw_trace_events) {

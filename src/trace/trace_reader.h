@@ -12,7 +12,7 @@ namespace stepscope::trace {
 
 struct ReadOptions {
   GzipBackend gzip = GzipBackend::kIsal;
-  bool salvage = false;  // keep what was read before a fatal error
+  bool salvage = false;  // keep what was read before a fatal error; read on past a damaged record
   // Inflate and tokenize on a second thread while this one parses (the same
   // store results). load_traces turns it on when there are cores to spare.
   bool pipeline = false;

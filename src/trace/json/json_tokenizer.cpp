@@ -65,6 +65,11 @@ class Window {
     return r.bytes > 0 || (!eof_ && error_.empty());
   }
   bool too_large() const { return too_large_; }
+  // After a too-large record is given up (resync), reading may go on.
+  void forget_too_large() {
+    if (too_large_) error_.clear();
+    too_large_ = false;
+  }
 
  private:
   ByteSource& src_;
@@ -263,6 +268,45 @@ Scan skip_value(const char* p, size_t end, size_t& pos, int max_depth, bool at_e
   return Scan::kBad;
 }
 
+// Resync (TokenizerOptions::resync): finds the next byte where a whole
+// traceEvents record starts after a damaged one. A candidate is a '{' that
+// begins a line or follows ',' or '[' (Kineto writes one record per line;
+// minified traces separate them by ','), whose brackets close, fresh string
+// state assumed, and which is followed by ',' or ']' (or '{': the next record
+// without the ',' between them). Candidates inside the
+// damaged record are rejected by those checks, and the first real record
+// after it passes them. `prev` is the last byte before `pos` that was not a
+// blank ('\n' counts), kept across calls when the window is refilled.
+enum class Resync { kFound, kNeedMore, kNone };
+
+struct ResyncScan {
+  char prev = 0;
+  uint64_t spent = 0;  // bytes walked by rejected candidates: bounds the work on hostile input
+  static constexpr uint64_t kBudget = uint64_t{256} << 20;
+};
+
+Resync find_record_start(const char* p, size_t end, bool at_eof, int max_depth, size_t& pos, ResyncScan& scan) {
+  std::string ignored;
+  for (; pos < end; ++pos) {
+    const char c = p[pos];
+    if (c == '{' && (scan.prev == ',' || scan.prev == '[' || scan.prev == '\n')) {
+      size_t close = pos;
+      Scan s = skip_container(p, end, close, max_depth, ignored);
+      if (s == Scan::kNeedMore && !at_eof) return Resync::kNeedMore;  // caller refills, keeping pos
+      if (s == Scan::kDone) {
+        size_t next = close;
+        while (next < end && is_ws(p[next])) ++next;
+        if (next == end && !at_eof) return Resync::kNeedMore;
+        if (next < end && (p[next] == ',' || p[next] == ']' || p[next] == '{')) return Resync::kFound;
+      }
+      scan.spent += (s == Scan::kDone ? close : end) - pos;
+      if (scan.spent > ResyncScan::kBudget) return Resync::kNone;
+    }
+    if (c == '\n' || !is_ws(c)) scan.prev = c;
+  }
+  return at_eof ? Resync::kNone : Resync::kNeedMore;
+}
+
 enum class State {
   kStart,            // before the top-level value
   kMemberOrEnd,      // in the top-level object: a key or '}'
@@ -274,6 +318,7 @@ enum class State {
   kEvent,            // an element
   kAfterEvent,       // ',' or ']'
   kTrailing,         // only whitespace may follow
+  kResync,           // looking for the next record after a damaged one (TokenizerOptions::resync)
 };
 
 }  // namespace
@@ -296,11 +341,54 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
     return result;
   };
 
+  // Resync state: where the damaged stretch began and why, and the scan.
+  uint64_t damaged_at = 0;
+  std::string damage;
+  ResyncScan resync;
+  // After fail(): with opt.resync, looks for the next record from `from`
+  // (`prev`: the byte before it) instead of returning the failure.
+  auto begin_resync = [&](size_t damaged, size_t from, char prev) {
+    damaged_at = w.offset_of(damaged);
+    damage = result.message;
+    resync = ResyncScan{};
+    resync.prev = prev;
+    pos = from;
+    state = State::kResync;
+  };
+
   w.refill(keep, opt.max_record_bytes);
   // A UTF-8 byte-order mark (Windows editors write one when a trace is saved
   // from them) carries nothing: skipped, as Python's json.loads does on bytes.
   if (w.end() >= 3 && std::memcmp(w.data(), "\xEF\xBB\xBF", 3) == 0) pos = 3;
   while (true) {
+    if (state == State::kResync) {
+      size_t at = pos;
+      const Resync r = find_record_start(w.data(), w.end(), w.eof(), opt.max_depth, at, resync);
+      if (r == Resync::kFound) {
+        const uint64_t next = w.offset_of(at);
+        if (cb.on_skipped)
+          cb.on_skipped(damaged_at, next - damaged_at,
+                        next == damaged_at ? "two records without ',' between them; both read"
+                                           : damage + "; skipped " + std::to_string(next - damaged_at) +
+                                                 " bytes up to the next record, at byte " + std::to_string(next));
+        result.status = TokenizeStatus::kOk;
+        result.message.clear();
+        result.byte_offset = 0;
+        pos = at;
+        state = State::kEvent;
+        continue;
+      }
+      if (r == Resync::kNone) return result;  // no whole record follows: the failure stands
+      keep = at;  // a candidate still being checked, or the end of the data
+      const size_t before = at;
+      const bool more = w.refill(keep, opt.max_record_bytes);
+      pos = at - (before - keep);
+      if (!more && !w.eof()) {
+        if (!w.error().empty() && !w.too_large()) return fail(TokenizeStatus::kReadError, w.error(), w.end());
+        return result;  // a candidate larger than max_record_bytes: give up
+      }
+      continue;
+    }
     // Skip whitespace between tokens.
     const char* p = w.data();
     while (pos < w.end() && is_ws(p[pos])) ++pos;
@@ -356,6 +444,7 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
         break;
       case State::kMemberValue:
       case State::kEvent:
+      case State::kResync:  // handled above
         break;
     }
 
@@ -416,7 +505,12 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
         continue;
       }
       if (state == State::kAfterEvent) {
-        if (c != ',') return fail(TokenizeStatus::kBadInput, "expected ',' or ']' in traceEvents", pos);
+        if (c != ',') {
+          fail(TokenizeStatus::kBadInput, "expected ',' or ']' in traceEvents", pos);
+          if (!opt.resync) return result;
+          begin_resync(pos, pos, ',');  // a record right here (a missing ',') is taken as is
+          continue;
+        }
         ++pos;
         state = State::kEvent;
         continue;
@@ -432,25 +526,42 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
     size_t start = pos;
     size_t end_pos = pos;
     Scan s = skip_value(p, w.end(), end_pos, opt.max_depth, w.eof(), why);
-    if (s == Scan::kBad) return fail(TokenizeStatus::kBadInput, why, end_pos);
+    if (s == Scan::kBad) {
+      fail(TokenizeStatus::kBadInput, why, end_pos);
+      if (state != State::kEvent || !opt.resync) return result;
+      begin_resync(start, start + 1, p[start]);
+      continue;
+    }
     if (s == Scan::kNeedMore) {
       keep = start;
       size_t before = start;
       const uint64_t record_offset = w.offset_of(start);  // refill moves the window
-      if (!w.refill(keep, opt.max_record_bytes)) {
-        if (w.too_large()) return fail(TokenizeStatus::kBadInput, w.error(), start);
-        if (!w.error().empty()) return fail(TokenizeStatus::kReadError, w.error(), w.end());
-        // The stream ended inside this record: scalars at eof are complete.
-        // Where the record began also locates an unescaped '"' in it, the
-        // other way a string can run to the end of the input.
-        return fail(TokenizeStatus::kTruncated,
-                    state == State::kEvent
-                        ? "unexpected end of input inside the traceEvents record that starts at byte " +
-                              std::to_string(record_offset) + " (file truncated, or an unescaped '\"' in that record?)"
-                        : "unexpected end of input inside member \"" + key + "\" (file truncated?)",
-                    w.end());
+      const bool more = w.refill(keep, opt.max_record_bytes);
+      start -= before - keep;
+      if (!more) {
+        if (!w.error().empty() && !w.too_large()) return fail(TokenizeStatus::kReadError, w.error(), w.end());
+        if (w.too_large()) {
+          fail(TokenizeStatus::kBadInput, w.error(), start);
+        } else {
+          // The stream ended inside this record: scalars at eof are complete.
+          // Where the record began also locates an unescaped '"' in it, the
+          // other way a string can run to the end of the input.
+          fail(TokenizeStatus::kTruncated,
+               state == State::kEvent
+                   ? "unexpected end of input inside the traceEvents record that starts at byte " +
+                         std::to_string(record_offset) + " (file truncated, or an unescaped '\"' in that record?)"
+                   : "unexpected end of input inside member \"" + key + "\" (file truncated?)",
+               w.end());
+        }
+        if (state != State::kEvent || !opt.resync) return result;
+        w.forget_too_large();
+        begin_resync(start, start + 1, w.data()[start]);
+        // Told only if a whole record follows, so the input was not cut here.
+        if (result.status == TokenizeStatus::kTruncated)
+          damage = "the record that starts here does not close (an unescaped '\"' or a missing bracket in it)";
+        continue;
       }
-      pos = start - (before - keep);
+      pos = start;
       continue;
     }
     std::string_view raw(p + start, end_pos - start);

@@ -41,12 +41,21 @@ struct TokenizerCallbacks {
   std::function<void(std::string_view key, std::string_view raw, uint64_t offset)> on_member;
   // One element of traceEvents (padding readable after it, as above).
   std::function<void(std::string_view raw, uint64_t offset)> on_event;
+  // With TokenizerOptions::resync: a damaged stretch of traceEvents, from
+  // `offset`, `bytes` long (0: two records without the ',' between them, both
+  // read), skipped up to the next record; `why` is one line.
+  std::function<void(uint64_t offset, uint64_t bytes, std::string_view why)> on_skipped;
 };
 
 struct TokenizerOptions {
   size_t chunk_bytes = 1 << 20;  // 1 MB: larger chunks read no faster and cost resident memory
   size_t max_record_bytes = size_t{1} << 30;  // a single event or member larger than this is bad input
   int max_depth = 1024;
+  // Salvage: when a traceEvents record cannot be cut out (an unescaped '"'
+  // turns every later string inside out, a stray byte, a record that never
+  // closes), skip to the next byte where a whole record starts and go on,
+  // reporting the stretch through on_skipped. Without it that is an error.
+  bool resync = false;
 };
 
 TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& callbacks,

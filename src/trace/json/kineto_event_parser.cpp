@@ -565,6 +565,10 @@ TokenizerCallbacks KinetoEventParser::callbacks() {
   TokenizerCallbacks cb;
   cb.on_member = [this](std::string_view key, std::string_view raw, uint64_t offset) { parse_member(key, raw, offset); };
   cb.on_event = [this](std::string_view raw, uint64_t offset) { parse_event(raw, offset); };
+  cb.on_skipped = [this](uint64_t offset, uint64_t bytes, std::string_view why) {
+    impl_->store.stats.add(bytes ? ImportCounter::kDamagedRecordSkipped : ImportCounter::kMissingComma, offset,
+                           std::string(why));
+  };
   return cb;
 }
 

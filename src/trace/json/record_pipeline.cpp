@@ -21,7 +21,10 @@ struct Record {
   size_t begin = 0;      // in Batch::text
   size_t size = 0;
   uint64_t offset = 0;   // uncompressed offset in the file, as the tokenizer gave it
-  int32_t key = -1;      // top-level member: index into Batch::keys; -1 for an event
+  int32_t key = -1;      // top-level member: index into Batch::keys; kEvent or kSkipped otherwise
+  uint64_t skipped_bytes = 0;  // kSkipped
+  static constexpr int32_t kEvent = -1;
+  static constexpr int32_t kSkipped = -2;  // a damaged stretch (resync): the text is the message
 };
 
 // Records copied back to back, then kRecordPadding bytes: every record has
@@ -105,12 +108,13 @@ TokenizeResult tokenize_trace_pipelined(ByteSource& source, const TokenizerCallb
         batch->text.append(kRecordPadding, ' ');
         queue.push(std::move(batch));
       };
-      auto add = [&](std::string_view raw, uint64_t offset, const std::string_view* key) {
+      auto add = [&](std::string_view raw, uint64_t offset, const std::string_view* key, bool skipped = false,
+                     uint64_t skipped_bytes = 0) {
         if (!batch->records.empty() && batch->text.size() + raw.size() + kRecordPadding > kBatchBytes) {
           seal();
           batch = queue.take_empty();
         }
-        Record r{batch->text.size(), raw.size(), offset, -1};
+        Record r{batch->text.size(), raw.size(), offset, skipped ? Record::kSkipped : Record::kEvent, skipped_bytes};
         if (key) {
           r.key = static_cast<int32_t>(batch->keys.size());
           batch->keys.emplace_back(*key);
@@ -121,6 +125,9 @@ TokenizeResult tokenize_trace_pipelined(ByteSource& source, const TokenizerCallb
       TokenizerCallbacks copy;
       copy.on_event = [&](std::string_view raw, uint64_t offset) { add(raw, offset, nullptr); };
       copy.on_member = [&](std::string_view key, std::string_view raw, uint64_t offset) { add(raw, offset, &key); };
+      copy.on_skipped = [&](uint64_t offset, uint64_t bytes, std::string_view why) {
+        add(why, offset, nullptr, true, bytes);
+      };
       result = tokenize_trace(source, copy, options);
       seal();
     } catch (...) {
@@ -135,8 +142,10 @@ TokenizeResult tokenize_trace_pipelined(ByteSource& source, const TokenizerCallb
       for (const Record& r : b->records) {
         std::string_view raw(b->text.data() + r.begin, r.size);
         const BlankPadding blank(b->text.data() + r.begin + r.size);  // the batch ends in kRecordPadding bytes
-        if (r.key < 0) {
+        if (r.key == Record::kEvent) {
           if (callbacks.on_event) callbacks.on_event(raw, r.offset);
+        } else if (r.key == Record::kSkipped) {
+          if (callbacks.on_skipped) callbacks.on_skipped(r.offset, r.skipped_bytes, raw);
         } else if (callbacks.on_member) {
           callbacks.on_member(b->keys[static_cast<size_t>(r.key)], raw, r.offset);
         }
