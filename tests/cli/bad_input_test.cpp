@@ -7,6 +7,8 @@
 #include <random>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_run.h"
 #include "test_paths.h"
 #include "trace/trace_fixtures.h"
@@ -63,6 +65,35 @@ TEST(CliBadInput, TruncatedPlainFileWithSalvage) {
   EXPECT_EQ(r.exit_code, 0) << joined(r.err_lines);
   ASSERT_EQ(r.err_lines.size(), 1u) << joined(r.err_lines);
   EXPECT_EQ(r.err_lines[0].rfind("stepscope: warning: salvaged " + path + ": ", 0), 0u) << r.err_lines[0];
+}
+
+// An unescaped quote in one record of the middle: an error naming the record
+// without --salvage; with it, exit 0, one warning naming the file and the
+// damaged record's offset, and the JSON report keeps the 99 other events.
+TEST(CliBadInput, DamagedRecordInTheMiddleWithSalvage) {
+  TempDir dir;
+  std::vector<std::string> ev = testing::cpu_ops(100);
+  ev[40] = testing::x_event("cpu_op", "aten::op\"40", "1400", "5");
+  const std::string doc = testing::trace_doc(ev);
+  const size_t damaged = doc.rfind('{', doc.find("op\"40"));
+  std::string path = dir.write("rank0.json", doc);
+
+  CliRun r = run_cli(dir, {"analyze", path});
+  expect_one_line_error(r, path);
+  EXPECT_NE(r.err_lines[0].find("record that starts at byte " + std::to_string(damaged)), std::string::npos)
+      << r.err_lines[0];
+
+  r = run_cli(dir, {"analyze", "--salvage", "-q", "--json", "-", path});
+  EXPECT_EQ(r.exit_code, 0) << joined(r.err_lines);
+  ASSERT_EQ(r.err_lines.size(), 1u) << joined(r.err_lines);
+  EXPECT_EQ(r.err_lines[0], "stepscope: warning: " + path + ": 1 malformed record skipped (first at byte " +
+                                std::to_string(damaged) +
+                                ") (1 of them a damaged stretch read past to the next whole record)");
+  const auto json = nlohmann::json::parse(r.out);
+  const auto& imp = json["ranks"][0]["import"];
+  EXPECT_EQ(imp["events"], 99);
+  EXPECT_EQ(imp["skipped_records"], 1);
+  EXPECT_EQ(imp["counters"]["damaged_record_skipped"], 1);
 }
 
 TEST(CliBadInput, TruncatedGzipBothDecoders) {
