@@ -346,10 +346,11 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
   std::string damage;
   ResyncScan resync;
   // After fail(): with opt.resync, looks for the next record from `from`
-  // (`prev`: the byte before it) instead of returning the failure.
-  auto begin_resync = [&](size_t damaged, size_t from, char prev) {
+  // (`prev`: the byte before it) instead of returning the failure; `why` is
+  // what the skipped stretch is reported as, if a whole record follows.
+  auto begin_resync = [&](size_t damaged, size_t from, char prev, std::string why) {
     damaged_at = w.offset_of(damaged);
-    damage = result.message;
+    damage = std::move(why);
     resync = ResyncScan{};
     resync.prev = prev;
     pos = from;
@@ -508,7 +509,7 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
         if (c != ',') {
           fail(TokenizeStatus::kBadInput, "expected ',' or ']' in traceEvents", pos);
           if (!opt.resync) return result;
-          begin_resync(pos, pos, ',');  // a record right here (a missing ',') is taken as is
+          begin_resync(pos, pos, ',', result.message);  // a record right here (a missing ',') is taken as is
           continue;
         }
         ++pos;
@@ -529,7 +530,7 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
     if (s == Scan::kBad) {
       fail(TokenizeStatus::kBadInput, why, end_pos);
       if (state != State::kEvent || !opt.resync) return result;
-      begin_resync(start, start + 1, p[start]);
+      begin_resync(start, start + 1, p[start], result.message);
       continue;
     }
     if (s == Scan::kNeedMore) {
@@ -555,10 +556,11 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
         }
         if (state != State::kEvent || !opt.resync) return result;
         w.forget_too_large();
-        begin_resync(start, start + 1, w.data()[start]);
-        // Told only if a whole record follows, so the input was not cut here.
-        if (result.status == TokenizeStatus::kTruncated)
-          damage = "the record that starts here does not close (an unescaped '\"' or a missing bracket in it)";
+        // If a whole record follows, the input was not cut here: the record is what is broken.
+        begin_resync(start, start + 1, w.data()[start],
+                     result.status == TokenizeStatus::kTruncated
+                         ? "the record that starts here does not close (an unescaped '\"' or a missing bracket in it)"
+                         : result.message);
         continue;
       }
       pos = start;
