@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "report/text_table.h"
 
 namespace stepscope::report {
@@ -51,8 +53,68 @@ std::string wrap(const std::string& text, size_t width, const std::string& inden
   return out;
 }
 
+std::string no_steps_note(const dg::Diagnosis& d) {
+  for (const auto& a : d.attribution)
+    if (a.from_profiler_steps) return "";
+  return "  (no ProfilerStep markers: one window over the whole GPU span)\n";
+}
+
+double mean_per_step_us(const dg::RankAttribution& a, int64_t ns) {
+  return us(ns) / (a.steps.empty() ? 1.0 : static_cast<double>(a.steps.size()));
+}
+
+// Past max_side_by_side ranks, one column per rank would make lines
+// thousands of characters wide: each bucket's mean per step is summarised
+// over the ranks (min, lower median, max and the rank with the max), and its
+// share is of all ranks' time together, so the shares still sum to 100%.
+std::string attribution_summary(const dg::Diagnosis& d) {
+  std::string out = fmt::format(
+      "\nWhere step time went (exclusive buckets, mean per step, over {} ranks; shares of all ranks' time, "
+      "summing to 100%)\n",
+      d.attribution.size());
+  TextTable t;
+  t.add_column("", TextTable::Align::kLeft);
+  t.add_column("min (ms)");
+  t.add_column("median (ms)");
+  t.add_column("max (ms)");
+  t.add_column("max rank");
+  t.add_column("share");
+  int64_t all_wall_ns = 0;
+  for (const auto& a : d.attribution) all_wall_ns += a.total.wall_ns();
+  auto summary_row = [&](const std::string& label, auto us_of_rank, int64_t ns_all_ranks) {
+    std::vector<std::pair<double, int64_t>> v;  // (µs per step, rank)
+    for (const auto& a : d.attribution) v.emplace_back(us_of_rank(a), a.rank);
+    // Ties for the max go to the lowest rank: sort by value, then rank descending.
+    std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first < y.first : x.second > y.second;
+    });
+    t.add_row({label, fmt_ms(v.front().first), fmt_ms(v[(v.size() - 1) / 2].first), fmt_ms(v.back().first),
+               std::to_string(v.back().second),
+               fmt_pct(all_wall_ns > 0 ? 100.0 * static_cast<double>(ns_all_ranks) / static_cast<double>(all_wall_ns)
+                                       : 0.0)});
+  };
+  for (const auto& g : groups()) {
+    auto ns_of = [&](const dg::RankAttribution& a) {
+      int64_t ns = 0;
+      for (auto b : g.buckets) ns += a.total.of(b);
+      return ns;
+    };
+    int64_t all = 0;
+    for (const auto& a : d.attribution) all += ns_of(a);
+    if (all <= 0) continue;
+    summary_row(g.label, [&](const dg::RankAttribution& a) { return mean_per_step_us(a, ns_of(a)); }, all);
+  }
+  t.add_separator();
+  summary_row("step time", [](const dg::RankAttribution& a) {
+    return us(a.mean_step_ns() > 0 ? a.mean_step_ns() : a.total.wall_ns());
+  }, all_wall_ns);
+  out += t.render();
+  return out;
+}
+
 // The buckets table: one column pair per rank, rows for the groups with time.
-std::string attribution_table(const dg::Diagnosis& d) {
+std::string attribution_table(const dg::Diagnosis& d, size_t max_side_by_side) {
+  if (d.attribution.size() > max_side_by_side) return attribution_summary(d) + no_steps_note(d);
   std::string out = "\nWhere step time went (exclusive buckets, mean per step; they sum to 100%)\n";
   TextTable t;
   t.add_column("", TextTable::Align::kLeft);
@@ -66,8 +128,7 @@ std::string attribution_table(const dg::Diagnosis& d) {
       int64_t ns = 0;
       for (auto b : g.buckets) ns += a.total.of(b);
       any = any || ns > 0;
-      double steps = a.steps.empty() ? 1.0 : static_cast<double>(a.steps.size());
-      row.push_back(fmt_ms(us(ns) / steps));
+      row.push_back(fmt_ms(mean_per_step_us(a, ns)));
       pcts.push_back(fmt_pct(a.total.wall_ns() > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(a.total.wall_ns()) : 0.0));
     }
     if (!any) continue;
@@ -84,20 +145,17 @@ std::string attribution_table(const dg::Diagnosis& d) {
   t.add_separator();
   t.add_row(std::move(total));
   out += t.render();
-  bool any_steps = false;
-  for (const auto& a : d.attribution) any_steps = any_steps || a.from_profiler_steps;
-  if (!any_steps) out += "  (no ProfilerStep markers: one window over the whole GPU span)\n";
-  return out;
+  return out + no_steps_note(d);
 }
 
 }  // namespace
 
-std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_findings) {
+std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_findings, size_t max_side_by_side) {
   bool any_gpu = false;
   for (const auto& a : d.attribution) any_gpu = any_gpu || a.gpu_activity;
   std::string out;
   if (d.attribution.empty() || any_gpu) {
-    out += attribution_table(d);
+    out += attribution_table(d, max_side_by_side);
     out += fmt::format("\nPrimary bottleneck: {}   (effective compute {:.1f}% of step time)\n", d.primary_bottleneck,
                        d.effective_compute_pct);
   } else {

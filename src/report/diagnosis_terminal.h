@@ -8,6 +8,8 @@
 
 namespace stepscope::report {
 
-std::string render_diagnosis_terminal(const diagnose::Diagnosis& d, size_t max_findings);
+// Past `max_side_by_side` ranks the attribution table summarises the ranks
+// (min / median / max) instead of one column per rank.
+std::string render_diagnosis_terminal(const diagnose::Diagnosis& d, size_t max_findings, size_t max_side_by_side);
 
 }  // namespace stepscope::report

@@ -8,6 +8,8 @@
 
 namespace stepscope::report {
 
-std::string render_hta_terminal(const analysis::hta::HtaResult& hta, size_t name_width);
+// Past `max_rank_rows` ranks, the per-rank tables keep the ranks with the
+// largest idle share (the JSON report has every rank).
+std::string render_hta_terminal(const analysis::hta::HtaResult& hta, size_t name_width, size_t max_rank_rows);
 
 }  // namespace stepscope::report

@@ -280,7 +280,7 @@ std::string counters_section(const analysis::RankAnalysis& a, const TerminalOpti
   return out;
 }
 
-std::string multi_rank_section(const AnalyzeReport& r) {
+std::string multi_rank_section(const AnalyzeReport& r, const TerminalOptions& o) {
   const auto& m = r.multi;
   std::string out;
   if (!m.steps.empty()) {
@@ -307,6 +307,24 @@ std::string multi_rank_section(const AnalyzeReport& r) {
   else if (c.source == "mixed")
     out += "  (some ranks have no communication kernels: their calls are host-side c10d ranges, not comparable)\n";
   if (!c.ranks.empty()) {
+    // Every rank when they fit; past max_rank_rows, the stragglers and then
+    // the latest other ranks, latest first (the JSON report has them all).
+    std::vector<const analysis::RankLateness*> shown;
+    for (const auto& x : c.ranks) shown.push_back(&x);
+    if (shown.size() > o.max_rank_rows) {
+      std::stable_sort(shown.begin(), shown.end(), [](const auto* x, const auto* y) {
+        if (x->straggler != y->straggler) return x->straggler;
+        return x->mean_lateness_us > y->mean_lateness_us;
+      });
+      shown.resize(o.max_rank_rows);
+      std::stable_sort(shown.begin(), shown.end(), [](const auto* x, const auto* y) {
+        return x->mean_lateness_us > y->mean_lateness_us;
+      });
+      out += fmt::format(
+          "  the {} latest of {} ranks, stragglers first ({} flagged); every rank is in the JSON report "
+          "(multi_rank.collective_skew.ranks):\n",
+          o.max_rank_rows, c.ranks.size(), c.stragglers.size());
+    }
     TextTable t;
     t.add_column("rank");
     t.add_column("collectives");
@@ -314,9 +332,9 @@ std::string multi_rank_section(const AnalyzeReport& r) {
     t.add_column("max lateness (µs)");
     t.add_column("times last");
     t.add_column("straggler", TextTable::Align::kLeft);
-    for (const auto& x : c.ranks)
-      t.add_row({std::to_string(x.rank), fmt_count(x.collectives), fmt_us(x.mean_lateness_us),
-                 fmt_us(us(x.max_lateness_ns)), fmt_count(x.times_last), x.straggler ? "yes" : ""});
+    for (const auto* x : shown)
+      t.add_row({std::to_string(x->rank), fmt_count(x->collectives), fmt_us(x->mean_lateness_us),
+                 fmt_us(us(x->max_lateness_ns)), fmt_count(x->times_last), x->straggler ? "yes" : ""});
     out += t.render();
   }
   out += fmt::format("  compute time across ranks: mean {} ms, stddev {} ms (cv {:.3f})\n",
@@ -353,7 +371,7 @@ std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
   std::string imports = import_summary(r);
   if (!imports.empty()) out += section("Input problems (skipped records are not analysed; repaired ones are)") + imports;
 
-  if (r.diagnosis) out += render_diagnosis_terminal(*r.diagnosis, o.max_findings);
+  if (r.diagnosis) out += render_diagnosis_terminal(*r.diagnosis, o.max_findings, o.max_side_by_side);
 
   out += section("GPU time breakdown (idle / compute / non-compute over the GPU span)");
   out += rank_summary(r, o);
@@ -384,8 +402,8 @@ std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
       out += section("Hardware counters per kernel, CUPTI range profiler" + rank) + counters_section(a, o);
       break;
     }
-  if (r.ranks.size() >= 2) out += section("Across ranks") + multi_rank_section(r);
-  if (r.hta) out += render_hta_terminal(*r.hta, o.name_width);
+  if (r.ranks.size() >= 2) out += section("Across ranks") + multi_rank_section(r, o);
+  if (r.hta) out += render_hta_terminal(*r.hta, o.name_width, o.max_rank_rows);
   return out;
 }
 

@@ -13,6 +13,7 @@ struct TerminalOptions {
   size_t top_kernels = 10;      // kernel rows shown
   size_t name_width = 60;       // kernel names are cut to this many characters
   size_t max_findings = 8;      // findings printed with their remedies
+  size_t max_rank_rows = 16;    // ranks listed one per row (lateness, HTA tables) before keeping the notable ones
 };
 
 std::string render_terminal(const AnalyzeReport& report, const TerminalOptions& options = {});
