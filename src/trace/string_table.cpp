@@ -7,6 +7,10 @@ namespace stepscope::trace {
 
 namespace {
 constexpr size_t kInitialSlots = 1024;
+// Arena blocks double from the first size up to the largest: a rank with few
+// distinct strings (a set of thousands of small ranks) holds a few KiB, not
+// a 64 KiB block per rank.
+constexpr size_t kFirstArenaBlock = 4 << 10;
 constexpr size_t kArenaBlock = 64 << 10;
 
 inline uint64_t load_word(const char* p) {
@@ -72,8 +76,11 @@ size_t StringTable::probe(std::string_view s, uint64_t h) const {
 std::string_view StringTable::store_text(std::string_view s) {
   if (s.empty()) return std::string_view("", 0);
   if (block_size_ - block_used_ < s.size()) {
-    block_size_ = std::max(kArenaBlock, s.size());
-    blocks_.push_back(std::make_unique<char[]>(block_size_));
+    const size_t next = blocks_.empty() ? kFirstArenaBlock : std::min(kArenaBlock, 2 * block_size_);
+    block_size_ = std::max(next, s.size());
+    // Not zeroed: make_unique<char[]> would write (and make resident) the
+    // whole block at once; only the bytes copied in are ever read.
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(block_size_));
     block_used_ = 0;
   }
   char* dst = blocks_.back().get() + block_used_;

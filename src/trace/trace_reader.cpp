@@ -35,6 +35,10 @@ class CountingSource final : public ByteSource {
   uint64_t total_ = 0;
 };
 
+// A block this large gets its own mapping from glibc (src/cli/main.cpp sets
+// the threshold): its untouched pages cost no memory.
+constexpr size_t kOwnMappingBytes = 256 * 1024;
+
 // About how much JSON the file holds, to size the store's columns before
 // reading: the file size, or for gzip the trailer's ISIZE (uncompressed size
 // mod 2^32 of the last member) but at least 4x the compressed size.
@@ -75,11 +79,15 @@ ReadOutcome read_trace_file(const std::string& path, EventStore& store, const Re
   StoreBuilder builder(store);
   // Kineto records run 150-400 bytes with 1-5 kept arguments each; reserving
   // for the small end means the columns almost never grow (and copy) while
-  // reading. Unused reservation is address space, not memory.
+  // reading. Unused reservation is address space, not memory, but only in
+  // columns large enough for their own mapping (256 KiB, the mmap threshold
+  // main sets). A small trace's columns live in the heap, where the unused
+  // part can be memory touched before: they grow as they fill instead (a
+  // 1,024-rank set of 0.4 MB ranks held 78 MB less, docs/performance.md).
   const uint64_t json_bytes = estimated_json_bytes(path, out.file_bytes, source->compressed());
   const size_t events = static_cast<size_t>(std::min<uint64_t>(json_bytes / 150, UINT32_MAX));
   try {
-    builder.reserve(events, events * 4, events / 2);
+    if (events * sizeof(int64_t) >= kOwnMappingBytes) builder.reserve(events, events * 4, events / 2);
   } catch (const std::bad_alloc&) {
     // Under an address-space limit the reservation may not fit; it is only a
     // speed hint, so read without it.

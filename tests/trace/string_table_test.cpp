@@ -4,6 +4,7 @@
 // 8-byte words the hash reads, embedded NULs.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,34 @@ TEST(StringTable, ViewsStayValidWhileTheTableGrows) {
   for (int i = 0; i < 100000; ++i) t.intern("op" + std::to_string(i));
   EXPECT_EQ(t.get(first).data(), data);
   EXPECT_EQ(t.get(first), "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+}
+
+// The arena grows from small blocks to 64 KiB ones; a text larger than a
+// block gets a block of its own. Texts of random sizes across every kind of
+// boundary read back exactly, at the address they were first stored at.
+TEST(StringTable, TextsOfAnySizeReadBackAcrossArenaBlocks) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  StringTable t;
+  std::vector<std::string> texts;
+  std::vector<StringId> ids;
+  std::vector<const char*> where;
+  for (int i = 0; i < 3000; ++i) {
+    size_t n = std::uniform_int_distribution<size_t>(1, 9000)(rng);
+    if (i == 1500) n = 200 * 1024;  // larger than any block
+    std::string s(n, '\0');
+    for (char& c : s) c = static_cast<char>('a' + rng() % 26);
+    s += "#" + std::to_string(i);  // distinct
+    ids.push_back(t.intern(s));
+    where.push_back(t.get(ids.back()).data());
+    texts.push_back(std::move(s));
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ASSERT_EQ(t.get(ids[i]), texts[i]) << i;
+    ASSERT_EQ(t.get(ids[i]).data(), where[i]) << i;
+    ASSERT_EQ(t.intern(texts[i]), ids[i]) << i;
+  }
 }
 
 }  // namespace
