@@ -34,8 +34,8 @@ std::string render_hta_terminal(const hta::HtaResult& h, size_t name_width, size
     temporal.resize(max_rank_rows);
     for (const auto* r : temporal) shown_ranks.insert(r->rank);
     out += fmt::format(
-        "  the {} of {} ranks with the largest idle share, here and in the per-rank tables below; every rank is in "
-        "the JSON report (hta.temporal_breakdown, hta.kernel_breakdown_top, hta.idle_time_breakdown)\n",
+        "  the {} of {} ranks with the largest idle share, here and in the per-rank tables below;\n"
+        "  every rank is in the JSON report: hta.temporal_breakdown, hta.kernel_breakdown_top, hta.idle_time_breakdown\n",
         max_rank_rows, h.temporal_breakdown.size());
   }
   auto shown = [&](int64_t rank) { return shown_ranks.empty() || shown_ranks.count(rank) > 0; };

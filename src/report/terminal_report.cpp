@@ -321,8 +321,8 @@ std::string multi_rank_section(const AnalyzeReport& r, const TerminalOptions& o)
         return x->mean_lateness_us > y->mean_lateness_us;
       });
       out += fmt::format(
-          "  the {} latest of {} ranks, stragglers first ({} flagged); every rank is in the JSON report "
-          "(multi_rank.collective_skew.ranks):\n",
+          "  the {} latest of {} ranks, stragglers first ({} flagged);\n"
+          "  every rank is in the JSON report: multi_rank.collective_skew.ranks\n",
           o.max_rank_rows, c.ranks.size(), c.stragglers.size());
     }
     TextTable t;

@@ -138,11 +138,12 @@ TEST_F(TerminalManyRanks, LatenessTableKeepsTheStragglersAndTheLatestRanks) {
   const auto lines = lines_of(render_terminal(r, o));
   auto head = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.find("latest of 12 ranks") != std::string::npos; });
   ASSERT_NE(head, lines.end());
-  // The header line, the column titles, the rule, then exactly 4 ranks.
-  ASSERT_GT(lines.end() - head, 7);
+  // The two note lines, the column titles, the rule, then exactly 4 ranks.
+  ASSERT_GT(lines.end() - head, 8);
+  EXPECT_NE(head[1].find("multi_rank.collective_skew.ranks"), std::string::npos) << head[1];
   std::vector<int64_t> shown;
   std::vector<double> lateness;
-  for (auto it = head + 3; it != head + 7; ++it) {
+  for (auto it = head + 4; it != head + 8; ++it) {
     const auto w = words_of(*it);
     ASSERT_GE(w.size(), 5u) << *it;
     shown.push_back(std::stoll(w[0]));
@@ -161,7 +162,7 @@ TEST_F(TerminalManyRanks, LatenessTableKeepsTheStragglersAndTheLatestRanks) {
   std::sort(shown.begin(), shown.end());
   EXPECT_EQ(shown, want);
   // A fifth data row would be the next section's line, not a rank.
-  EXPECT_TRUE(head[7].find("compute time across ranks") != std::string::npos) << head[7];
+  EXPECT_TRUE(head[8].find("compute time across ranks") != std::string::npos) << head[8];
 
   // Up to the limit, every rank in rank order.
   o.max_rank_rows = kRanks;
@@ -180,9 +181,11 @@ TEST_F(TerminalManyRanks, HtaTablesKeepTheRanksWithTheLargestIdleShare) {
     return l.find("ranks with the largest idle share") != std::string::npos;
   });
   ASSERT_NE(head, lines.end());
+  // The two note lines, the column titles, the rule, then exactly 4 ranks.
+  ASSERT_GT(lines.end() - head, 8);
   std::set<int64_t> shown;
-  for (auto it = head + 3; it != head + 7; ++it) shown.insert(std::stoll(words_of(*it)[0]));
-  EXPECT_TRUE(head[7].empty()) << "a fifth rank row: " << head[7];
+  for (auto it = head + 4; it != head + 8; ++it) shown.insert(std::stoll(words_of(*it)[0]));
+  EXPECT_TRUE(head[8].empty()) << "a fifth rank row: " << head[8];
 
   std::vector<const analysis::hta::HtaTemporalRow*> rows;
   for (const auto& t : r.hta->temporal_breakdown) rows.push_back(&t);
