@@ -78,7 +78,7 @@ std::string render_hta_terminal(const hta::HtaResult& h, size_t name_width, size
   for (const auto& r : h.kernel_breakdown_top)
     if (shown(r.rank))
       top.add_row({shorten(r.name, name_width), std::string(hta::to_string(r.kernel_type)), std::to_string(r.rank),
-                 fmt::format("{:.0f}", r.sum_us), fmt::format("{:.1f}", r.mean_us), fmt::format("{:.0f}", r.max_us)});
+                   fmt::format("{:.0f}", r.sum_us), fmt::format("{:.1f}", r.mean_us), fmt::format("{:.0f}", r.max_us)});
   if (!top.empty()) (out += '\n') += top.render();  // two appends: GCC 12 warns (-Wrestrict) on "\n" + string
 
   TextTable idle;
@@ -89,8 +89,9 @@ std::string render_hta_terminal(const hta::HtaResult& h, size_t name_width, size
   idle.add_column("ratio");
   for (const auto& r : h.idle_time_breakdown)
     if (shown(r.rank))
-      idle.add_row({std::to_string(r.rank), std::to_string(r.stream), r.idle_category, fmt::format("{:.0f}", r.idle_time),
-                  r.idle_time_ratio ? fmt::format("{:.2f}", *r.idle_time_ratio) : "n/a"});
+      idle.add_row({std::to_string(r.rank), std::to_string(r.stream), r.idle_category,
+                    fmt::format("{:.0f}", r.idle_time),
+                    r.idle_time_ratio ? fmt::format("{:.2f}", *r.idle_time_ratio) : "n/a"});
   if (!idle.empty()) (out += '\n') += idle.render();  // two appends: GCC 12 warns (-Wrestrict) on "\n" + string
 
   auto would_fail = [&](const char* table, const std::string& e) {
