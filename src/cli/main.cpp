@@ -5,6 +5,7 @@
 #endif
 
 #include "cli/commands.h"
+#include "trace/trace_reader.h"
 
 int main(int argc, char** argv) {
 #if defined(__GLIBC__)
@@ -13,7 +14,7 @@ int main(int argc, char** argv) {
   // the first freed block, so later temporaries come from the heap and stay
   // resident once freed; a fixed threshold hands them back to the system
   // (about 12% less peak RSS on the 8-rank 1 GB set, docs/performance.md).
-  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(stepscope::trace::kOwnMappingBytes));
 #endif
   CLI::App app{"stepscope: find and size the hidden bottlenecks of GPU training from profiler traces"};
   app.require_subcommand(1);

@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
+#include "report/rank_spread.h"
 #include "report/text_table.h"
 
 namespace stepscope::report {
@@ -84,12 +83,8 @@ std::string attribution_summary(const dg::Diagnosis& d) {
   auto summary_row = [&](const std::string& label, auto us_of_rank, int64_t ns_all_ranks) {
     std::vector<std::pair<double, int64_t>> v;  // (µs per step, rank)
     for (const auto& a : d.attribution) v.emplace_back(us_of_rank(a), a.rank);
-    // Ties for the max go to the lowest rank: sort by value, then rank descending.
-    std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) {
-      return x.first != y.first ? x.first < y.first : x.second > y.second;
-    });
-    t.add_row({label, fmt_ms(v.front().first), fmt_ms(v[(v.size() - 1) / 2].first), fmt_ms(v.back().first),
-               std::to_string(v.back().second),
+    const RankSpread r = rank_spread(std::move(v));
+    t.add_row({label, fmt_ms(r.min), fmt_ms(r.median), fmt_ms(r.max), std::to_string(r.max_rank),
                fmt_pct(all_wall_ns > 0 ? 100.0 * static_cast<double>(ns_all_ranks) / static_cast<double>(all_wall_ns)
                                        : 0.0)});
   };

@@ -8,6 +8,7 @@
 #include "analysis/kernel_class.h"
 #include "report/diagnosis_terminal.h"
 #include "report/hta_terminal.h"
+#include "report/rank_spread.h"
 #include "report/text_table.h"
 
 namespace stepscope::report {
@@ -72,11 +73,11 @@ std::string rank_summary(const AnalyzeReport& r, const TerminalOptions& o) {
     } else {
       std::vector<std::pair<double, int64_t>> v;
       for (const auto& a : r.ranks) v.emplace_back(m.value(a), a.rank);
-      std::sort(v.begin(), v.end());
-      row.push_back(m.format(v.front().first));
-      row.push_back(m.format(v[(v.size() - 1) / 2].first));
-      row.push_back(m.format(v.back().first));
-      row.push_back(std::to_string(v.back().second));
+      const RankSpread spread = rank_spread(std::move(v));
+      row.push_back(m.format(spread.min));
+      row.push_back(m.format(spread.median));
+      row.push_back(m.format(spread.max));
+      row.push_back(std::to_string(spread.max_rank));
     }
     t.add_row(std::move(row));
   }

@@ -35,10 +35,6 @@ class CountingSource final : public ByteSource {
   uint64_t total_ = 0;
 };
 
-// A block this large gets its own mapping from glibc (src/cli/main.cpp sets
-// the threshold): its untouched pages cost no memory.
-constexpr size_t kOwnMappingBytes = 256 * 1024;
-
 // About how much JSON the file holds, to size the store's columns before
 // reading: the file size, or for gzip the trailer's ISIZE (uncompressed size
 // mod 2^32 of the last member) but at least 4x the compressed size.

@@ -10,6 +10,11 @@
 
 namespace stepscope::trace {
 
+// glibc gives a block this large its own mapping: the stepscope binary sets
+// its mmap threshold to it (src/cli/main.cpp), and the reader reserves
+// columns only where they get one, so that their untouched tail costs no memory.
+constexpr size_t kOwnMappingBytes = 256 * 1024;
+
 struct ReadOptions {
   GzipBackend gzip = GzipBackend::kIsal;
   bool salvage = false;  // keep what was read before a fatal error; read on past a damaged record
