@@ -163,7 +163,7 @@ int per_file_phases(const std::vector<std::string>& files, int repeat, GzipBacke
 }  // namespace
 
 int main(int argc, char** argv) {
-  mallopt(M_MMAP_THRESHOLD, 256 * 1024);  // as the stepscope CLI does (src/cli/main.cpp)
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);  // as the CLI does for one file per thread (src/cli/allocator_policy.cpp)
   int repeat = 3;
   bool set_only = false;
   GzipBackend gz = GzipBackend::kIsal;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/allocator_policy.h"
 #include "cli/output_file.h"
 #include "analysis/hta_compat/run_hta_compat.h"
 #include "analysis/multi_rank.h"
@@ -60,6 +61,7 @@ int run_analyze(const AnalyzeArgs& args) {
   trace::ReadOptions ro;
   ro.salvage = args.salvage;
   ro.gzip = args.gzip == "zlib" ? trace::GzipBackend::kZlib : trace::GzipBackend::kIsal;
+  choose_allocator_policy(args.inputs, args.threads);
   auto t0 = clock::now();
   trace::LoadResult loaded = trace::load_traces(args.inputs, ro, args.threads);
   auto t1 = clock::now();

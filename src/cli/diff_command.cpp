@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/allocator_policy.h"
 #include "cli/output_file.h"
 #include "cli/commands.h"
 #include "diff/run_diff.h"
@@ -61,6 +62,8 @@ int run_diff(const DiffArgs& args) {
   rep.options.kernel_mean_change_us = args.mean_change_us;
 
   pipeline::LoadedRun before, after;
+  // Both runs stay loaded for the comparison, read on the same threads.
+  choose_allocator_policy({args.before, args.after}, args.threads);
   if (!load_side("before", args.before, options, before, rep.warnings)) return 2;
   if (!load_side("after", args.after, options, after, rep.warnings)) return 2;
   rep.result = diff::diff_runs({&before.stores, &before.ranks, &before.diagnosis},

@@ -77,9 +77,10 @@ ReadOutcome read_trace_file(const std::string& path, EventStore& store, const Re
   // for the small end means the columns almost never grow (and copy) while
   // reading. Unused reservation is address space, not memory, but only in
   // columns large enough for their own mapping (256 KiB, the mmap threshold
-  // main sets). A small trace's columns live in the heap, where the unused
-  // part can be memory touched before: they grow as they fill instead (a
-  // 1,024-rank set of 0.4 MB ranks held 78 MB less, docs/performance.md).
+  // the CLI fixes when each file has a thread of its own). A small trace's
+  // columns live in the heap, where the unused part can be memory touched
+  // before: they grow as they fill instead (a 1,024-rank set of 0.4 MB ranks
+  // held 78 MB less, docs/performance.md).
   const uint64_t json_bytes = estimated_json_bytes(path, out.file_bytes, source->compressed());
   const size_t events = static_cast<size_t>(std::min<uint64_t>(json_bytes / 150, UINT32_MAX));
   try {

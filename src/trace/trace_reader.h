@@ -10,9 +10,10 @@
 
 namespace stepscope::trace {
 
-// glibc gives a block this large its own mapping: the stepscope binary sets
-// its mmap threshold to it (src/cli/main.cpp), and the reader reserves
-// columns only where they get one, so that their untouched tail costs no memory.
+// glibc gives a block this large its own mapping when the stepscope binary
+// fixes its mmap threshold here (each trace file on a thread of its own,
+// src/cli/allocator_policy.cpp). The reader reserves columns only from this
+// size on, where a fresh mapping's untouched tail costs no memory.
 constexpr size_t kOwnMappingBytes = 256 * 1024;
 
 struct ReadOptions {
