@@ -4,9 +4,6 @@
 #include <malloc.h>
 #endif
 
-#include <algorithm>
-#include <thread>
-
 #include "trace/trace_reader.h"
 #include "trace/trace_set.h"
 
@@ -16,7 +13,6 @@ void choose_allocator_policy(const std::vector<std::string>& inputs, unsigned th
 #if defined(__GLIBC__)
   std::string error;  // a bad input is reported by the reader
   const size_t files = trace::expand_inputs(inputs, error).size();
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   // Each file on a thread of its own: a store's columns are sorted through
   // temporary copies and the analyses build large temporaries, each freed
   // before the next. glibc by default raises its mmap threshold to the size
@@ -26,7 +22,8 @@ void choose_allocator_policy(const std::vector<std::string>& inputs, unsigned th
   // rank on the same thread allocates again, as fresh pages the kernel has to
   // provide (3-7 us each on the development VM). glibc's own rule lets it
   // reuse them: less CPU, the peak a few percent higher.
-  if (files <= threads) mallopt(M_MMAP_THRESHOLD, static_cast<int>(trace::kOwnMappingBytes));
+  if (files <= trace::reading_threads(threads))
+    mallopt(M_MMAP_THRESHOLD, static_cast<int>(trace::kOwnMappingBytes));
 #else
   (void)inputs;
   (void)threads;

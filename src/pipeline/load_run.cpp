@@ -12,7 +12,7 @@ std::vector<analysis::RankAnalysis> analyze_ranks_parallel(const std::vector<con
                                                            unsigned threads) {
   std::vector<analysis::RankAnalysis> out(stores.size());
   // Ranks are independent: one worker per rank up to the thread count.
-  unsigned n = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned n = trace::reading_threads(threads);
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < stores.size(); i = next++) out[i] = analysis::analyze_rank(*stores[i], options);

@@ -88,6 +88,10 @@ int64_t rank_from_file_name(const std::string& path) {
   return -1;
 }
 
+unsigned reading_threads(unsigned requested) {
+  return requested ? requested : std::max(1u, std::thread::hardware_concurrency());
+}
+
 LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions& options,
                        unsigned threads) {
   LoadResult result;
@@ -100,7 +104,7 @@ LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions
   const size_t n = files.size();
   std::vector<std::unique_ptr<EventStore>> stores(n);
   std::vector<ReadOutcome> outcomes(n);
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = reading_threads(threads);
   // With at least two cores per file, each file is also read as a pipeline
   // (inflate + tokenize on one thread, parse on another).
   ReadOptions per_file = options;

@@ -32,6 +32,9 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, s
 LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions& options,
                        unsigned threads = 0);
 
+// The threads ranks are read and analysed on: `requested`, or the cores for 0.
+unsigned reading_threads(unsigned requested);
+
 // Rank from a file name ("rank-3", "rank_3", "rank3", "worker3"), or -1.
 int64_t rank_from_file_name(const std::string& path);
 

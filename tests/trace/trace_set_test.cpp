@@ -3,7 +3,9 @@
 // other ranks are analysed and a warning names it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <thread>
 
 #include "trace/trace_set.h"
 #include "trace_fixtures.h"
@@ -37,6 +39,14 @@ TEST(RankFromFileName, Patterns) {
   EXPECT_EQ(rank_from_file_name("/data/rank9/trace.json"), -1);  // only the file name counts
   EXPECT_EQ(rank_from_file_name("trace.json"), -1);
   EXPECT_EQ(rank_from_file_name("ranking.json"), -1);
+}
+
+// The reader, the per-rank analyses and the CLI's allocator rule all count
+// threads this way; 0 means one per core.
+TEST(TraceSet, ReadingThreadsAreTheRequestOrTheCores) {
+  EXPECT_EQ(reading_threads(3), 3u);
+  EXPECT_EQ(reading_threads(1), 1u);
+  EXPECT_EQ(reading_threads(0), std::max(1u, std::thread::hardware_concurrency()));
 }
 
 TEST(TraceSet, RankFromDistributedInfoThenFileNameThenOrder) {
