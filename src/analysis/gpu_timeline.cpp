@@ -86,10 +86,20 @@ GpuTimeline build_gpu_timeline(const trace::EventStore& store, const AnalysisOpt
 }
 
 void finalize_gpu_timeline(const trace::EventStore& store, GpuTimeline& t) {
-  // The store is time-sorted, so the exact builder's rows usually are too;
-  // only ties on start (ordered by end here) need the sort.
-  if (!std::is_sorted(t.activities.begin(), t.activities.end(), activity_less))
-    std::sort(t.activities.begin(), t.activities.end(), activity_less);
+  // The store is time-sorted, so the exact builder's rows are in start order
+  // and only each run of equal starts (ordered by end here) needs sorting; a
+  // custom builder's rows may be in any order.
+  auto& acts = t.activities;
+  const auto by_start = [](const GpuActivity& a, const GpuActivity& b) { return a.start_ns < b.start_ns; };
+  if (!std::is_sorted(acts.begin(), acts.end(), by_start)) {
+    std::sort(acts.begin(), acts.end(), activity_less);
+  } else {
+    for (auto run = acts.begin(); run != acts.end();) {
+      auto run_end = std::find_if(run + 1, acts.end(), [&](const GpuActivity& a) { return a.start_ns != run->start_ns; });
+      if (run_end - run > 1 && !std::is_sorted(run, run_end, activity_less)) std::sort(run, run_end, activity_less);
+      run = run_end;
+    }
+  }
 
   // Distinct (device, stream) pairs, numbered in (device, stream) order.
   auto key_of = [](const Lane& l) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "trace/radix_sort.h"
+
 namespace stepscope::trace {
 
 namespace {
@@ -16,9 +18,9 @@ class FirstRowByKey {
     entries_.reserve(rows.size());
     for (uint32_t r : rows)
       if (key[r] != kNone) entries_.push_back({key[r], r});
-    // Stable: among equal keys the first row stays first.
-    std::stable_sort(entries_.begin(), entries_.end(),
-                     [](const Entry& a, const Entry& b) { return a.key < b.key; });
+    // Stable: among equal keys the first row stays first. The sign bit is
+    // flipped so that unsigned order is the keys' signed order.
+    stable_radix_sort(entries_, [](const Entry& e) { return static_cast<uint64_t>(e.key) ^ (uint64_t{1} << 63); });
   }
   // The row, or EventStore::kNoRow.
   uint32_t find(int64_t key) const {

@@ -6,6 +6,8 @@
 #include <numeric>
 #include <type_traits>
 
+#include "trace/radix_sort.h"
+
 namespace stepscope::trace {
 
 bool StoreBuilder::can_stage_arg(StringId key) {
@@ -133,26 +135,31 @@ class Permuter {
 // The stable time order of rows. When start offset and row index fit in 64
 // bits together (any trace shorter than ~2^(64 - log2 rows) ns, i.e. hours),
 // one packed key per row is sorted: 8 bytes instead of a 16-byte (ts, row)
-// pair, which sets the sort's peak memory.
+// pair, which sets the sort's peak memory. Either way the sort is stable on
+// the start alone, so ties keep file order.
 std::vector<uint32_t> time_order(const std::vector<int64_t>& ts) {
   const size_t n = ts.size();
-  std::vector<uint32_t> order(n);
   const auto [lo, hi] = std::minmax_element(ts.begin(), ts.end());
-  const uint64_t span = static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo);
+  const uint64_t base = static_cast<uint64_t>(*lo);
+  const uint64_t span = static_cast<uint64_t>(*hi) - base;
   const int row_bits = std::bit_width(n);
+  std::vector<uint32_t> order(n);
   if (std::bit_width(span) + row_bits <= 64) {
     std::vector<uint64_t> keys(n);
-    for (size_t i = 0; i < n; ++i)
-      keys[i] = ((static_cast<uint64_t>(ts[i]) - static_cast<uint64_t>(*lo)) << row_bits) | i;
-    std::sort(keys.begin(), keys.end());
+    for (size_t i = 0; i < n; ++i) keys[i] = ((static_cast<uint64_t>(ts[i]) - base) << row_bits) | i;
+    stable_radix_sort(keys, [](uint64_t k) { return k; }, row_bits);
     const uint64_t row_mask = (uint64_t{1} << row_bits) - 1;
     for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(keys[i] & row_mask);
     return order;
   }
-  std::vector<std::pair<int64_t, uint32_t>> keyed(n);
-  for (size_t i = 0; i < n; ++i) keyed[i] = {ts[i], static_cast<uint32_t>(i)};
-  std::sort(keyed.begin(), keyed.end());
-  for (size_t i = 0; i < n; ++i) order[i] = keyed[i].second;
+  struct Keyed {
+    uint64_t offset;
+    uint32_t row;
+  };
+  std::vector<Keyed> keyed(n);
+  for (size_t i = 0; i < n; ++i) keyed[i] = {static_cast<uint64_t>(ts[i]) - base, static_cast<uint32_t>(i)};
+  stable_radix_sort(keyed, [](const Keyed& k) { return k.offset; });
+  for (size_t i = 0; i < n; ++i) order[i] = keyed[i].row;
   return order;
 }
 
