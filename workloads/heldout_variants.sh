@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Held-out variants of the reference scenarios: the same injected causes at
+# other model sizes, batch sizes and strengths, plus one cause the examples
+# lack (the caching allocator switched off). They were not used to write the
+# diagnosis rules; they check that the rules carry over. The expected primary
+# bottleneck of each is written down before the traces are analysed
+# (workloads/heldout_labels.json).
+#
+#   bash workloads/heldout_variants.sh OUTDIR [NAME ...]
+#
+# Writes OUTDIR/<name>/rank0.json.gz and OUTDIR/<name>.log. Needs one CUDA GPU.
+set -u
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+OUTDIR="${1:?usage: heldout_variants.sh OUTDIR [NAME ...]}"
+shift
+PY="${PYTHON:-python3}"
+mkdir -p "$OUTDIR"
+export PYTHONUNBUFFERED=1
+
+declare -A ARGS=(
+  [item_sync_wide]="--scenario item_sync --d-model 2048 --n-heads 16 --n-layers 4 --batch-size 4"
+  [dataloader_light]="--scenario dataloader_stall --loader-cpu-ms 40 --n-layers 12"
+  [empty_cache_deep]="--scenario empty_cache --n-layers 12 --batch-size 8"
+  [no_caching_allocator]="--scenario baseline_compiled --compile none --batch-size 8"
+  [fp32_small]="--scenario fp32_no_tf32 --d-model 512 --n-heads 8 --batch-size 16"
+  [tiny_deeper]="--scenario host_bound_tiny --d-model 128 --n-heads 4 --n-layers 8 --batch-size 4"
+  [healthy_long]="--scenario baseline_compiled --seq-len 2048 --batch-size 16"
+  [cuda_graph_small]="--scenario cuda_graph --batch-size 4"
+)
+declare -A ENVS=(
+  [no_caching_allocator]="PYTORCH_NO_CUDA_MEMORY_CACHING=1"
+)
+ORDER=(item_sync_wide dataloader_light empty_cache_deep no_caching_allocator fp32_small tiny_deeper
+       cuda_graph_small healthy_long)
+if [ "$#" -gt 0 ]; then ORDER=("$@"); fi
+
+failed=0
+for name in "${ORDER[@]}"; do
+  start=$(date +%s)
+  # shellcheck disable=SC2086
+  env ${ENVS[$name]:-} timeout "${VARIANT_TIMEOUT:-240}" "$PY" "$HERE/train_gpt.py" ${ARGS[$name]} \
+      --out "$OUTDIR/$name/rank0.json.gz" > "$OUTDIR/$name.log" 2>&1
+  rc=$?
+  echo "$name rc=$rc $(( $(date +%s) - start ))s"
+  [ "$rc" -ne 0 ] && { failed=1; tail -5 "$OUTDIR/$name.log"; }
+done
+exit "$failed"
