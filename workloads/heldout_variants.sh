@@ -4,7 +4,10 @@
 # lack (the caching allocator switched off). They were not used to write the
 # diagnosis rules; they check that the rules carry over. The expected primary
 # bottleneck of each is written down before the traces are analysed
-# (workloads/heldout_labels.json).
+# (workloads/heldout_labels.json). The cf_* runs are the counterfactuals: a
+# variant without its cause (cf_12_layers for empty_cache_deep and
+# dataloader_light, cf_wide for item_sync_wide, cf_eager for
+# no_caching_allocator, cf_bf16_small for fp32_small).
 #
 #   bash workloads/heldout_variants.sh OUTDIR [NAME ...]
 #
@@ -26,12 +29,19 @@ declare -A ARGS=(
   [tiny_deeper]="--scenario host_bound_tiny --d-model 128 --n-heads 4 --n-layers 8 --batch-size 4"
   [healthy_long]="--scenario baseline_compiled --seq-len 2048 --batch-size 16"
   [cuda_graph_small]="--scenario cuda_graph --batch-size 4"
+  # Counterfactuals: a variant's configuration without its injected cause, so
+  # that the saving the diagnosis estimates can be compared with the step
+  # time that removing the cause actually saves.
+  [cf_12_layers]="--scenario baseline_compiled --compile none --n-layers 12 --batch-size 8"
+  [cf_wide]="--scenario baseline_compiled --compile none --d-model 2048 --n-heads 16 --n-layers 4 --batch-size 4"
+  [cf_eager]="--scenario baseline_compiled --compile none --batch-size 8"
+  [cf_bf16_small]="--scenario baseline_compiled --compile none --d-model 512 --n-heads 8 --batch-size 16"
 )
 declare -A ENVS=(
   [no_caching_allocator]="PYTORCH_NO_CUDA_MEMORY_CACHING=1"
 )
 ORDER=(item_sync_wide dataloader_light empty_cache_deep no_caching_allocator fp32_small tiny_deeper
-       cuda_graph_small healthy_long)
+       cuda_graph_small healthy_long cf_12_layers cf_wide cf_eager cf_bf16_small)
 if [ "$#" -gt 0 ]; then ORDER=("$@"); fi
 
 failed=0
