@@ -112,33 +112,6 @@ std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, 
   return out;
 }
 
-int64_t take_idle_after(const DetectorContext& ctx, size_t ri, size_t k, int64_t t, int64_t amount,
-                        std::vector<Interval>& taken) {
-  if (amount <= 0) return 0;
-  IntervalSet busy(taken);
-  int64_t got = 0;
-  std::vector<Interval> in, free_parts;
-  const auto& spans = ctx.ranks[ri].attribution->spans;
-  // Spans are disjoint and in time order: start at the first one ending after t.
-  auto first = std::upper_bound(spans.begin(), spans.end(), t,
-                                [](int64_t x, const BucketSpan& s) { return x < s.end_ns; });
-  for (auto it = first; it != spans.end() && got < amount; ++it) {
-    const BucketSpan& s = *it;
-    if (s.step_index > k) break;
-    if (s.step_index != k || s.bucket != Bucket::kHostOverhead) continue;
-    in.clear();
-    free_parts.clear();
-    busy.split(std::max(s.start_ns, t), s.end_ns, in, free_parts);
-    for (const Interval& p : free_parts) {
-      int64_t take = std::min(p.end_ns - p.start_ns, amount - got);
-      if (take <= 0) break;
-      taken.push_back({p.start_ns, p.start_ns + take});
-      got += take;
-    }
-  }
-  return got;
-}
-
 std::vector<Example> top_examples(std::vector<WeightedExample> candidates, size_t n) {
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const WeightedExample& a, const WeightedExample& b) { return a.weight > b.weight; });

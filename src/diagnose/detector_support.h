@@ -42,14 +42,6 @@ IntervalSet claimed_idle(const DetectorContext& ctx, int64_t rank);
 std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, const IntervalSet* within,
                                          std::vector<Interval>* counted = nullptr);
 
-// Host work removed from a host-bound step lets every later launch happen
-// earlier, so it shortens the host-caused gaps that follow it. Takes up to
-// `amount` ns of host_overhead idle of step `k` of rank `ri` from time `t`
-// on, skipping `taken` (start it with claimed_idle intervals; what is taken
-// is appended), and returns the ns taken.
-int64_t take_idle_after(const DetectorContext& ctx, size_t ri, size_t k, int64_t t, int64_t amount,
-                        std::vector<Interval>& taken);
-
 // Keeps the `n` examples with the largest weight, largest first.
 struct WeightedExample {
   double weight = 0;

@@ -26,6 +26,10 @@ bool is_sync_call(std::string_view name) {
                        "cuMemcpyDtoH", "cuMemcpyHtoD_v2", "cuMemcpyHtoD", "cuMemcpy", "hipMemcpy"});
 }
 
+bool is_dtoh_to_pageable(std::string_view activity_name) {
+  return activity_name.starts_with("Memcpy DtoH") && activity_name.find("Pageable") != std::string_view::npos;
+}
+
 bool is_allocator_call(std::string_view name) {
   return one_of(name, {"cudaMalloc", "cudaFree", "cudaMallocHost", "cudaFreeHost", "cudaHostAlloc",
                        "cudaHostRegister", "cudaHostUnregister", "cuMemAlloc_v2", "cuMemAlloc",
@@ -84,10 +88,23 @@ HostIndex build_host_index(const trace::EventStore& store) {
   const auto& ev = store.events;
   std::vector<HostCall> dataloader, optimizer, syncs, alloc;
   auto call_of = [&](uint32_t row) { return HostCall{ev.ts_ns[row], ev.ts_ns[row] + std::max<int64_t>(ev.dur_ns[row], 0), row}; };
+  // An asynchronous copy from the device into pageable host memory returns
+  // only once the copy has completed (CUDA runtime API, "API synchronization
+  // behavior"; HIP the same): its call waits for the GPU like a sync.
+  // PyTorch's .item() did this before it copied into pinned memory.
+  std::vector<uint32_t> waits_for_copy;  // few: sorted rows of such calls
+  for (size_t k = 0; k < store.gpu_rows.size() && k < store.launch_of_gpu.size(); ++k) {
+    const uint32_t launch = store.launch_of_gpu[k];
+    if (launch != trace::EventStore::kNoRow && ev.kind[store.gpu_rows[k]] == trace::EventKind::kMemcpy &&
+        is_dtoh_to_pageable(store.name_of(store.gpu_rows[k])))
+      waits_for_copy.push_back(launch);
+  }
+  std::sort(waits_for_copy.begin(), waits_for_copy.end());
   for (uint32_t row : store.runtime_rows) {
     std::string_view name = store.name_of(row);
     ++h.runtime_calls;
-    if (is_sync_call(name)) syncs.push_back(call_of(row));
+    if (is_sync_call(name) || std::binary_search(waits_for_copy.begin(), waits_for_copy.end(), row))
+      syncs.push_back(call_of(row));
     if (is_allocator_call(name)) alloc.push_back(call_of(row));
     if (is_graph_launch(name)) ++h.graph_launches;
   }

@@ -18,6 +18,10 @@ namespace stepscope::diagnose {
 // cudaDeviceSynchronize, cudaEventSynchronize, their driver and HIP twins, and
 // the blocking (non-Async) cudaMemcpy family.
 bool is_sync_call(std::string_view name);
+// A GPU copy from the device into pageable host memory ("Memcpy DtoH (Device
+// -> Pageable)"): the runtime call that issued it, even an Async one, waits
+// for it, so the index counts that call among the syncs.
+bool is_dtoh_to_pageable(std::string_view activity_name);
 // Caching-allocator traffic to the driver: cudaMalloc/cudaFree, host pinned
 // alloc/free, the virtual-memory calls of expandable segments, HIP twins.
 bool is_allocator_call(std::string_view name);
@@ -59,7 +63,7 @@ class HostCalls {
 struct HostIndex {
   HostCalls dataloader;      // DataLoader __next__ spans (any host row kind)
   HostCalls optimizer_steps; // Optimizer.step#... host annotations
-  HostCalls syncs;           // is_sync_call runtime calls
+  HostCalls syncs;           // is_sync_call runtime calls, and calls that issued a copy into pageable memory
   HostCalls allocator;       // is_allocator_call runtime calls
   IntervalSet dataloader_set;
   IntervalSet allocator_set;

@@ -45,6 +45,11 @@ inline std::string launch(int64_t ts_ns, int64_t dur_ns, int64_t corr, const std
                                      R"("args": {"correlation": )" + std::to_string(corr) + "}");
 }
 
+// A host span of category `cat` ("cpu_op", "user_annotation", ...) on host thread 1.
+inline std::string host_span(const std::string& cat, const std::string& name, int64_t ts_ns, int64_t dur_ns) {
+  return stepscope::testing::x_event(cat, name, us_text(ts_ns), us_text(dur_ns), "1", "1");
+}
+
 // A ProfilerStep#n host annotation.
 inline std::string step(int n, int64_t ts_ns, int64_t dur_ns) {
   return stepscope::testing::x_event("user_annotation", "ProfilerStep#" + std::to_string(n), us_text(ts_ns),

@@ -13,10 +13,9 @@ using namespace testing_support;
 using analysis::testing_support::kernel;
 using analysis::testing_support::launch;
 using analysis::testing_support::step;
-using analysis::testing_support::us_text;
 
 std::string annotation(const std::string& name, int64_t ts_ns, int64_t dur_ns) {
-  return stepscope::testing::x_event("user_annotation", name, us_text(ts_ns), us_text(dur_ns), "1", "1");
+  return analysis::testing_support::host_span("user_annotation", name, ts_ns, dur_ns);
 }
 
 // One 1 ms step exercising each bucket once (times in ns; see the comments).
@@ -93,6 +92,27 @@ TEST(StepAttribution, QueuedWorkIsOtherIdle) {
   const StepAttribution& s = run->d.attribution[0].steps[0];
   EXPECT_EQ(s.of(Bucket::kOtherIdle), 30'000 + 40'000);  // 20k-50k queued; 60k-100k nothing follows
   EXPECT_EQ(s.of(Bucket::kHostOverhead), 10'000);        // 0-10k before the first work
+}
+
+// An Async copy into pageable host memory returns only when the copy is
+// done: a gap that opens while the host waits in it is host_sync. The same
+// copy into pinned memory does not wait, and its gap is the host's launch
+// overhead.
+TEST(StepAttribution, ACopyIntoPageableMemoryWaitsLikeASync) {
+  for (const char* target : {"Pageable", "Pinned"}) {
+    auto run = diagnose_inline({
+        step(1, 0, 100'000),
+        launch(1'000, 1'000, 1), kernel("void at::native::vectorized_elementwise_kernel<4>", 5'000, 20'000, 7, 1),
+        // Issued at 2k, behind the kernel: the copy runs 25k-30k; the call returns at 31k.
+        launch(2'000, 29'000, 2, "cudaMemcpyAsync"),
+        kernel(std::string("Memcpy DtoH (Device -> ") + target + ")", 25'000, 5'000, 7, 2, "gpu_memcpy"),
+        launch(50'000, 1'000, 3), kernel("void at::native::vectorized_elementwise_kernel<4>", 60'000, 20'000, 7, 3),
+    });
+    const StepAttribution& s = run->d.attribution[0].steps[0];
+    const bool pageable = std::string(target) == "Pageable";
+    EXPECT_EQ(s.of(Bucket::kHostSync), pageable ? 30'000 : 0) << target;  // 30k-60k
+    EXPECT_EQ(s.of(Bucket::kHostOverhead), 5'000 + (pageable ? 0 : 30'000)) << target;
+  }
 }
 
 // SIMT matmuls are compute, but not effective compute.

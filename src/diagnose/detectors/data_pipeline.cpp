@@ -1,6 +1,8 @@
 // data_pipeline: the GPU waits for input. Two costs, both read off the
 // attribution: GPU idle while the host is inside a DataLoader __next__ (the
-// data_pipeline_wait bucket), and host-to-device copies that run while no
+// data_pipeline_wait bucket, plus in a host-bound step the host_overhead idle
+// after a call up to the time it took while the GPU still worked: see
+// host_delay.h), and host-to-device copies that run while no
 // kernel computes (exposed copies on the critical path; pinned memory with
 // non_blocking=True lets them overlap). Pageable copies are named because
 // they also block the host for their whole length.
@@ -10,6 +12,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/host_delay.h"
 
 namespace stepscope::diagnose {
 namespace {
@@ -24,7 +27,8 @@ DetectorOutput run(const DetectorContext& ctx) {
   StepTimes saving = zero_step_times(ctx);
   int64_t loader_calls = 0, loader_host_ns = 0, loader_idle_ns = 0, single_process = 0;
   int64_t htod = 0, pageable = 0, pageable_bytes = 0, htod_ns = 0, exposed_htod_ns = 0;
-  int64_t steps_total = 0;
+  int64_t steps_total = 0, lead_lost_ns = 0, later_idle_ns = 0;
+  std::vector<IdleClaim> claims;
   std::vector<WeightedExample> examples;
   const trace::StringId bytes_key_missing = trace::StringTable::kMissing;
 
@@ -46,10 +50,15 @@ DetectorOutput run(const DetectorContext& ctx) {
         copy_step.push_back(s.step_index);
       }
     }
+    std::vector<HostDelay> delays;
     for (const HostCall& c : r.host->dataloader.calls()) {
-      if (step_index_at(a, c.start_ns) < 0) continue;
+      const int32_t si = step_index_at(a, c.start_ns);
+      if (si < 0) continue;
       ++loader_calls;
       loader_host_ns += c.end_ns - c.start_ns;
+      const int64_t lead = gpu_busy_within(a, c.start_ns, c.end_ns);
+      lead_lost_ns += lead;
+      delays.push_back({c.start_ns, static_cast<uint32_t>(si), lead});
       std::string_view name = r.store->name_of(c.row);
       if (name.find("SingleProcess") != std::string_view::npos) ++single_process;
       int64_t idle = idle_by_call.count(c.row) ? idle_by_call[c.row] : 0;
@@ -58,6 +67,12 @@ DetectorOutput run(const DetectorContext& ctx) {
                                          fmt::format("GPU idle {} of this {} call", human_time(static_cast<double>(idle)),
                                                      human_time(static_cast<double>(c.end_ns - c.start_ns))))});
     }
+    IdleTaken later = take_idle_after(ctx, ri, std::move(delays));
+    for (size_t k = 0; k < later.per_step.size(); ++k) {
+      saving[ri][k] += later.per_step[k];
+      later_idle_ns += later.per_step[k];
+    }
+    claims.insert(claims.end(), later.claims.begin(), later.claims.end());
     // Host-to-device copies and the part of them no kernel hides.
     IntervalSet exposed(copy_spans);
     const trace::StringId bytes_key = r.store->strings.find("bytes");
@@ -91,15 +106,16 @@ DetectorOutput run(const DetectorContext& ctx) {
     out.not_assessed.push_back({kName, "GPU idle while the DataLoader runs",
                                 "no DataLoader __next__ spans in the steps (the loop does not iterate a "
                                 "torch.utils.data.DataLoader): time spent producing batches shows up as host_overhead"});
-  int64_t total = loader_idle_ns + exposed_htod_ns;
+  int64_t total = loader_idle_ns + later_idle_ns + exposed_htod_ns;
   if (total <= 0) return out;
 
   Finding f;
   f.category = Category::kDataPipeline;
   f.detector = kName;
   set_saving(f, ctx, saving);
+  f.claims = std::move(claims);
   double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
-  if (loader_idle_ns >= exposed_htod_ns) {
+  if (loader_idle_ns + later_idle_ns >= exposed_htod_ns) {
     f.title = fmt::format("GPU idle while the DataLoader produces batches: {} per step ({:.0f}% of the step)",
                           human_time(f.estimated_saving_us * 1e3), f.estimated_saving_pct);
     f.confidence = Confidence::kHigh;
@@ -113,6 +129,8 @@ DetectorOutput run(const DetectorContext& ctx) {
   m.push_back({"dataloader_calls_per_step", static_cast<double>(loader_calls) / steps, "count"});
   m.push_back({"dataloader_host_us_per_step", static_cast<double>(loader_host_ns) / steps / 1e3, "us"});
   m.push_back({"gpu_idle_in_dataloader_us_per_step", static_cast<double>(loader_idle_ns) / steps / 1e3, "us"});
+  m.push_back({"host_time_while_gpu_busy_us_per_step", static_cast<double>(lead_lost_ns) / steps / 1e3, "us"});
+  m.push_back({"later_host_idle_claimed_us_per_step", static_cast<double>(later_idle_ns) / steps / 1e3, "us"});
   m.push_back({"htod_copies_per_step", static_cast<double>(htod) / steps, "count"});
   m.push_back({"pageable_htod_copies_per_step", static_cast<double>(pageable) / steps, "count"});
   m.push_back({"pageable_htod_bytes_per_step", static_cast<double>(pageable_bytes) / steps, "B"});
@@ -121,7 +139,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.evidence.examples = top_examples(std::move(examples));
 
   std::string remedy;
-  if (loader_idle_ns > 0) {
+  if (loader_idle_ns + later_idle_ns > 0) {
     remedy = single_process > 0
                  ? "The DataLoader runs in the training process (num_workers=0): use DataLoader(..., num_workers=N "
                    "(4-8 per GPU), persistent_workers=True, prefetch_factor=2) so batches are built while the GPU "

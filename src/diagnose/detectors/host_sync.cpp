@@ -15,6 +15,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/host_delay.h"
 
 namespace stepscope::diagnose {
 namespace {
@@ -23,8 +24,9 @@ constexpr const char* kName = "host_sync";
 
 // The op that caused a runtime call: the outermost aten:: op of the chain of
 // enclosing CPU ops (aten::_local_scalar_dense sits under aten::item), or the
-// innermost enclosing span when no aten op encloses it.
-std::string trigger_of(const RankView& r, uint32_t call_row) {
+// innermost enclosing span when no aten op encloses it; kNoRow when called
+// directly.
+uint32_t trigger_row_of(const RankView& r, uint32_t call_row) {
   uint32_t best = HostTree::kNoRow, first = HostTree::kNoRow;
   for (uint32_t p = r.tree->parent(call_row); p != HostTree::kNoRow; p = r.tree->parent(p)) {
     if (r.store->events.kind[p] == trace::EventKind::kPythonFunction) continue;
@@ -33,9 +35,14 @@ std::string trigger_of(const RankView& r, uint32_t call_row) {
     if (name.starts_with("aten::")) best = p;
     else if (best != HostTree::kNoRow) break;
   }
-  if (best != HostTree::kNoRow) return std::string(r.store->name_of(best));
-  if (first != HostTree::kNoRow) return std::string(r.store->name_of(first));
-  return "(called directly)";
+  return best != HostTree::kNoRow ? best : first;
+}
+
+// Ops that exist only to read a GPU value on the host: the remedy (keep the
+// value on the GPU, read it every N steps) removes the whole op, not just
+// its wait.
+bool is_read_op(std::string_view name) {
+  return name == "aten::item" || name == "aten::_local_scalar_dense" || name == "aten::is_nonzero";
 }
 
 std::string remedy_for(const std::map<std::string, int64_t>& idle_by_trigger) {
@@ -79,7 +86,8 @@ DetectorOutput run(const DetectorContext& ctx) {
   int64_t syncs = 0, sync_host_ns = 0, idle_ns = 0, dtoh = 0, steps_total = 0;
   std::map<std::string, int64_t> idle_by_trigger, count_by_trigger, count_by_call;
   std::vector<WeightedExample> examples;
-  int64_t tolerated_ns = 0, tolerated_calls = 0;
+  int64_t tolerated_ns = 0, tolerated_calls = 0, lead_lost_ns = 0, later_idle_ns = 0;
+  std::vector<IdleClaim> claims;
 
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     const RankView& r = ctx.ranks[ri];
@@ -115,15 +123,28 @@ DetectorOutput run(const DetectorContext& ctx) {
       idle_by_call[s.cause_row] += s.end_ns - s.start_ns;
       idle_ns += s.end_ns - s.start_ns;
     }
+    std::vector<HostDelay> delays;
     for (const HostCall& c : r.host->syncs.calls()) {
-      if (step_index_at(a, c.start_ns) < 0) continue;
+      const int32_t si = step_index_at(a, c.start_ns);
+      if (si < 0) continue;
       if (std::binary_search(closing.begin(), closing.end(), c.row)) {
         ++tolerated_calls;
         continue;
       }
       ++syncs;
       sync_host_ns += c.end_ns - c.start_ns;
-      std::string trigger = trigger_of(r, c.row);
+      const uint32_t trigger_row = trigger_row_of(r, c.row);
+      std::string trigger =
+          trigger_row == HostTree::kNoRow ? "(called directly)" : std::string(r.store->name_of(trigger_row));
+      // The host time the remedy removes: the read op's, else the call's.
+      int64_t from = c.start_ns, to = c.end_ns;
+      if (trigger_row != HostTree::kNoRow && is_read_op(trigger)) {
+        from = std::min(from, r.store->events.ts_ns[trigger_row]);
+        to = std::max(to, r.store->events.ts_ns[trigger_row] + r.store->events.dur_ns[trigger_row]);
+      }
+      const int64_t lead = gpu_busy_within(a, from, to);
+      lead_lost_ns += lead;
+      delays.push_back({from, static_cast<uint32_t>(si), lead});
       std::string call(r.store->name_of(c.row));
       int64_t idle = idle_by_call.count(c.row) ? idle_by_call[c.row] : 0;
       idle_by_trigger[trigger] += idle;
@@ -137,6 +158,12 @@ DetectorOutput run(const DetectorContext& ctx) {
       e.name = trigger + " -> " + call;
       examples.push_back({static_cast<double>(idle), std::move(e)});
     }
+    IdleTaken later = take_idle_after(ctx, ri, std::move(delays));
+    for (size_t k = 0; k < later.per_step.size(); ++k) {
+      saving[ri][k] += later.per_step[k];
+      later_idle_ns += later.per_step[k];
+    }
+    claims.insert(claims.end(), later.claims.begin(), later.claims.end());
     for (const auto& act : r.timeline->activities)
       if (act.kind == trace::EventKind::kMemcpy && r.store->strings.get(act.name).starts_with("Memcpy DtoH") &&
           step_index_at(a, act.start_ns) >= 0)
@@ -149,13 +176,14 @@ DetectorOutput run(const DetectorContext& ctx) {
          fmt::format("{} step(s) end with one sync and no GPU work after it (the loop reading its loss); the GPU idle "
                      "it causes ({} per step) is tolerated as the loop's per-step read and not offered as a saving",
                      tolerated_calls, human_time(static_cast<double>(tolerated_ns) / steps))});
-  if (idle_ns <= 0) return out;
+  if (idle_ns + later_idle_ns <= 0) return out;
 
   Finding f;
   f.category = Category::kHostSync;
   f.detector = kName;
   f.confidence = Confidence::kHigh;
   set_saving(f, ctx, saving);
+  f.claims = std::move(claims);
   std::string top_trigger;
   int64_t top_idle = -1;
   for (const auto& [name, ns] : idle_by_trigger)
@@ -167,6 +195,8 @@ DetectorOutput run(const DetectorContext& ctx) {
   m.push_back({"syncs_per_step", static_cast<double>(syncs) / steps, "count"});
   m.push_back({"host_blocked_in_sync_us_per_step", static_cast<double>(sync_host_ns) / steps / 1e3, "us"});
   m.push_back({"gpu_idle_after_sync_us_per_step", static_cast<double>(idle_ns) / steps / 1e3, "us"});
+  m.push_back({"host_time_while_gpu_busy_us_per_step", static_cast<double>(lead_lost_ns) / steps / 1e3, "us"});
+  m.push_back({"later_host_idle_claimed_us_per_step", static_cast<double>(later_idle_ns) / steps / 1e3, "us"});
   m.push_back({"dtoh_copies_per_step", static_cast<double>(dtoh) / steps, "count"});
   m.push_back({"tolerated_step_closing_sync_idle_us_per_step", static_cast<double>(tolerated_ns) / steps / 1e3, "us"});
   for (const auto& [call, n] : count_by_call) m.push_back({metric_key(call) + "_per_step", static_cast<double>(n) / steps, "count"});

@@ -11,6 +11,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/host_delay.h"
 
 namespace stepscope::diagnose {
 namespace {
@@ -21,7 +22,8 @@ DetectorOutput run(const DetectorContext& ctx) {
   DetectorOutput out;
   StepTimes saving = zero_step_times(ctx);
   int64_t calls = 0, host_ns = 0, idle_ns = 0, steady_steps = 0, reserved_drops = 0, released_bytes = 0;
-  int64_t alloc_samples = 0;
+  int64_t alloc_samples = 0, lead_lost_ns = 0, later_idle_ns = 0;
+  std::vector<IdleClaim> claims;
   std::map<std::string, int64_t> count_by_call;
   std::vector<WeightedExample> examples;
 
@@ -37,11 +39,15 @@ DetectorOutput run(const DetectorContext& ctx) {
       idle_by_call[s.cause_row] += s.end_ns - s.start_ns;
       if (s.step_index >= first) idle_ns += s.end_ns - s.start_ns;
     }
+    std::vector<HostDelay> delays;
     for (const HostCall& c : r.host->allocator.calls()) {
       int32_t si = step_index_at(a, c.start_ns);
       if (si < static_cast<int32_t>(first)) continue;
       ++calls;
       host_ns += c.end_ns - c.start_ns;
+      const int64_t lead = gpu_busy_within(a, c.start_ns, c.end_ns);
+      lead_lost_ns += lead;
+      delays.push_back({c.start_ns, static_cast<uint32_t>(si), lead});
       std::string name(r.store->name_of(c.row));
       ++count_by_call[name];
       int64_t idle = idle_by_call.count(c.row) ? idle_by_call[c.row] : 0;
@@ -51,6 +57,12 @@ DetectorOutput run(const DetectorContext& ctx) {
                                                      human_time(static_cast<double>(c.end_ns - c.start_ns)),
                                                      human_time(static_cast<double>(idle))))});
     }
+    IdleTaken later = take_idle_after(ctx, ri, std::move(delays));
+    for (size_t k = 0; k < later.per_step.size(); ++k) {
+      saving[ri][k] += later.per_step[k];
+      later_idle_ns += later.per_step[k];
+    }
+    claims.insert(claims.end(), later.claims.begin(), later.claims.end());
     // The cache shrinking (Total Reserved falling) means blocks went back to
     // the driver: empty_cache() or a retry after a failed allocation.
     const trace::StringId reserved_key = r.store->strings.find("Total Reserved");
@@ -71,13 +83,14 @@ DetectorOutput run(const DetectorContext& ctx) {
       prev = *reserved;
     }
   }
-  if (calls == 0 || idle_ns <= 0) return out;
+  if (calls == 0 || idle_ns + later_idle_ns <= 0) return out;
 
   Finding f;
   f.category = Category::kMemoryAllocator;
   f.detector = kName;
   f.confidence = Confidence::kHigh;
   set_saving(f, ctx, saving, 1);
+  f.claims = std::move(claims);
   double steps = static_cast<double>(std::max<int64_t>(1, steady_steps));
   auto count_of = [&](const char* name) {
     auto it = count_by_call.find(name);
@@ -93,6 +106,8 @@ DetectorOutput run(const DetectorContext& ctx) {
   for (const auto& [name, n] : count_by_call) m.push_back({metric_key(name) + "_per_step", static_cast<double>(n) / steps, "count"});
   m.push_back({"allocator_host_us_per_step", static_cast<double>(host_ns) / steps / 1e3, "us"});
   m.push_back({"gpu_idle_in_allocator_us_per_step", static_cast<double>(idle_ns) / steps / 1e3, "us"});
+  m.push_back({"host_time_while_gpu_busy_us_per_step", static_cast<double>(lead_lost_ns) / steps / 1e3, "us"});
+  m.push_back({"later_host_idle_claimed_us_per_step", static_cast<double>(later_idle_ns) / steps / 1e3, "us"});
   m.push_back({"reserved_memory_drops_per_step", static_cast<double>(reserved_drops) / steps, "count"});
   m.push_back({"reserved_bytes_released_per_step", static_cast<double>(released_bytes) / steps, "B"});
   f.evidence.examples = top_examples(std::move(examples));

@@ -17,6 +17,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/host_delay.h"
 #include "diagnose/op_args.h"
 
 namespace stepscope::diagnose {
@@ -159,19 +160,21 @@ DetectorOutput run(const DetectorContext& ctx) {
   });
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     steps_total += static_cast<int64_t>(ctx.ranks[ri].attribution->steps.size());
-    std::vector<Interval> taken = claimed_idle(ctx, ctx.ranks[ri].store->rank).intervals();
-    size_t prior = taken.size();
+    std::vector<HostDelay> delays;
     for (const Occurrence* o : repeated) {
       if (o->rank_index != ri) continue;
-      int64_t got = take_idle_after(ctx, ri, o->step_index, o->start_ns, o->end_ns - o->start_ns, taken);
-      saving[ri][o->step_index] += got + o->gpu_ns;
-      idle_total += got;
+      delays.push_back({o->start_ns, o->step_index, o->end_ns - o->start_ns});
+      saving[ri][o->step_index] += o->gpu_ns;
       host_total += o->end_ns - o->start_ns;
       gpu_total += o->gpu_ns;
       ++occurrences;
     }
-    for (size_t i = prior; i < taken.size(); ++i)
-      claims.push_back({ctx.ranks[ri].store->rank, taken[i].start_ns, taken[i].end_ns});
+    IdleTaken taken = take_idle_after(ctx, ri, std::move(delays));
+    for (size_t k = 0; k < taken.per_step.size(); ++k) {
+      saving[ri][k] += taken.per_step[k];
+      idle_total += taken.per_step[k];
+    }
+    claims.insert(claims.end(), taken.claims.begin(), taken.claims.end());
   }
 
   Finding f;
