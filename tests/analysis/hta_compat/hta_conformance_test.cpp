@@ -367,14 +367,16 @@ INSTANTIATE_TEST_SUITE_P(hta, HtaConformance, ::testing::ValuesIn(conformance_fo
 // computed (tests/data/hta_reference/, written by
 // tools/hta_reference/hta_expected.py): on the repo's own PyTorch 2.11 traces
 // (examples/, made on an H200; no ../shared needed, so CI always checks HTA
-// agreement on current traces) and, when ../shared is present, on every
-// folder that the 0.6.1 suite above reads.
+// agreement on current traces), on the parity and held-out traces made after
+// the rules were written (tests/data/parity/, workloads/heldout/) and, when
+// ../shared is present, on every folder that the 0.6.1 suite above reads.
 const fs::path kReference = fs::path(testing::test_data_dir()) / "hta_reference";
 
 // In-repo folders of trace folders: (root, label prefix, where their references are).
 std::vector<std::tuple<fs::path, std::string, fs::path>> in_repo_roots() {
   return {{fs::path(testing::source_dir()) / "examples", "examples_", kReference},
-          {fs::path(testing::test_data_dir()) / "parity", "parity_", kReference / "parity"}};
+          {fs::path(testing::test_data_dir()) / "parity", "parity_", kReference / "parity"},
+          {fs::path(testing::source_dir()) / "workloads" / "heldout", "heldout_", kReference / "heldout"}};
 }
 
 std::vector<Folder> release_050_folders() {
