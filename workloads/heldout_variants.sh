@@ -29,6 +29,15 @@ declare -A ARGS=(
   [tiny_deeper]="--scenario host_bound_tiny --d-model 128 --n-heads 4 --n-layers 8 --batch-size 4"
   [healthy_long]="--scenario baseline_compiled --seq-len 2048 --batch-size 16"
   [cuda_graph_small]="--scenario cuda_graph --batch-size 4"
+  # Second batch (expected primaries in heldout_labels.json, "_second_batch").
+  [tf32_fp32]="--scenario baseline_compiled --compile none --dtype fp32 --batch-size 16"
+  [item_sync_compiled]="--scenario item_sync --compile default"
+  [empty_cache_compiled]="--scenario empty_cache --compile default"
+  [dataloader_compiled]="--scenario dataloader_stall --compile default --loader-cpu-ms 60"
+  [forloop_wide]="--scenario foreach_off_adamw --d-model 2048 --n-heads 16 --n-layers 4 --batch-size 4"
+  [eager_small_host_bound]="--scenario eager_bf16_baseline --d-model 512 --n-heads 8 --n-layers 8 --batch-size 2 --seq-len 256"
+  [cuda_graph_b16]="--scenario cuda_graph --batch-size 16"
+  [compiled_small_batch]="--scenario baseline_compiled --batch-size 2"
   # Counterfactuals: a variant's configuration without its injected cause, so
   # that the saving the diagnosis estimates can be compared with the step
   # time that removing the cause actually saves.
@@ -41,7 +50,9 @@ declare -A ENVS=(
   [no_caching_allocator]="PYTORCH_NO_CUDA_MEMORY_CACHING=1"
 )
 ORDER=(item_sync_wide dataloader_light empty_cache_deep no_caching_allocator fp32_small tiny_deeper
-       cuda_graph_small healthy_long cf_12_layers cf_wide cf_eager cf_bf16_small)
+       cuda_graph_small healthy_long cf_12_layers cf_wide cf_eager cf_bf16_small
+       tf32_fp32 item_sync_compiled empty_cache_compiled dataloader_compiled forloop_wide
+       eager_small_host_bound cuda_graph_b16 compiled_small_batch)
 if [ "$#" -gt 0 ]; then ORDER=("$@"); fi
 
 failed=0
