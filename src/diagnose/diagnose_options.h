@@ -20,9 +20,10 @@ struct DiagnoseOptions {
   // it is kept in Diagnosis::minor rather than offered as work worth doing.
   double min_saving_pct = 5.0;
 
-  // primary_bottleneck is "none" when every rank spends at least this share of
-  // its step in effective compute (tensor-core matmuls and other kernels, not
-  // SIMT matmuls), %.
+  // A run is healthy when every rank spends at least this share of its step
+  // in effective compute (tensor-core matmuls and other kernels, not SIMT
+  // matmuls), %: then only findings that make the computation faster are
+  // reported, and primary_bottleneck is "none" unless one of them is.
   double none_effective_compute_pct = 90.0;
 
   // Launch-bound evidence: kernels shorter than this count as tiny, µs. A

