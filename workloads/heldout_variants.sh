@@ -7,7 +7,8 @@
 # (workloads/heldout_labels.json). The cf_* runs are the counterfactuals: a
 # variant without its cause (cf_12_layers for empty_cache_deep and
 # dataloader_light, cf_wide for item_sync_wide, cf_eager for
-# no_caching_allocator, cf_bf16_small for fp32_small).
+# no_caching_allocator, cf_bf16_small for fp32_small, cf_bf16_b16 for
+# tf32_fp32, cf_compiled_b16 for empty_cache_compiled).
 #
 #   bash workloads/heldout_variants.sh OUTDIR [NAME ...]
 #
@@ -45,6 +46,8 @@ declare -A ARGS=(
   [cf_wide]="--scenario baseline_compiled --compile none --d-model 2048 --n-heads 16 --n-layers 4 --batch-size 4"
   [cf_eager]="--scenario baseline_compiled --compile none --batch-size 8"
   [cf_bf16_small]="--scenario baseline_compiled --compile none --d-model 512 --n-heads 8 --batch-size 16"
+  [cf_bf16_b16]="--scenario baseline_compiled --compile none --batch-size 16"   # tf32_fp32 in bf16
+  [cf_compiled_b16]="--scenario baseline_compiled --batch-size 16"              # empty_cache_compiled without empty_cache
 )
 declare -A ENVS=(
   [no_caching_allocator]="PYTORCH_NO_CUDA_MEMORY_CACHING=1"
@@ -52,7 +55,7 @@ declare -A ENVS=(
 ORDER=(item_sync_wide dataloader_light empty_cache_deep no_caching_allocator fp32_small tiny_deeper
        cuda_graph_small healthy_long cf_12_layers cf_wide cf_eager cf_bf16_small
        tf32_fp32 item_sync_compiled empty_cache_compiled dataloader_compiled forloop_wide
-       eager_small_host_bound cuda_graph_b16 compiled_small_batch)
+       eager_small_host_bound cuda_graph_b16 compiled_small_batch cf_bf16_b16 cf_compiled_b16)
 if [ "$#" -gt 0 ]; then ORDER=("$@"); fi
 
 failed=0
