@@ -73,4 +73,16 @@ IdleTaken take_idle_after(const DetectorContext& ctx, size_t ri, std::vector<Hos
   return out;
 }
 
+int64_t claim_idle_after(const DetectorContext& ctx, size_t ri, std::vector<HostDelay> delays,
+                         std::vector<int64_t>& saving, std::vector<IdleClaim>& claims) {
+  IdleTaken taken = take_idle_after(ctx, ri, std::move(delays));
+  int64_t total = 0;
+  for (size_t k = 0; k < taken.per_step.size() && k < saving.size(); ++k) {
+    saving[k] += taken.per_step[k];
+    total += taken.per_step[k];
+  }
+  claims.insert(claims.end(), taken.claims.begin(), taken.claims.end());
+  return total;
+}
+
 }  // namespace stepscope::diagnose

@@ -38,4 +38,9 @@ struct IdleTaken {
 // Delays may come in any order; those with ns <= 0 are ignored.
 IdleTaken take_idle_after(const DetectorContext& ctx, size_t ri, std::vector<HostDelay> delays);
 
+// take_idle_after, with what it took added to the rank's per-step `saving`
+// and its intervals to `claims`; returns the ns taken over all steps.
+int64_t claim_idle_after(const DetectorContext& ctx, size_t ri, std::vector<HostDelay> delays,
+                         std::vector<int64_t>& saving, std::vector<IdleClaim>& claims);
+
 }  // namespace stepscope::diagnose

@@ -67,12 +67,7 @@ DetectorOutput run(const DetectorContext& ctx) {
                                          fmt::format("GPU idle {} of this {} call", human_time(static_cast<double>(idle)),
                                                      human_time(static_cast<double>(c.end_ns - c.start_ns))))});
     }
-    IdleTaken later = take_idle_after(ctx, ri, std::move(delays));
-    for (size_t k = 0; k < later.per_step.size(); ++k) {
-      saving[ri][k] += later.per_step[k];
-      later_idle_ns += later.per_step[k];
-    }
-    claims.insert(claims.end(), later.claims.begin(), later.claims.end());
+    later_idle_ns += claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims);
     // Host-to-device copies and the part of them no kernel hides.
     IntervalSet exposed(copy_spans);
     const trace::StringId bytes_key = r.store->strings.find("bytes");

@@ -158,12 +158,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       e.name = trigger + " -> " + call;
       examples.push_back({static_cast<double>(idle), std::move(e)});
     }
-    IdleTaken later = take_idle_after(ctx, ri, std::move(delays));
-    for (size_t k = 0; k < later.per_step.size(); ++k) {
-      saving[ri][k] += later.per_step[k];
-      later_idle_ns += later.per_step[k];
-    }
-    claims.insert(claims.end(), later.claims.begin(), later.claims.end());
+    later_idle_ns += claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims);
     for (const auto& act : r.timeline->activities)
       if (act.kind == trace::EventKind::kMemcpy && r.store->strings.get(act.name).starts_with("Memcpy DtoH") &&
           step_index_at(a, act.start_ns) >= 0)

@@ -57,12 +57,7 @@ DetectorOutput run(const DetectorContext& ctx) {
                                                      human_time(static_cast<double>(c.end_ns - c.start_ns)),
                                                      human_time(static_cast<double>(idle))))});
     }
-    IdleTaken later = take_idle_after(ctx, ri, std::move(delays));
-    for (size_t k = 0; k < later.per_step.size(); ++k) {
-      saving[ri][k] += later.per_step[k];
-      later_idle_ns += later.per_step[k];
-    }
-    claims.insert(claims.end(), later.claims.begin(), later.claims.end());
+    later_idle_ns += claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims);
     // The cache shrinking (Total Reserved falling) means blocks went back to
     // the driver: empty_cache() or a retry after a failed allocation.
     const trace::StringId reserved_key = r.store->strings.find("Total Reserved");

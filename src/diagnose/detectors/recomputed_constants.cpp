@@ -169,12 +169,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       gpu_total += o->gpu_ns;
       ++occurrences;
     }
-    IdleTaken taken = take_idle_after(ctx, ri, std::move(delays));
-    for (size_t k = 0; k < taken.per_step.size(); ++k) {
-      saving[ri][k] += taken.per_step[k];
-      idle_total += taken.per_step[k];
-    }
-    claims.insert(claims.end(), taken.claims.begin(), taken.claims.end());
+    idle_total += claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims);
   }
 
   Finding f;
