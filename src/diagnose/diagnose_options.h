@@ -38,6 +38,13 @@ struct DiagnoseOptions {
   // shaped or badly configured matmuls miss.
   double matmul_efficient_fraction = 0.5;
 
+  // compute_efficiency: a rank whose FP32 matmul kernels (SIMT, or tensor
+  // cores under float32 ops) take at least this share of its matmul kernel
+  // time runs an FP32 model, and the rest of its FP32 work is priced too
+  // (bf16 halves the bytes). A bf16 model with a few FP32 matmuls (a loss
+  // head, a router) stays far below half.
+  double fp32_model_matmul_share = 0.5;
+
   // compute_efficiency: kernels below this "est. achieved occupancy %" are
   // listed as low-occupancy evidence, %.
   double low_occupancy_pct = 25.0;

@@ -1,9 +1,14 @@
-// compute_efficiency: matmuls that run slower than the GPU allows. Three
+// compute_efficiency: kernels that run slower than the GPU allows. Four
 // disjoint parts, each an upper bound from kernel time and the peak table:
 //   SIMT matmuls    - GEMM/conv kernels on the FFMA path (TF32 off, FP32):
 //                     their exposed time times (1 - fp32 peak / bf16 peak);
-//   FP32 on TF32    - tensor-core matmuls of float inputs: kernel time times
-//                     (1 - tf32 peak / bf16 peak), what bf16 autocast offers;
+//   FP32 on TF32    - tensor-core matmul, attention and convolution kernels
+//                     launched by ops computing in float32: kernel time times
+//                     (1 - tf32 peak / bf16 peak), what bf16 offers;
+//   FP32 model, the rest - when most matmul time is FP32 (the model itself
+//                     computes in FP32), its other computation kernels of
+//                     float32 ops outside the optimizer: half their time, as
+//                     bf16 moves half the bytes of these memory-bound kernels;
 //   slow matmuls    - bf16/fp16/fp8 matmuls whose achieved TFLOP/s (FLOPs
 //                     from the recorded shapes) is below
 //                     options.matmul_efficient_fraction of the dense peak:
@@ -17,6 +22,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/launch_precision.h"
 #include "diagnose/matmul_path.h"
 #include "diagnose/op_args.h"
 
@@ -24,6 +30,9 @@ namespace stepscope::diagnose {
 namespace {
 
 constexpr const char* kName = "compute_efficiency";
+// bf16 holds a value in half the bytes of float32, so a memory-bound kernel
+// moved to bf16 takes at most this fraction of its time less.
+constexpr double kBf16ByteSaving = 0.5;
 
 // Innermost matmul op enclosing a launch on its thread, or kNoRow.
 uint32_t matmul_op_of_launch(const RankView& r, uint32_t launch_row) {
@@ -57,8 +66,9 @@ DetectorOutput run(const DetectorContext& ctx) {
   DetectorOutput out;
   const DiagnoseOptions& opt = *ctx.options;
   StepTimes saving = zero_step_times(ctx);
-  int64_t simt_ns = 0, float_tc_ns = 0, slow_ns_saved = 0, steps_total = 0, matmul_ns = 0;
-  double simt_saving_ns = 0, float_saving_ns = 0;
+  int64_t simt_ns = 0, float_tc_ns = 0, float_other_ns = 0, slow_ns_saved = 0, steps_total = 0, matmul_ns = 0;
+  double simt_saving_ns = 0, float_saving_ns = 0, float_other_saving_ns = 0;
+  bool fp32_model = false;
   double all_flops = 0;
   int64_t all_flop_ns = 0;
   int64_t compute_ns = 0, low_occ_ns = 0;
@@ -74,6 +84,7 @@ DetectorOutput run(const DetectorContext& ctx) {
     if (!peaks) unknown_peaks = true;
     OpArgReader args(*r.store);
     MatmulPathCache paths(r.store->strings);
+    LaunchPrecisionReader precision(*r.store, *r.tree, args);
     any_dims = any_dims || args.has_shapes();
     const trace::StringId occ_key = r.store->strings.find("est. achieved occupancy %");
     // Target rate for a matmul fixed to tensor cores: bf16 where the chip has it.
@@ -93,6 +104,8 @@ DetectorOutput run(const DetectorContext& ctx) {
       bool simt = false;   // any of its kernels on the SIMT path (covered by the SIMT part)
     };
     std::unordered_map<uint32_t, OpTime> op_ns;  // matmul op row -> its kernels
+    std::vector<int64_t> float_tc_step(a.steps.size(), 0);
+    int64_t rank_matmul_ns = 0, rank_fp32_matmul_ns = 0;
     for (const auto& act : r.timeline->activities) {
       if (act.kind != trace::EventKind::kKernel) continue;
       int32_t si = step_index_at(a, act.start_ns);
@@ -118,6 +131,12 @@ DetectorOutput run(const DetectorContext& ctx) {
       MatmulPath path = paths.of(act.name, act.family);
       if (path == MatmulPath::kNotMatmul) continue;
       matmul_ns += act.duration_ns();
+      rank_matmul_ns += act.duration_ns();
+      if (path == MatmulPath::kSimt) rank_fp32_matmul_ns += act.duration_ns();
+      if (path == MatmulPath::kTensorCore && precision.of_matmul(act.name, act.launch_row).type == OpFloat::kFloat32) {
+        float_tc_step[static_cast<size_t>(si)] += act.duration_ns();
+        rank_fp32_matmul_ns += act.duration_ns();
+      }
       if (path == MatmulPath::kSimt) {
         simt_ns += act.duration_ns();
         auto& t = simt_kernels[std::string(name)];
@@ -143,14 +162,6 @@ DetectorOutput run(const DetectorContext& ctx) {
       if (!oa.types.empty()) any_types = true;
       std::string dtype = oa.types.empty() ? std::string() : oa.types.front();
       std::string_view op_name = r.store->name_of(op);
-      if (is_float32(dtype)) {
-        float_tc_ns += ns;
-        if (peaks && peaks->tf32_tflops > 0 && peaks->bf16_tflops > peaks->tf32_tflops) {
-          double s = static_cast<double>(ns) * (1.0 - peaks->tf32_tflops / peaks->bf16_tflops);
-          saving[ri][static_cast<size_t>(si)] += static_cast<int64_t>(s);
-          float_saving_ns += s;
-        }
-      }
       auto flops = matmul_flops(op_name, oa.shapes);
       if (!flops || *flops <= 0 || ns <= 0) continue;
       all_flops += *flops;
@@ -179,6 +190,41 @@ DetectorOutput run(const DetectorContext& ctx) {
         }
       }
     }
+
+    // FP32 on tensor cores, and the rest of an FP32 model's work.
+    const bool rank_fp32_model =
+        rank_matmul_ns > 0 && static_cast<double>(rank_fp32_matmul_ns) >=
+                                  opt.fp32_model_matmul_share * static_cast<double>(rank_matmul_ns);
+    fp32_model = fp32_model || rank_fp32_model;
+    // An FP32 model's other computation kernels, read only for such a model:
+    // resolving every kernel's launching op costs a lookup per kernel.
+    std::vector<int64_t> float_other_step(a.steps.size(), 0);
+    if (rank_fp32_model)
+      for (const auto& act : r.timeline->activities) {
+        if (act.kind != trace::EventKind::kKernel || act.cls != analysis::KernelClass::kComputation) continue;
+        if (paths.of(act.name, act.family) != MatmulPath::kNotMatmul) continue;
+        int32_t si = step_index_at(a, act.start_ns);
+        if (si < 0) continue;
+        LaunchPrecision p = precision.of_launch(act.launch_row);
+        // The optimizer keeps FP32 master weights under mixed precision.
+        if (p.type == OpFloat::kFloat32 && !p.in_optimizer) float_other_step[static_cast<size_t>(si)] += act.duration_ns();
+      }
+    const bool tf32_below_bf16 = peaks && peaks->tf32_tflops > 0 && peaks->bf16_tflops > peaks->tf32_tflops;
+    for (size_t k = 0; k < a.steps.size(); ++k) {
+      float_tc_ns += float_tc_step[k];
+      if (tf32_below_bf16) {
+        double s = static_cast<double>(float_tc_step[k]) * (1.0 - peaks->tf32_tflops / peaks->bf16_tflops);
+        saving[ri][k] += static_cast<int64_t>(s);
+        float_saving_ns += s;
+      }
+      if (!rank_fp32_model) continue;
+      float_other_ns += float_other_step[k];
+      if (peaks && peaks->bf16_tflops > 0) {  // a GPU with bf16 at all
+        double s = static_cast<double>(float_other_step[k]) * kBf16ByteSaving;
+        saving[ri][k] += static_cast<int64_t>(s);
+        float_other_saving_ns += s;
+      }
+    }
   }
 
   double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
@@ -193,7 +239,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   if (!any_occupancy && compute_ns > 0)
     out.not_assessed.push_back({kName, "kernel occupancy", "kernels carry no \"est. achieved occupancy %\""});
 
-  double total_saving = simt_saving_ns + float_saving_ns + static_cast<double>(slow_ns_saved);
+  double total_saving = simt_saving_ns + float_saving_ns + float_other_saving_ns + static_cast<double>(slow_ns_saved);
   if (total_saving <= 0 && simt_ns == 0) return out;
 
   Finding f;
@@ -204,6 +250,8 @@ DetectorOutput run(const DetectorContext& ctx) {
   m.push_back({"matmul_kernel_us_per_step", static_cast<double>(matmul_ns) / steps / 1e3, "us"});
   m.push_back({"simt_matmul_us_per_step", static_cast<double>(simt_ns) / steps / 1e3, "us"});
   m.push_back({"fp32_tensor_core_matmul_us_per_step", static_cast<double>(float_tc_ns) / steps / 1e3, "us"});
+  if (fp32_model)
+    m.push_back({"fp32_other_kernel_us_per_step", static_cast<double>(float_other_ns) / steps / 1e3, "us"});
   if (all_flop_ns > 0) m.push_back({"matmul_achieved_tflops", all_flops / static_cast<double>(all_flop_ns) / 1e3, "TFLOP/s"});
   m.push_back({"slow_matmul_excess_us_per_step", static_cast<double>(slow_ns_saved) / steps / 1e3, "us"});
   if (compute_ns > 0)
@@ -236,9 +284,15 @@ DetectorOutput run(const DetectorContext& ctx) {
     f.title = fmt::format("Matmuls run on the FP32 SIMT path without tensor cores: {} per step",
                           human_time(static_cast<double>(simt_ns) / steps));
     f.confidence = Confidence::kHigh;
-  } else if (float_saving_ns >= static_cast<double>(slow_ns_saved)) {
-    f.title = fmt::format("FP32 matmuls on TF32 tensor cores ({} per step): bf16 doubles the peak",
-                          human_time(static_cast<double>(float_tc_ns) / steps));
+  } else if (float_saving_ns + float_other_saving_ns >= static_cast<double>(slow_ns_saved)) {
+    if (float_other_ns > 0)
+      f.title = fmt::format("The model computes in FP32: TF32 matmuls {} and other FP32 kernels {} per step, "
+                            "which bf16 runs at twice the matmul peak and with half the bytes",
+                            human_time(static_cast<double>(float_tc_ns) / steps),
+                            human_time(static_cast<double>(float_other_ns) / steps));
+    else
+      f.title = fmt::format("FP32 matmuls on TF32 tensor cores ({} per step): bf16 doubles the peak",
+                            human_time(static_cast<double>(float_tc_ns) / steps));
     f.confidence = Confidence::kMedium;
   } else {
     f.title = fmt::format("Matmuls below {:.0f}% of the GPU's peak: {} per step above that rate",
@@ -248,7 +302,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   if (simt_ns > 0)
     remedies.push_back("enable TF32 for FP32 matmuls and convolutions (torch.set_float32_matmul_precision('high'), "
                        "torch.backends.cudnn.allow_tf32 = True) or, better, train in bf16");
-  if (float_tc_ns > 0 || simt_ns > 0)
+  if (float_tc_ns > 0 || simt_ns > 0 || float_other_ns > 0)
     remedies.push_back("run the model in bf16 with torch.autocast(device_type='cuda', dtype=torch.bfloat16) (or "
                        "bf16 parameters) so matmuls use the full tensor-core rate");
   if (slow_ns_saved > 0)

@@ -1,0 +1,101 @@
+#include "diagnose/launch_precision.h"
+
+#include <array>
+
+#include "analysis/name_patterns.h"
+#include "diagnose/host_index.h"
+
+namespace stepscope::diagnose {
+namespace {
+
+using analysis::Match;
+using analysis::NamePattern;
+using analysis::NamePatterns;
+
+struct TypeRule {
+  NamePattern pattern;
+  OpFloat type;
+};
+
+// Low-precision words first: "s16816gemm_bf16" accumulates in single
+// precision but reads bf16.
+constexpr std::array kTypeRules = {
+    TypeRule{{Match::kContains, "bf16"}, OpFloat::kOther},
+    TypeRule{{Match::kContains, "bfloat16"}, OpFloat::kOther},
+    TypeRule{{Match::kContains, "f16"}, OpFloat::kOther},  // f16f16_f16f32
+    TypeRule{{Match::kContains, "fp16"}, OpFloat::kOther},
+    TypeRule{{Match::kContains, "half"}, OpFloat::kOther},
+    TypeRule{{Match::kContains, "h1688"}, OpFloat::kOther},
+    TypeRule{{Match::kContains, "h16816"}, OpFloat::kOther},
+    TypeRule{{Match::kContains, "e4m3"}, OpFloat::kOther},
+    TypeRule{{Match::kContains, "e5m2"}, OpFloat::kOther},
+    TypeRule{{Match::kContains, "fp8"}, OpFloat::kOther},
+    TypeRule{{Match::kContains, "i8816"}, OpFloat::kOther},
+    TypeRule{{Match::kContains, "tf32"}, OpFloat::kFloat32},
+    TypeRule{{Match::kContains, "s1688gemm"}, OpFloat::kFloat32},  // Ampere TF32 m16n8k8, FP32 in and out
+};
+
+const NamePatterns& type_patterns() {
+  static const NamePatterns patterns =
+      NamePatterns::of_rules(kTypeRules, [](const TypeRule& r) { return r.pattern; }, /*fold_case=*/true);
+  return patterns;
+}
+
+}  // namespace
+
+OpFloat float_type_of(std::span<const std::string> input_types) {
+  for (const std::string& t : input_types) {
+    if (t == "float" || t == "float32") return OpFloat::kFloat32;
+    // c10::BFloat16, c10::Half, c10::Float8_e4m3fn..., double.
+    if (t == "double" || t.starts_with("c10::BFloat16") || t.starts_with("c10::Half") || t.starts_with("c10::Float8"))
+      return OpFloat::kOther;
+  }
+  return OpFloat::kNone;
+}
+
+OpFloat matmul_name_float_type(std::string_view kernel_name) {
+  const size_t rule = type_patterns().first_match(kernel_name);
+  return rule == NamePatterns::kNoMatch ? OpFloat::kNone : kTypeRules[rule].type;
+}
+
+LaunchPrecision LaunchPrecisionReader::of_launch(uint32_t launch_row) {
+  if (launch_row == HostTree::kNoRow) return {};
+  const uint32_t first = tree_.parent(launch_row);
+  if (first == HostTree::kNoRow) return {};
+  if (auto it = by_parent_.find(first); it != by_parent_.end()) return it->second;
+  LaunchPrecision p;
+  bool decided = false;
+  for (uint32_t row = first; row != HostTree::kNoRow; row = tree_.parent(row)) {
+    const trace::EventKind kind = store_.events.kind[row];
+    if (!decided && kind == trace::EventKind::kCpuOp) {
+      OpFloat t = float_type_of(args_.read(row).types);
+      if (t != OpFloat::kNone) {
+        // Only an aten op's inputs are what its kernels compute in.
+        p.type = store_.name_of(row).starts_with("aten::") ? t : OpFloat::kNone;
+        decided = true;
+      }
+    }
+    if (kind == trace::EventKind::kUserAnnotation && is_optimizer_step(store_.name_of(row))) {
+      p.in_optimizer = true;
+      break;  // the optimizer's annotation encloses its ops; nothing above it changes the answer
+    }
+  }
+  by_parent_.emplace(first, p);
+  return p;
+}
+
+LaunchPrecision LaunchPrecisionReader::of_matmul(trace::StringId kernel_name, uint32_t launch_row) {
+  OpFloat named = OpFloat::kNone;
+  if (kernel_name < name_types_.size()) {
+    if (name_types_[kernel_name] == kUnknownName)
+      name_types_[kernel_name] = static_cast<uint8_t>(matmul_name_float_type(store_.strings.get(kernel_name)));
+    named = static_cast<OpFloat>(name_types_[kernel_name]);
+  } else {
+    named = matmul_name_float_type(store_.strings.get(kernel_name));
+  }
+  LaunchPrecision p = of_launch(launch_row);
+  if (named != OpFloat::kNone) p.type = named;
+  return p;
+}
+
+}  // namespace stepscope::diagnose
