@@ -8,7 +8,8 @@
 # variant without its cause (cf_12_layers for empty_cache_deep and
 # dataloader_light, cf_wide for item_sync_wide, cf_eager for
 # no_caching_allocator, cf_bf16_small for fp32_small, cf_bf16_b16 for
-# tf32_fp32, cf_compiled_b16 for empty_cache_compiled).
+# tf32_fp32, cf_compiled_b16 for empty_cache_compiled, cf_bf16_small for
+# tf32_small, cf_bf16_b32 for tf32_b32, cf_bf16_long for tf32_long).
 #
 #   bash workloads/heldout_variants.sh OUTDIR [NAME ...]
 #
@@ -39,6 +40,10 @@ declare -A ARGS=(
   [eager_small_host_bound]="--scenario eager_bf16_baseline --d-model 512 --n-heads 8 --n-layers 8 --batch-size 2 --seq-len 256"
   [cuda_graph_b16]="--scenario cuda_graph --batch-size 16"
   [compiled_small_batch]="--scenario baseline_compiled --batch-size 2"
+  # Third batch: fp32 with TF32 at other shapes ("_third_batch").
+  [tf32_small]="--scenario baseline_compiled --compile none --dtype fp32 --d-model 512 --n-heads 8 --batch-size 16"
+  [tf32_b32]="--scenario baseline_compiled --compile none --dtype fp32 --batch-size 32"
+  [tf32_long]="--scenario baseline_compiled --compile none --dtype fp32 --seq-len 2048 --batch-size 4"
   # Counterfactuals: a variant's configuration without its injected cause, so
   # that the saving the diagnosis estimates can be compared with the step
   # time that removing the cause actually saves.
@@ -48,6 +53,8 @@ declare -A ARGS=(
   [cf_bf16_small]="--scenario baseline_compiled --compile none --d-model 512 --n-heads 8 --batch-size 16"
   [cf_bf16_b16]="--scenario baseline_compiled --compile none --batch-size 16"   # tf32_fp32 in bf16
   [cf_compiled_b16]="--scenario baseline_compiled --batch-size 16"              # empty_cache_compiled without empty_cache
+  [cf_bf16_b32]="--scenario baseline_compiled --compile none --batch-size 32"   # tf32_b32 in bf16
+  [cf_bf16_long]="--scenario baseline_compiled --compile none --seq-len 2048 --batch-size 4"  # tf32_long in bf16
 )
 declare -A ENVS=(
   [no_caching_allocator]="PYTORCH_NO_CUDA_MEMORY_CACHING=1"
@@ -55,7 +62,8 @@ declare -A ENVS=(
 ORDER=(item_sync_wide dataloader_light empty_cache_deep no_caching_allocator fp32_small tiny_deeper
        cuda_graph_small healthy_long cf_12_layers cf_wide cf_eager cf_bf16_small
        tf32_fp32 item_sync_compiled empty_cache_compiled dataloader_compiled forloop_wide
-       eager_small_host_bound cuda_graph_b16 compiled_small_batch cf_bf16_b16 cf_compiled_b16)
+       eager_small_host_bound cuda_graph_b16 compiled_small_batch cf_bf16_b16 cf_compiled_b16
+       tf32_small tf32_b32 tf32_long cf_bf16_b32 cf_bf16_long)
 if [ "$#" -gt 0 ]; then ORDER=("$@"); fi
 
 failed=0
