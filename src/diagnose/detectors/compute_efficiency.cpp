@@ -13,6 +13,8 @@
 //                     from the recorded shapes) is below
 //                     options.matmul_efficient_fraction of the dense peak:
 //                     time above running at that fraction.
+// Each step's sum is then capped at the time the host waited for the GPU in
+// it (host_wait.h): in a host-bound step faster kernels save nothing.
 // Low-occupancy kernels are listed as evidence only: occupancy bounds no time.
 #include <fmt/core.h>
 
@@ -22,6 +24,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/host_wait.h"
 #include "diagnose/launch_precision.h"
 #include "diagnose/matmul_path.h"
 #include "diagnose/op_args.h"
@@ -242,6 +245,10 @@ DetectorOutput run(const DetectorContext& ctx) {
   double total_saving = simt_saving_ns + float_saving_ns + float_other_saving_ns + static_cast<double>(slow_ns_saved);
   if (total_saving <= 0 && simt_ns == 0) return out;
 
+  // Faster kernels shorten a step only where the host waited for them.
+  int64_t beyond_wait_ns = 0;
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) beyond_wait_ns += cap_at_host_wait(ctx.ranks[ri], saving[ri]);
+
   Finding f;
   f.category = Category::kComputeEfficiency;
   f.detector = kName;
@@ -254,6 +261,7 @@ DetectorOutput run(const DetectorContext& ctx) {
     m.push_back({"fp32_other_kernel_us_per_step", static_cast<double>(float_other_ns) / steps / 1e3, "us"});
   if (all_flop_ns > 0) m.push_back({"matmul_achieved_tflops", all_flops / static_cast<double>(all_flop_ns) / 1e3, "TFLOP/s"});
   m.push_back({"slow_matmul_excess_us_per_step", static_cast<double>(slow_ns_saved) / steps / 1e3, "us"});
+  m.push_back({"saving_beyond_host_wait_us_per_step", static_cast<double>(beyond_wait_ns) / steps / 1e3, "us"});
   if (compute_ns > 0)
     m.push_back({"low_occupancy_kernel_time_pct", 100.0 * static_cast<double>(low_occ_ns) / static_cast<double>(compute_ns), "%"});
 

@@ -85,26 +85,33 @@ std::string typed_op(const std::string& name, int64_t ts_ns, int64_t dur_ns, con
                                      R"("args": {"Input type": )" + types + "}");
 }
 
-// One 1 ms step of an FP32 model (ns): a float aten::mm (200k of matmul), a
-// float aten::add (100k), the optimizer's float add_ (50k), a compiled
-// graph with float inputs launching a matmul and a Triton kernel (100k +
-// 60k), and a bf16 aten::mm (20k).
-std::vector<std::string> fp32_model_step(const std::string& compiled_matmul) {
-  return {
-      step(1, 0, 1'000'000),
-      typed_op("aten::mm", 10'000, 20'000, R"(["float", "float"])"), launch(12'000, 5'000, 1),
-      kernel(kNvjet, 20'000, 200'000, 7, 1),
-      typed_op("aten::add", 40'000, 20'000, R"(["float", "float", "Scalar"])"), launch(42'000, 5'000, 2),
-      kernel(kAdd, 220'000, 100'000, 7, 2),
-      stepscope::testing::x_event("user_annotation", "Optimizer.step#AdamW.step", us_text(70'000), us_text(50'000)),
-      typed_op("aten::add_", 80'000, 20'000, R"(["float", "float", "Scalar"])"), launch(82'000, 5'000, 3),
-      kernel(kAdd, 320'000, 50'000, 7, 3),
-      typed_op("CompiledFunction", 130'000, 70'000, R"(["float", "float"])"), launch(132'000, 5'000, 4),
-      kernel(compiled_matmul, 370'000, 100'000, 7, 4), launch(150'000, 5'000, 5),
-      kernel("triton_poi_fused_add_gelu_0", 470'000, 60'000, 7, 5),
-      typed_op("aten::mm", 210'000, 20'000, R"(["c10::BFloat16", "c10::BFloat16"])"), launch(212'000, 5'000, 6),
-      kernel(kNvjet, 530'000, 20'000, 7, 6),
+// One 1 ms step of an FP32 model from t0 (ns): a float aten::mm (200k of
+// matmul), a float aten::add (100k), the optimizer's float add_ (50k), a
+// compiled graph with float inputs launching a matmul and a Triton kernel
+// (100k + 60k), and a bf16 aten::mm (20k). The GPU works from 20k to 550k.
+// With `sync`, the host then waits in cudaStreamSynchronize from 250k until
+// the GPU is done (300k of waiting while it works).
+std::vector<std::string> fp32_model_step(const std::string& compiled_matmul, int n = 1, int64_t t0 = 0,
+                                         bool sync = false) {
+  const int64_t c = n * 10;
+  std::vector<std::string> ev = {
+      step(n, t0, 1'000'000),
+      typed_op("aten::mm", t0 + 10'000, 20'000, R"(["float", "float"])"), launch(t0 + 12'000, 5'000, c + 1),
+      kernel(kNvjet, t0 + 20'000, 200'000, 7, c + 1),
+      typed_op("aten::add", t0 + 40'000, 20'000, R"(["float", "float", "Scalar"])"), launch(t0 + 42'000, 5'000, c + 2),
+      kernel(kAdd, t0 + 220'000, 100'000, 7, c + 2),
+      stepscope::testing::x_event("user_annotation", "Optimizer.step#AdamW.step", us_text(t0 + 70'000),
+                                  us_text(50'000)),
+      typed_op("aten::add_", t0 + 80'000, 20'000, R"(["float", "float", "Scalar"])"), launch(t0 + 82'000, 5'000, c + 3),
+      kernel(kAdd, t0 + 320'000, 50'000, 7, c + 3),
+      typed_op("CompiledFunction", t0 + 130'000, 70'000, R"(["float", "float"])"), launch(t0 + 132'000, 5'000, c + 4),
+      kernel(compiled_matmul, t0 + 370'000, 100'000, 7, c + 4), launch(t0 + 150'000, 5'000, c + 5),
+      kernel("triton_poi_fused_add_gelu_0", t0 + 470'000, 60'000, 7, c + 5),
+      typed_op("aten::mm", t0 + 210'000, 20'000, R"(["c10::BFloat16", "c10::BFloat16"])"),
+      launch(t0 + 212'000, 5'000, c + 6), kernel(kNvjet, t0 + 530'000, 20'000, 7, c + 6),
   };
+  if (sync) ev.push_back(launch(t0 + 250'000, 302'000, c + 9, "cudaStreamSynchronize"));
+  return ev;
 }
 
 TEST(ComputeEfficiency, Fp32ModelPricesItsOtherKernelsAtHalfAndLeavesTheOptimizerAndCompiledGraphsOut) {
@@ -143,6 +150,43 @@ TEST(ComputeEfficiency, MostlyBf16MatmulsMakeNoFp32Model) {
   EXPECT_DOUBLE_EQ(*metric(*f, "fp32_tensor_core_matmul_us_per_step"), 200.0);
   EXPECT_FALSE(metric(*f, "fp32_other_kernel_us_per_step").has_value());
   EXPECT_DOUBLE_EQ(f->estimated_saving_us, 200.0 * 0.5);
+}
+
+// Three such steps; the host waits for the GPU only in the first. Faster
+// kernels shorten a step only where the host waited for them: the second
+// step saves nothing. The last window is left uncapped (it ends where its
+// GPU work ends).
+TEST(ComputeEfficiency, ASavingIsCappedAtTheTimeTheHostWaitedForTheGpu) {
+  std::vector<std::string> ev = fp32_model_step(kNvjet, 1, 0, /*sync=*/true);
+  for (int n : {2, 3}) {
+    std::vector<std::string> more = fp32_model_step(kNvjet, n, (n - 1) * 1'000'000);
+    ev.insert(ev.end(), more.begin(), more.end());
+  }
+  auto run = diagnose_inline(ev, kH100);
+  const Finding* f = any_finding(run->d, Category::kComputeEfficiency);
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(*metric(*f, "fp32_tensor_core_matmul_us_per_step"), 200.0);
+  EXPECT_DOUBLE_EQ(*metric(*f, "fp32_other_kernel_us_per_step"), 100.0);
+  // 150 us per step uncapped; step 2 loses all of it.
+  EXPECT_DOUBLE_EQ(*metric(*f, "saving_beyond_host_wait_us_per_step"), 50.0);
+  EXPECT_DOUBLE_EQ(f->estimated_saving_us, 100.0);
+}
+
+TEST(ComputeEfficiency, TheCapIsTheBusyPartOfTheWait) {
+  // The first step's sync waits 300k while the GPU works: a cap of 300k,
+  // above its 150k saving. Shrink the wait to 100k (from 450k on): the
+  // first step keeps 100k.
+  std::vector<std::string> ev = fp32_model_step(kNvjet, 1, 0);
+  ev.push_back(launch(450'000, 102'000, 19, "cudaStreamSynchronize"));
+  for (int n : {2, 3}) {
+    std::vector<std::string> more = fp32_model_step(kNvjet, n, (n - 1) * 1'000'000, /*sync=*/true);
+    ev.insert(ev.end(), more.begin(), more.end());
+  }
+  auto run = diagnose_inline(ev, kH100);
+  const Finding* f = any_finding(run->d, Category::kComputeEfficiency);
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(*metric(*f, "saving_beyond_host_wait_us_per_step"), 50.0 / 3);
+  EXPECT_DOUBLE_EQ(f->estimated_saving_us, (100.0 + 150.0 + 150.0) / 3);
 }
 
 TEST(ComputeEfficiency, MatmulFlopsFromShapes) {
