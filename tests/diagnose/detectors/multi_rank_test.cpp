@@ -1,5 +1,6 @@
 // communication and load_imbalance: never a communication finding without
-// collectives, and the 8-rank DLRM run from PARAM with its all-to-alls.
+// collectives, the 8-rank DLRM run from PARAM with its all-to-alls, and on
+// hand-made steps, the cap of the saving at the host's wait for the GPU.
 #include <gtest/gtest.h>
 
 #include "diagnose/diagnose_fixtures.h"
@@ -8,6 +9,9 @@ namespace stepscope::diagnose {
 namespace {
 
 using namespace testing_support;
+using analysis::testing_support::kernel;
+using analysis::testing_support::launch;
+using analysis::testing_support::step;
 
 TEST(Communication, DdpAtWorldSizeOneHasNone) {
   SKIP_WITHOUT_SHARED();
@@ -53,6 +57,33 @@ TEST(Communication, BusBandwidthFromMessageSizes) {
   EXPECT_GT(*busbw, 0.0);
   EXPECT_LT(*busbw, 600.0);  // cannot beat the A100's NVLink
   EXPECT_DOUBLE_EQ(*metric(*f, "link_peak_one_direction_gbps"), 300.0);
+}
+
+// Rank 0 of two: three 1 ms steps, each a 100k kernel and then an all-reduce
+// of 300k with nothing to hide it. Only in the first step does the host wait
+// for the GPU (a sync from 200k; the GPU works until 420k: 220k of waiting).
+// Hiding the collective shortens a step by no more than that; the last
+// window, which the GPU's work ends, is not capped.
+TEST(Communication, ASavingIsCappedAtTheTimeTheHostWaitedForTheGpu) {
+  std::vector<std::string> ev;
+  for (int n = 1; n <= 3; ++n) {
+    const int64_t t0 = (n - 1) * 1'000'000, c = n * 10;
+    ev.push_back(step(n, t0, 1'000'000));
+    ev.push_back(launch(t0 + 1'000, 5'000, c + 1));
+    ev.push_back(kernel("void at::native::vectorized_elementwise_kernel<4>", t0 + 10'000, 100'000, 7, c + 1));
+    ev.push_back(launch(t0 + 8'000, 5'000, c + 2));
+    ev.push_back(kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+                        t0 + 120'000, 300'000, 9, c + 2));
+    if (n == 1) ev.push_back(launch(t0 + 200'000, 225'000, c + 9, "cudaStreamSynchronize"));
+  }
+  auto run = diagnose_inline(ev, R"("distributedInfo": {"rank": 0, "world_size": 2})");
+  ASSERT_EQ(run->d.attribution[0].total.of(Bucket::kCommunication), 3 * 300'000);
+  const Finding* f = any_finding(run->d, Category::kCommunication);
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(*metric(*f, "exposed_communication_us_per_step"), 300.0);
+  EXPECT_DOUBLE_EQ(*metric(*f, "saving_beyond_host_wait_us_per_step"), (80.0 + 300.0) / 3);
+  EXPECT_DOUBLE_EQ(f->estimated_saving_us, (220.0 + 0.0 + 300.0) / 3);
+  EXPECT_NE(f->title.find("the time the host waited for the GPU"), std::string::npos) << f->title;
 }
 
 TEST(LoadImbalance, SingleRankIsNotAssessed) {
