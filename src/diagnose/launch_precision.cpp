@@ -60,28 +60,40 @@ OpFloat matmul_name_float_type(std::string_view kernel_name) {
 
 LaunchPrecision LaunchPrecisionReader::of_launch(uint32_t launch_row) {
   if (launch_row == HostTree::kNoRow) return {};
-  const uint32_t first = tree_.parent(launch_row);
-  if (first == HostTree::kNoRow) return {};
-  if (auto it = by_parent_.find(first); it != by_parent_.end()) return it->second;
-  LaunchPrecision p;
-  bool decided = false;
-  for (uint32_t row = first; row != HostTree::kNoRow; row = tree_.parent(row)) {
-    const trace::EventKind kind = store_.events.kind[row];
-    if (!decided && kind == trace::EventKind::kCpuOp) {
-      OpFloat t = float_type_of(args_.read(row).types);
-      if (t != OpFloat::kNone) {
-        // Only an aten op's inputs are what its kernels compute in.
-        p.type = store_.name_of(row).starts_with("aten::") ? t : OpFloat::kNone;
-        decided = true;
-      }
+  return of_span(tree_.parent(launch_row));
+}
+
+// The answer for a span follows from its parent's and its own name and
+// types, so each span is worked out once: walk up to the first span already
+// known, then fill the path in from the top. Deeply nested spans (a
+// recursive module, a crafted trace) then cost linear time, not depth x
+// launches.
+LaunchPrecision LaunchPrecisionReader::of_span(uint32_t row) {
+  if (row == HostTree::kNoRow) return {};
+  if (auto it = by_span_.find(row); it != by_span_.end()) return it->second;
+  std::vector<uint32_t> path;
+  LaunchPrecision state;
+  for (uint32_t r = row; r != HostTree::kNoRow; r = tree_.parent(r)) {
+    if (auto it = by_span_.find(r); it != by_span_.end()) {
+      state = it->second;
+      break;
     }
-    if (kind == trace::EventKind::kUserAnnotation && is_optimizer_step(store_.name_of(row))) {
-      p.in_optimizer = true;
-      break;  // the optimizer's annotation encloses its ops; nothing above it changes the answer
-    }
+    path.push_back(r);
   }
-  by_parent_.emplace(first, p);
-  return p;
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    const uint32_t r = *it;
+    const trace::EventKind kind = store_.events.kind[r];
+    if (kind == trace::EventKind::kUserAnnotation && is_optimizer_step(store_.name_of(r)))
+      state.in_optimizer = true;
+    if (kind == trace::EventKind::kCpuOp) {
+      OpFloat t = float_type_of(args_.read(r).types);
+      // The innermost op with a floating-point input decides; only an aten
+      // op's inputs are what its kernels compute in.
+      if (t != OpFloat::kNone) state.type = store_.name_of(r).starts_with("aten::") ? t : OpFloat::kNone;
+    }
+    by_span_.emplace(r, state);
+  }
+  return state;
 }
 
 LaunchPrecision LaunchPrecisionReader::of_matmul(trace::StringId kernel_name, uint32_t launch_row) {

@@ -44,9 +44,8 @@ struct LaunchPrecision {
   bool in_optimizer = false;  // inside an "Optimizer.step#..." annotation
 };
 
-// Resolves the kernels of one rank, caching by the launch's parent span (a
-// step launches thousands of kernels from a few hundred op rows) and by
-// kernel name.
+// Resolves the kernels of one rank, caching by host span (a step launches
+// thousands of kernels from a few hundred op rows) and by kernel name.
 class LaunchPrecisionReader {
  public:
   LaunchPrecisionReader(const trace::EventStore& store, const HostTree& tree, const OpArgReader& args)
@@ -57,11 +56,14 @@ class LaunchPrecisionReader {
   LaunchPrecision of_matmul(trace::StringId kernel_name, uint32_t launch_row);
 
  private:
+  // The answer for launches directly inside host span `row`.
+  LaunchPrecision of_span(uint32_t row);
+
   static constexpr uint8_t kUnknownName = 0xff;
   const trace::EventStore& store_;
   const HostTree& tree_;
   const OpArgReader& args_;
-  std::unordered_map<uint32_t, LaunchPrecision> by_parent_;
+  std::unordered_map<uint32_t, LaunchPrecision> by_span_;  // host span row -> its answer
   std::vector<uint8_t> name_types_;  // per interned kernel name: OpFloat, or kUnknownName
 };
 
