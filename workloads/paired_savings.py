@@ -22,7 +22,8 @@ import sys
 PAIRS = [("empty_cache_deep", "cf_12_layers"), ("dataloader_light", "cf_12_layers"),
          ("item_sync_wide", "cf_wide"), ("no_caching_allocator", "cf_eager"),
          ("fp32_small", "cf_bf16_small"), ("tf32_fp32", "cf_bf16_b16"),
-         ("empty_cache_compiled", "cf_compiled_b16")]
+         ("empty_cache_compiled", "cf_compiled_b16"), ("tf32_small", "cf_bf16_small"),
+         ("tf32_b32", "cf_bf16_b32"), ("tf32_long", "cf_bf16_long")]
 PROBES = ("aten::view", "cudaLaunchKernel")
 
 
