@@ -69,13 +69,17 @@ LaunchPrecision LaunchPrecisionReader::of_launch(uint32_t launch_row) {
 // recursive module, a crafted trace) then cost linear time, not depth x
 // launches.
 LaunchPrecision LaunchPrecisionReader::of_span(uint32_t row) {
-  if (row == HostTree::kNoRow) return {};
-  if (auto it = by_span_.find(row); it != by_span_.end()) return it->second;
+  if (row == HostTree::kNoRow || row >= store_.events.size()) return {};
+  if (by_span_.empty()) by_span_.assign(store_.events.size(), 0);
+  auto decode = [](uint8_t v) {
+    return LaunchPrecision{static_cast<OpFloat>(v & 0x3), (v & kOptimizerBit) != 0};
+  };
+  if (by_span_[row] & kKnown) return decode(by_span_[row]);
   std::vector<uint32_t> path;
   LaunchPrecision state;
   for (uint32_t r = row; r != HostTree::kNoRow; r = tree_.parent(r)) {
-    if (auto it = by_span_.find(r); it != by_span_.end()) {
-      state = it->second;
+    if (by_span_[r] & kKnown) {
+      state = decode(by_span_[r]);
       break;
     }
     path.push_back(r);
@@ -91,12 +95,13 @@ LaunchPrecision LaunchPrecisionReader::of_span(uint32_t row) {
       // op's inputs are what its kernels compute in.
       if (t != OpFloat::kNone) state.type = store_.name_of(r).starts_with("aten::") ? t : OpFloat::kNone;
     }
-    by_span_.emplace(r, state);
+    by_span_[r] = static_cast<uint8_t>(kKnown | (state.in_optimizer ? kOptimizerBit : 0) |
+                                       static_cast<uint8_t>(state.type));
   }
   return state;
 }
 
-LaunchPrecision LaunchPrecisionReader::of_matmul(trace::StringId kernel_name, uint32_t launch_row) {
+OpFloat LaunchPrecisionReader::of_matmul(trace::StringId kernel_name, uint32_t launch_row) {
   OpFloat named = OpFloat::kNone;
   if (kernel_name < name_types_.size()) {
     if (name_types_[kernel_name] == kUnknownName)
@@ -105,9 +110,7 @@ LaunchPrecision LaunchPrecisionReader::of_matmul(trace::StringId kernel_name, ui
   } else {
     named = matmul_name_float_type(store_.strings.get(kernel_name));
   }
-  LaunchPrecision p = of_launch(launch_row);
-  if (named != OpFloat::kNone) p.type = named;
-  return p;
+  return named != OpFloat::kNone ? named : of_launch(launch_row).type;
 }
 
 }  // namespace stepscope::diagnose

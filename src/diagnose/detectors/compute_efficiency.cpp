@@ -136,7 +136,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       matmul_ns += act.duration_ns();
       rank_matmul_ns += act.duration_ns();
       if (path == MatmulPath::kSimt) rank_fp32_matmul_ns += act.duration_ns();
-      if (path == MatmulPath::kTensorCore && precision.of_matmul(act.name, act.launch_row).type == OpFloat::kFloat32) {
+      if (path == MatmulPath::kTensorCore && precision.of_matmul(act.name, act.launch_row) == OpFloat::kFloat32) {
         float_tc_step[static_cast<size_t>(si)] += act.duration_ns();
         rank_fp32_matmul_ns += act.duration_ns();
       }
