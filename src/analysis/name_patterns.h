@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -32,15 +33,6 @@ class NamePatterns {
   // lower-casing the name in the "C" locale and then matching does).
   NamePatterns(std::span<const NamePattern> patterns, bool fold_case);
 
-  // The patterns of a rule table, in its order: `pattern_of(rule)` gives
-  // each rule's NamePattern, so first_match's index is the rule's.
-  template <typename Rules, typename PatternOf>
-  static NamePatterns of_rules(const Rules& rules, PatternOf pattern_of, bool fold_case) {
-    std::vector<NamePattern> patterns;
-    for (const auto& rule : rules) patterns.push_back(pattern_of(rule));
-    return NamePatterns(patterns, fold_case);
-  }
-
   // Index in `patterns` of the first one that matches `name`, or kNoMatch.
   size_t first_match(std::string_view name) const;
 
@@ -59,6 +51,45 @@ class NamePatterns {
   std::vector<uint64_t> starts_;           // bit per pair_key: a substring pattern begins with that pair
   std::vector<uint32_t> bucket_begin_;     // kBuckets + 1 offsets into by_bucket_
   std::vector<uint32_t> by_bucket_;        // substring patterns grouped by bucket(pair_key), in list order
+};
+
+// A table of naming rules: each rule is a pattern and the value a name that
+// matches it gets; the first rule in table order that matches decides (one
+// pass over the name, NamePatterns). Kernel classes, compute families, matmul
+// paths and the precision a kernel's name states are such tables.
+template <typename Value>
+struct NameRule {
+  NamePattern pattern;
+  Value value;
+};
+
+template <typename Value>
+class NameRules {
+ public:
+  NameRules(std::span<const NameRule<Value>> rules, bool fold_case)
+      : values_(values_of(rules)), patterns_(patterns_of(rules), fold_case) {}
+
+  // The value of the first rule that matches `name`, if one does.
+  std::optional<Value> match(std::string_view name) const {
+    const size_t rule = patterns_.first_match(name);
+    if (rule == NamePatterns::kNoMatch) return std::nullopt;
+    return values_[rule];
+  }
+
+ private:
+  static std::vector<Value> values_of(std::span<const NameRule<Value>> rules) {
+    std::vector<Value> v;
+    for (const auto& r : rules) v.push_back(r.value);
+    return v;
+  }
+  static std::vector<NamePattern> patterns_of(std::span<const NameRule<Value>> rules) {
+    std::vector<NamePattern> p;
+    for (const auto& r : rules) p.push_back(r.pattern);
+    return p;
+  }
+
+  std::vector<Value> values_;
+  NamePatterns patterns_;
 };
 
 }  // namespace stepscope::analysis

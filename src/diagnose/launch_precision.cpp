@@ -9,13 +9,7 @@ namespace stepscope::diagnose {
 namespace {
 
 using analysis::Match;
-using analysis::NamePattern;
-using analysis::NamePatterns;
-
-struct TypeRule {
-  NamePattern pattern;
-  OpFloat type;
-};
+using TypeRule = analysis::NameRule<OpFloat>;
 
 // Low-precision words first: "s16816gemm_bf16" accumulates in single
 // precision but reads bf16.
@@ -35,10 +29,9 @@ constexpr std::array kTypeRules = {
     TypeRule{{Match::kContains, "s1688gemm"}, OpFloat::kFloat32},  // Ampere TF32 m16n8k8, FP32 in and out
 };
 
-const NamePatterns& type_patterns() {
-  static const NamePatterns patterns =
-      NamePatterns::of_rules(kTypeRules, [](const TypeRule& r) { return r.pattern; }, /*fold_case=*/true);
-  return patterns;
+const analysis::NameRules<OpFloat>& type_rules() {
+  static const analysis::NameRules<OpFloat> rules(kTypeRules, /*fold_case=*/true);
+  return rules;
 }
 
 }  // namespace
@@ -54,8 +47,7 @@ OpFloat float_type_of(std::span<const std::string> input_types) {
 }
 
 OpFloat matmul_name_float_type(std::string_view kernel_name) {
-  const size_t rule = type_patterns().first_match(kernel_name);
-  return rule == NamePatterns::kNoMatch ? OpFloat::kNone : kTypeRules[rule].type;
+  return type_rules().match(kernel_name).value_or(OpFloat::kNone);
 }
 
 LaunchPrecision LaunchPrecisionReader::of_launch(uint32_t launch_row) {

@@ -13,10 +13,7 @@ using analysis::NamePatterns;
 
 // What a matmul kernel's name says about its path, tried in order, case
 // ignored: the first word found decides.
-struct PathRule {
-  NamePattern pattern;
-  MatmulPath path;
-};
+using PathRule = analysis::NameRule<MatmulPath>;
 
 constexpr std::array kPathRules = {
     // Matrix-vector kernels are memory-bound by nature: not counted as matmuls.
@@ -38,10 +35,9 @@ constexpr std::array kPathRules = {
     PathRule{{Match::kContains, "_f32f32_f32f32_f32_"}, MatmulPath::kSimt},
 };
 
-const NamePatterns& path_patterns() {
-  static const NamePatterns patterns =
-      NamePatterns::of_rules(kPathRules, [](const PathRule& r) { return r.pattern; }, /*fold_case=*/true);
-  return patterns;
+const analysis::NameRules<MatmulPath>& path_rules() {
+  static const analysis::NameRules<MatmulPath> rules(kPathRules, /*fold_case=*/true);
+  return rules;
 }
 
 }  // namespace
@@ -57,10 +53,9 @@ MatmulPath matmul_path(std::string_view kernel_name, analysis::KernelFamily fami
     matmul = template_kernel.first_match(kernel_name) == 0;
   }
   if (!matmul) return MatmulPath::kNotMatmul;
-  const size_t rule = path_patterns().first_match(kernel_name);
   // A matmul whose name says nothing about its path: cuBLAS/cuDNN run
   // half-precision and TF32 matmuls on tensor cores, so that is the default.
-  return rule == NamePatterns::kNoMatch ? MatmulPath::kTensorCore : kPathRules[rule].path;
+  return path_rules().match(kernel_name).value_or(MatmulPath::kTensorCore);
 }
 
 }  // namespace stepscope::diagnose
