@@ -23,6 +23,17 @@ Distribution summarize(std::vector<double>& values) {
   Distribution d;
   if (values.empty()) return d;
   d.count = static_cast<int64_t>(values.size());
+  // Two passes: the mean first, then squared deviations, so large offsets
+  // (timestamps, ns durations) do not cancel catastrophically. Summed in the
+  // sample's own order, before the selection below reorders it, so that the
+  // last bits do not depend on how the order statistics are found.
+  long double sum = 0;
+  for (double v : values) sum += v;
+  long double mean = sum / static_cast<long double>(values.size());
+  long double sq = 0;
+  for (double v : values) sq += (v - mean) * (v - mean);
+  d.mean = static_cast<double>(mean);
+  d.stddev = values.size() > 1 ? static_cast<double>(std::sqrt(sq / static_cast<long double>(values.size() - 1))) : 0.0;
   // Only the order statistics the percentiles interpolate between are put in
   // place (selection, O(n) each), not the whole sample: a full sort of every
   // launch's delay was a visible share of the analysis of large traces.
@@ -39,19 +50,15 @@ Distribution summarize(std::vector<double>& values) {
   auto from = values.begin();
   for (size_t k : ranks) {
     // Everything before `from` is already <= values[k]: select in the rest.
+    // The rank right after the last one placed (the upper neighbour of a
+    // percentile, or the minimum) is the smallest of the rest, and the
+    // maximum is the largest: one scan each instead of a selection.
     auto at = values.begin() + static_cast<std::ptrdiff_t>(k);
-    std::nth_element(from, at, values.end());
+    if (at == from) std::iter_swap(at, std::min_element(from, values.end()));
+    else if (k == n - 1) std::iter_swap(at, std::max_element(from, values.end()));
+    else std::nth_element(from, at, values.end());
     from = at + 1;
   }
-  // Two passes: the mean first, then squared deviations, so large offsets
-  // (timestamps, ns durations) do not cancel catastrophically.
-  long double sum = 0;
-  for (double v : values) sum += v;
-  long double mean = sum / static_cast<long double>(values.size());
-  long double sq = 0;
-  for (double v : values) sq += (v - mean) * (v - mean);
-  d.mean = static_cast<double>(mean);
-  d.stddev = values.size() > 1 ? static_cast<double>(std::sqrt(sq / static_cast<long double>(values.size() - 1))) : 0.0;
   d.min = values.front();
   d.max = values.back();
   // percentile_sorted reads only the order statistics placed above.
