@@ -114,6 +114,10 @@ echo "# stepscope ingest benchmark"
 echo
 echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "- machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+# The VM's model name says only "AMD EPYC"; family and model tell the host
+# CPU's generation apart (25/17 is Zen 4, with AVX-512), and runs on
+# different generations are not comparable.
+echo "- cpu: family $(lscpu | sed -n 's/^CPU family: *//p' | head -1), model $(lscpu | sed -n 's/^Model: *//p' | head -1), AVX-512: $(grep -q avx512f /proc/cpuinfo && echo yes || echo no)"
 echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "- commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
 echo "- binary: $stepscope; best of $repeat runs per row"
