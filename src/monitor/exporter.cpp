@@ -1,24 +1,23 @@
 #include "monitor/exporter.h"
 
+#include <arpa/inet.h>
+#include <civetweb.h>
 #include <fmt/core.h>
+#include <netdb.h>
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
-
-#include "monitor/listen_socket.h"
-
-#include <arpa/inet.h>
-#include <civetweb.h>
-#include <netdb.h>
 #include <unistd.h>
 
 #include <array>
 #include <cmath>
 #include <set>
 #include <sstream>
+
+#include "monitor/listen_socket.h"
 
 namespace stepscope::monitor {
 
@@ -216,12 +215,9 @@ bool Exporter::listen(const HostPort& where, std::string& error) {
     freeaddrinfo(res);
     numeric.host = text;
   }
-  if (int probe = open_listener(numeric, 1, error); probe < 0) {
-    error = fmt::format("{} (serving /metrics)", error);
-    return false;
-  } else {
-    ::close(probe);
-  }
+  const int probe = open_listener(numeric, 1, error);
+  if (probe < 0) return false;
+  ::close(probe);
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
         "listening_ports", to_string(numeric),
