@@ -23,13 +23,24 @@ import time
 
 FIELDS = ("step", "loss", "step_time", "tokens", "grad_norm", "loss_scale")
 _INTEGER = {"step", "tokens"}
-_POSITIVE = {"step_time", "loss_scale"}
+_FLOAT32_MAX = 3.4028234663852886e38
+# The monitor's ranges (docs/monitor.md), inclusive.
+_RANGE = {
+    "step": (0, 2.0 ** 53),
+    "loss": (-_FLOAT32_MAX, _FLOAT32_MAX),
+    "step_time": (1e-6, 1e6),
+    "tokens": (0, 1e12),
+    "grad_norm": (0, _FLOAT32_MAX),
+    "loss_scale": (1.1754943508222875e-38, _FLOAT32_MAX),
+}
 
 
 def _split(address):
     host, sep, port = address.rpartition(":")
     if not sep or not host or not port.isdigit():
         raise ValueError(f"{address!r} is not HOST:PORT")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]  # [IPV6]:PORT
     return host, int(port)
 
 
@@ -52,13 +63,12 @@ def format_line(**fields):
             continue
         if math.isinf(value):
             raise ValueError(f"{key}: must be finite")
-        if value < 0 and key != "loss":
-            raise ValueError(f"{key}: must not be negative")
-        if value == 0 and key in _POSITIVE:
-            raise ValueError(f"{key}: must be positive")
+        if key in _INTEGER and value != int(value):
+            raise ValueError(f"{key}: {value!r} is not a whole number")
+        low, high = _RANGE[key]
+        if not low <= value <= high:
+            raise ValueError(f"{key}: {value!r} is outside {low:g} to {high:g}")
         if key in _INTEGER:
-            if value != int(value):
-                raise ValueError(f"{key}: {value!r} is not a whole number")
             parts.append(f"{key}={int(value)}")
         else:
             parts.append(f"{key}={float(value)!r}")
@@ -110,6 +120,14 @@ class MonitorClient:
             return False
         try:
             self._drain_replies()
+        except OSError:
+            # The monitor closed the connection (its idle timeout, a restart):
+            # connect again once now rather than lose this line.
+            self.close()
+            if not self._connect():
+                self.dropped += 1
+                return False
+        try:
             self._sock.sendall(line)
             self.sent += 1
             return True

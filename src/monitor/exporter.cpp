@@ -1,17 +1,23 @@
 #include "monitor/exporter.h"
 
+#include <arpa/inet.h>
+#include <civetweb.h>
 #include <fmt/core.h>
+#include <netdb.h>
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+#include <unistd.h>
 
 #include <array>
 #include <cmath>
 #include <set>
 #include <sstream>
+
+#include "monitor/listen_socket.h"
 
 namespace stepscope::monitor {
 
@@ -104,9 +110,17 @@ class WholePassCollectable : public prometheus::Collectable {
   std::shared_ptr<std::mutex> pass_;
 };
 
-constexpr std::array<const char*, 9> kRejectReasons{
+constexpr std::array<const char*, 12> kRejectReasons{
     {"too_long", "syntax", "unknown_key", "duplicate_key", "not_a_number", "out_of_range", "empty", "incomplete",
-     "too_many_clients"}};
+     "too_many_clients", "rate_limited", "idle_timeout", "no_descriptors"}};
+
+// civetweb, the HTTP server under prometheus-cpp's Exposer, gives each
+// connection a worker thread for as long as it is open. So that idle or slow
+// clients cannot hold up a scrape: many workers (a thread costs stack address
+// space, little memory), a request must arrive whole within 2 s of the
+// connection, and no keep-alive (a worker is free again after each answer).
+constexpr int kHttpWorkers = 128;
+constexpr int kHttpRequestTimeoutMs = 2000;
 
 }  // namespace
 
@@ -177,14 +191,45 @@ Exporter::Exporter(std::string hostname, std::string job)
 
 Exporter::~Exporter() = default;
 
-bool Exporter::listen(const std::string& host_port, std::string& error) {
+bool Exporter::listen(const HostPort& where, std::string& error) {
+  const std::string address = to_string(where);
+  if (where.ipv6 && !mg_check_feature(8)) {
+    error = fmt::format("{}: cannot serve /metrics (the civetweb library in use was built without IPv6; "
+                        "give an IPv4 address)", address);
+    return false;
+  }
+  // civetweb takes numeric addresses only, and says no more than "null
+  // context" when it cannot bind: resolve the name and try the bind here
+  // first, so a port in use or a foreign address gets its own reason.
+  HostPort numeric = where;
+  if (!where.ipv6) {
+    addrinfo hints{}, *res = nullptr;
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    if (int rc = getaddrinfo(where.host.c_str(), nullptr, &hints, &res); rc != 0) {
+      error = fmt::format("{}: cannot serve /metrics ({})", address, gai_strerror(rc));
+      return false;
+    }
+    char text[INET_ADDRSTRLEN] = {};
+    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, text, sizeof text);
+    freeaddrinfo(res);
+    numeric.host = text;
+  }
+  const int probe = open_listener(numeric, 1, error);
+  if (probe < 0) return false;
+  ::close(probe);
   try {
-    exposer_ = std::make_unique<prometheus::Exposer>(host_port, 4);
+    exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", to_string(numeric),
+        "num_threads", std::to_string(kHttpWorkers),
+        "request_timeout_ms", std::to_string(kHttpRequestTimeoutMs),
+        "enable_keep_alive", "no",
+    });
     scrape_view_ = std::make_shared<WholePassCollectable>(registry_, pass_mu_);
     exposer_->RegisterCollectable(scrape_view_);
     return true;
   } catch (const std::exception& e) {
-    error = fmt::format("{}: cannot serve /metrics ({})", host_port, e.what());
+    error = fmt::format("{}: cannot serve /metrics ({})", address, e.what());
     return false;
   }
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "monitor/gpu_sample.h"
+#include "monitor/host_port.h"
 #include "monitor/training_state.h"
 
 namespace prometheus {
@@ -29,8 +30,9 @@ class Exporter {
  public:
   Exporter(std::string hostname, std::string job);
   ~Exporter();
-  // Serves /metrics on HOST:PORT; false with `error` when it cannot bind.
-  bool listen(const std::string& host_port, std::string& error);
+  // Serves /metrics on `where`; false with `error` (one line naming the
+  // address and the reason) when it cannot.
+  bool listen(const HostPort& where, std::string& error);
   int port() const;  // the bound port (useful with port 0)
 
   void set_nvml_status(bool loaded, int gpus);

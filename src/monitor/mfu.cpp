@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "plan/cluster_spec.h"
@@ -12,7 +13,11 @@ namespace stepscope::monitor {
 
 std::optional<double> MfuModel::mfu(std::optional<double> tokens_per_second) const {
   if (!tokens_per_second || peak_flops_per_gpu <= 0 || gpus < 1) return std::nullopt;
-  return *tokens_per_second * flops_per_token / (peak_flops_per_gpu * gpus);
+  // Every input is finite and positive, but a product of large ones need not
+  // be: no series rather than +Inf.
+  const double ratio = *tokens_per_second * flops_per_token / (peak_flops_per_gpu * gpus);
+  if (!std::isfinite(ratio) || ratio < 0) return std::nullopt;
+  return ratio;
 }
 
 double model_flops_per_token(const plan::ModelSpec& m) {
@@ -28,7 +33,10 @@ std::optional<MfuModel> make_mfu_model(const std::string& model, const std::stri
     spec = *preset;
   } else if (std::filesystem::exists(model)) {
     auto loaded = plan::load_model_json(model, error);
-    if (!loaded) return std::nullopt;
+    if (!loaded) {
+      error = "--model: " + error;
+      return std::nullopt;
+    }
     spec = *loaded;
   } else {
     error = fmt::format("--model: \"{}\" is neither a preset nor a file", model);

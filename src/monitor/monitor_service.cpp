@@ -31,12 +31,13 @@ struct MonitorService::Impl {
   Logger log;
   Exporter exporter;
   TrainingState training;
-  PushServer push{training};
+  PushServer push;
   std::unique_ptr<GpuSampler> sampler;
   AlertEvaluator evaluator;
   std::map<int, double> xid_totals;
   std::optional<MfuModel> mfu;
-  Impl(MonitorOptions o, Logger l) : options(std::move(o)), log(std::move(l)), exporter(host_name(), options.job) {}
+  Impl(MonitorOptions o, Logger l)
+      : options(std::move(o)), log(std::move(l)), exporter(host_name(), options.job), push(training, options.push_limits) {}
 };
 
 namespace {
@@ -78,17 +79,26 @@ int MonitorService::metrics_port() const { return impl_->exporter.port(); }
 int MonitorService::push_port() const { return impl_->push.port(); }
 
 bool MonitorService::start(std::string& error) {
+  try {
+    return start_checked(error);
+  } catch (const std::exception& e) {
+    // Whatever a layer below throws (a model file the JSON reader chokes on)
+    // ends as one line, never an abort.
+    error = e.what();
+    return false;
+  }
+}
+
+bool MonitorService::start_checked(std::string& error) {
   Impl& m = *impl_;
-  if (!(m.options.interval_seconds >= 0.05 && m.options.interval_seconds <= 3600)) {
-    error = "--interval: must be between 0.05 and 3600 seconds";
+  if (error = check_monitor_options(m.options); !error.empty()) return false;
+  std::string unused;  // both parse: check_monitor_options said so
+  auto listen_at = parse_host_port(m.options.listen, unused);
+  auto push_at = parse_host_port(m.options.push, unused);
+  if (!m.exporter.listen(*listen_at, error)) {
+    error = "--listen: " + error;
     return false;
   }
-  auto push_at = parse_host_port(m.options.push, error);
-  if (!push_at) {
-    error = "--push-listen: " + error;
-    return false;
-  }
-  if (!m.exporter.listen(m.options.listen, error)) return false;
   if (!m.push.start(*push_at, error)) {
     error = "--push-listen: " + error;
     return false;
@@ -106,7 +116,13 @@ bool MonitorService::start(std::string& error) {
     std::string gpu = !m.options.mfu_gpu.empty() ? m.options.mfu_gpu : nvml ? m.sampler->gpu_name(0) : "";
     int gpus = m.options.mfu_gpus > 0 ? m.options.mfu_gpus : std::max(1, nvml ? m.sampler->gpu_count() : 1);
     std::string why;
-    m.mfu = make_mfu_model(m.options.mfu_model, gpu, m.options.mfu_dtype, gpus, why);
+    try {
+      m.mfu = make_mfu_model(m.options.mfu_model, gpu, m.options.mfu_dtype, gpus, why);
+    } catch (const std::exception& e) {
+      // The model reader must not throw, but if it does the file is named.
+      error = fmt::format("--model: {}: cannot be read ({})", m.options.mfu_model, e.what());
+      return false;
+    }
     // A bad --model/--gpu/--dtype is the user's error; a GPU name missing
     // from the catalog only costs the MFU series.
     if (!m.mfu && (m.options.mfu_gpu.empty() && why.rfind("--gpu", 0) == 0)) {

@@ -10,29 +10,19 @@
 #include <string>
 
 #include "monitor/mfu.h"
+#include "monitor/monitor_options.h"
 
 namespace stepscope::monitor {
-
-struct MonitorOptions {
-  std::string listen = "127.0.0.1:9401";  // /metrics
-  std::string push = "127.0.0.1:9402";    // training clients
-  double interval_seconds = 1.0;
-  std::string job = "default";
-  std::string nvml_library = "libnvidia-ml.so.1";
-  bool alerts = false;
-  double run_seconds = 0;  // 0: until stopped
-  // MFU from --model; the peak from --gpu, else from the name NVML gives GPU 0.
-  std::string mfu_model, mfu_gpu, mfu_dtype = "bf16";
-  int mfu_gpus = 0;  // 0: the GPUs NVML enumerates
-};
 
 class MonitorService {
  public:
   using Logger = std::function<void(const std::string&)>;
   MonitorService(MonitorOptions options, Logger log);
   ~MonitorService();
-  // Binds both ports and loads NVML (a missing NVML is logged, not fatal:
-  // training metrics are still exported). False with `error` on bad ports.
+  // Checks the options, binds both ports and loads NVML (a missing NVML is
+  // logged, not fatal: training metrics are still exported). False with
+  // `error` (one line) on a bad option, an unusable port or an unreadable
+  // --model file; never throws.
   bool start(std::string& error);
   // Samples until stop() or run_seconds; returns after the last pass.
   void run();
@@ -41,6 +31,7 @@ class MonitorService {
   int push_port() const;
 
  private:
+  bool start_checked(std::string& error);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::atomic<bool> stop_{false};

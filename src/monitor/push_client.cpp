@@ -15,6 +15,7 @@ namespace stepscope::monitor {
 
 bool PushClient::connect(const std::string& host_port, std::string& error) {
   close();
+  address_ = host_port;
   auto hp = parse_host_port(host_port, error);
   if (!hp) return false;
   addrinfo hints{}, *res = nullptr;
@@ -56,9 +57,16 @@ bool PushClient::send_all(const std::string& text) {
 
 bool PushClient::push(const TrainingUpdate& u) {
   if (fd_ < 0) return false;
-  // Drop replies already waiting so the receive buffer never fills.
+  // Drop replies already waiting so the receive buffer never fills. An end
+  // of stream means the monitor closed the connection (idle timeout, a
+  // restart): connect again once, so the line is not sent into a dead socket.
   char sink[512];
-  while (::recv(fd_, sink, sizeof sink, MSG_DONTWAIT) > 0) {
+  ssize_t n;
+  while ((n = ::recv(fd_, sink, sizeof sink, MSG_DONTWAIT)) > 0) {
+  }
+  if (n == 0) {
+    std::string error;
+    if (!connect(address_, error)) return false;
   }
   return send_all(format_push_line(u));
 }

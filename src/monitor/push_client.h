@@ -19,7 +19,8 @@ class PushClient {
   ~PushClient() { close(); }
   // Connects to HOST:PORT; false with `error` when it cannot.
   bool connect(const std::string& host_port, std::string& error);
-  // Sends one update (replies are not awaited); false once the connection broke.
+  // Sends one update (replies are not awaited); false once the connection
+  // broke. A connection the monitor closed (idle timeout) is opened again.
   bool push(const TrainingUpdate& u);
   // Sends raw lines, closes the sending side and collects the monitor's
   // replies ("ok" or "error REASON: DETAIL"), one per line, within timeout_ms.
@@ -29,6 +30,7 @@ class PushClient {
  private:
   bool send_all(const std::string& text);
   int fd_ = -1;
+  std::string address_;  // for one reconnect when the monitor closed the connection
 };
 
 }  // namespace stepscope::monitor

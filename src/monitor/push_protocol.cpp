@@ -14,16 +14,22 @@ struct Field {
   std::optional<double> TrainingUpdate::*slot;
   bool integer;
   bool allow_nan;
-  bool allow_zero;
+  double min, max;  // the documented range, inclusive (docs/monitor.md)
+  std::string_view unit;
 };
 
+// Ranges: wide enough for any real run, narrow enough that every number
+// derived from them (tokens/s, MFU, the loss statistics of the alert rules)
+// stays finite. float32's largest finite value bounds what a training loop
+// can compute for loss, gradient norm and loss scale.
+constexpr double kFloat32Max = 3.4028234663852886e38;
 constexpr std::array<Field, 6> kFields{{
-    {"step", &TrainingUpdate::step, true, false, true},
-    {"loss", &TrainingUpdate::loss, false, true, true},
-    {"step_time", &TrainingUpdate::step_time, false, false, false},
-    {"tokens", &TrainingUpdate::tokens, true, false, true},
-    {"grad_norm", &TrainingUpdate::grad_norm, false, false, true},
-    {"loss_scale", &TrainingUpdate::loss_scale, false, false, false},
+    {"step", &TrainingUpdate::step, true, false, 0, kMaxPushStep, ""},
+    {"loss", &TrainingUpdate::loss, false, true, -kFloat32Max, kFloat32Max, ""},
+    {"step_time", &TrainingUpdate::step_time, false, false, kMinPushStepTime, kMaxPushStepTime, " s"},
+    {"tokens", &TrainingUpdate::tokens, true, false, 0, kMaxPushTokens, ""},
+    {"grad_norm", &TrainingUpdate::grad_norm, false, false, 0, kFloat32Max, ""},
+    {"loss_scale", &TrainingUpdate::loss_scale, false, false, 1.1754943508222875e-38, kFloat32Max, ""},
 }};
 
 PushParse reject(std::string reason, std::string detail) {
@@ -69,14 +75,17 @@ PushParse parse_push_line(std::string_view line) {
       value = std::nan("");
     } else {
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec == std::errc::result_out_of_range && ptr == text.data() + text.size())
+        return reject("out_of_range", fmt::format("{}: {} is too large or too small for a double", key, text.substr(0, 64)));
       if (ec != std::errc() || ptr != text.data() + text.size())
         return reject("not_a_number", fmt::format("{}: \"{}\" is not a number", key, text.substr(0, 64)));
       // from_chars also reads "inf" and "nan(...)": only plain numbers pass.
       if (!std::isfinite(value)) return reject("out_of_range", fmt::format("{}: must be finite", key));
-      if (value < 0 && key != "loss") return reject("out_of_range", fmt::format("{}: must not be negative", key));
-      if (value == 0 && !field->allow_zero) return reject("out_of_range", fmt::format("{}: must be positive", key));
-      if (field->integer && (value != std::floor(value) || value > 9.007199254740992e15))
+      if (field->integer && value != std::floor(value))
         return reject("not_a_number", fmt::format("{}: \"{}\" is not a whole number", key, text.substr(0, 64)));
+      if (value < field->min || value > field->max)
+        return reject("out_of_range", fmt::format("{}: {} is outside {:g} to {:g}{}", key, text.substr(0, 64),
+                                                  field->min, field->max, field->unit));
     }
     slot = value;
     any = true;

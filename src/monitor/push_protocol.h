@@ -12,14 +12,19 @@
 namespace stepscope::monitor {
 
 constexpr size_t kMaxPushLineBytes = 1024;  // without the '\n'
+// Ranges of the fields (the others: float32's finite range; docs/monitor.md).
+constexpr double kMaxPushStep = 9007199254740992.0;  // 2^53: every whole number below is exact
+constexpr double kMaxPushTokens = 1e12;              // per step, all ranks
+constexpr double kMinPushStepTime = 1e-6;            // seconds
+constexpr double kMaxPushStepTime = 1e6;             // seconds (11.6 days)
 
 struct TrainingUpdate {
-  std::optional<double> step;        // optimizer step number (integer ≥ 0)
-  std::optional<double> loss;        // finite or NaN (written `nan`)
-  std::optional<double> step_time;   // seconds, > 0
-  std::optional<double> tokens;      // tokens trained in this step, all ranks (integer ≥ 0)
-  std::optional<double> grad_norm;   // finite, ≥ 0
-  std::optional<double> loss_scale;  // finite, > 0
+  std::optional<double> step;        // optimizer step number (integer 0 to 2^53)
+  std::optional<double> loss;        // |loss| ≤ float32 max, or NaN (written `nan`)
+  std::optional<double> step_time;   // seconds, 1e-6 to 1e6
+  std::optional<double> tokens;      // tokens trained in this step, all ranks (integer 0 to 1e12)
+  std::optional<double> grad_norm;   // 0 to float32 max
+  std::optional<double> loss_scale;  // float32's smallest normal to its max
 };
 
 struct PushParse {

@@ -1,23 +1,26 @@
 #include "monitor/push_server.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/core.h>
-#include <netdb.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "monitor/listen_socket.h"
+#include "monitor/push_line_framer.h"
 #include "monitor/push_protocol.h"
 
 namespace stepscope::monitor {
 namespace {
 
-constexpr size_t kMaxClients = 256;
+using Clock = std::chrono::steady_clock;
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -29,38 +32,29 @@ void reply(int fd, const std::string& text) { ::send(fd, text.data(), text.size(
 
 struct Client {
   int fd = -1;
-  std::string buffer;
-  bool discarding = false;  // inside an over-long line: drop bytes until its '\n'
+  PushLineFramer framer;
+  Clock::time_point last_byte;
+  double tokens = 0;  // the line bucket
+  Clock::time_point refilled;
 };
+
+// Descriptors this process may open (the soft RLIMIT_NOFILE).
+long descriptor_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return 1L << 20;
+  return static_cast<long>(r.rlim_cur);
+}
 
 }  // namespace
 
+PushServer::PushServer(TrainingState& state, PushLimits limits) : state_(state), limits_(limits) {
+  if (limits_.burst_lines <= 0) limits_.burst_lines = std::max(1000.0, 5 * limits_.lines_per_second);
+}
+
 bool PushServer::start(const HostPort& where, std::string& error) {
-  addrinfo hints{}, *res = nullptr;
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  std::string port = std::to_string(where.port);
-  if (int rc = getaddrinfo(where.host.c_str(), port.c_str(), &hints, &res); rc != 0) {
-    error = fmt::format("{}:{}: {}", where.host, where.port, gai_strerror(rc));
-    return false;
-  }
-  listen_fd_ = ::socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, 0);
-  int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  bool bound = listen_fd_ >= 0 && ::bind(listen_fd_, res->ai_addr, res->ai_addrlen) == 0 && ::listen(listen_fd_, 64) == 0;
-  freeaddrinfo(res);
-  if (!bound) {
-    error = fmt::format("{}:{}: cannot listen ({})", where.host, where.port, std::strerror(errno));
-    if (listen_fd_ >= 0) ::close(listen_fd_);
-    listen_fd_ = -1;
-    return false;
-  }
-  sockaddr_storage addr{};
-  socklen_t len = sizeof addr;
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-  port_ = ntohs(addr.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port
-                                           : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  listen_fd_ = open_listener(where, 64, error);
+  if (listen_fd_ < 0) return false;
+  port_ = bound_port(listen_fd_);
   if (::pipe2(wake_fd_, O_CLOEXEC) != 0) {
     error = fmt::format("pipe: {}", std::strerror(errno));
     return false;
@@ -83,8 +77,30 @@ void PushServer::stop() {
 
 void PushServer::run() {
   std::vector<Client> clients;
+  Acceptor acceptor;
+  const long fd_limit = descriptor_limit();
+  Clock::time_point listener_paused_until{};
   char chunk[4096];
-  auto handle_line = [&](Client& c, std::string_view line) {
+  const auto idle = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.idle_timeout_seconds));
+
+  auto handle_line = [&](Client& c, std::string_view line, bool too_long) {
+    // The bucket: refilled at lines_per_second up to burst_lines, one token a line.
+    const Clock::time_point now = Clock::now();
+    c.tokens = std::min(limits_.burst_lines,
+                        c.tokens + std::chrono::duration<double>(now - c.refilled).count() * limits_.lines_per_second);
+    c.refilled = now;
+    if (c.tokens < 1) {
+      state_.reject("rate_limited");
+      reply(c.fd, fmt::format("error rate_limited: more than {:g} lines/s (burst {:g}); line dropped\n",
+                              limits_.lines_per_second, limits_.burst_lines));
+      return;
+    }
+    c.tokens -= 1;
+    if (too_long) {
+      state_.reject("too_long");
+      reply(c.fd, fmt::format("error too_long: line longer than {} bytes\n", kMaxPushLineBytes));
+      return;
+    }
     PushParse p = parse_push_line(line);
     if (p.ok) {
       state_.apply(p.update, now_seconds());
@@ -94,58 +110,90 @@ void PushServer::run() {
       reply(c.fd, fmt::format("error {}: {}\n", p.reason, p.detail));
     }
   };
+  auto refuse = [&](int fd, const char* reason, const std::string& why) {
+    state_.reject(reason);
+    reply(fd, fmt::format("error {}: {}\n", reason, why));
+    ::close(fd);
+  };
+
   for (;;) {
+    const Clock::time_point now = Clock::now();
+    // Close connections silent for too long; the next deadline bounds the wait.
+    Clock::time_point next = Clock::time_point::max();
+    for (Client& c : clients) {
+      if (now - c.last_byte >= idle) {
+        state_.reject("idle_timeout");
+        reply(c.fd, fmt::format("error idle_timeout: nothing received for {:g} s; closing\n", limits_.idle_timeout_seconds));
+        ::close(c.fd);
+        c.fd = -1;
+      } else {
+        next = std::min(next, c.last_byte + idle);
+      }
+    }
+    std::erase_if(clients, [](const Client& c) { return c.fd < 0; });
+    const bool listening = now >= listener_paused_until;
+    if (!listening) next = std::min(next, listener_paused_until);
+    int timeout_ms = -1;
+    if (next != Clock::time_point::max())
+      timeout_ms = static_cast<int>(std::clamp<int64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1, 0, 60'000));
+
     std::vector<pollfd> fds;
     fds.push_back({wake_fd_[0], POLLIN, 0});
-    fds.push_back({listen_fd_, POLLIN, 0});
+    fds.push_back({listening ? listen_fd_ : -1, POLLIN, 0});  // a negative fd is skipped by poll
     for (const Client& c : clients) fds.push_back({c.fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    if (::poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       return;
     }
     if (fds[0].revents) break;
     if (fds[1].revents & POLLIN) {
-      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        if (clients.size() >= kMaxClients) {
-          state_.reject("too_many_clients");
-          reply(fd, "error too_many_clients: the monitor accepts 256 clients at once\n");
-          ::close(fd);
-        } else {
-          state_.connection();
-          clients.push_back({fd, {}, false});
-        }
+      int fd = -1;
+      switch (acceptor.accept(listen_fd_, fd)) {
+        case Acceptor::Result::accepted:
+          if (clients.size() >= limits_.max_clients) {
+            refuse(fd, "too_many_clients", fmt::format("the monitor accepts {} clients at once", limits_.max_clients));
+          } else if (fd >= fd_limit - limits_.descriptor_reserve) {
+            refuse(fd, "no_descriptors", fmt::format("the monitor keeps its last {} file descriptors (of {}) for /metrics",
+                                                     limits_.descriptor_reserve, fd_limit));
+          } else {
+            state_.connection();
+            Client c;
+            c.fd = fd;
+            c.last_byte = c.refilled = Clock::now();
+            c.tokens = limits_.burst_lines;
+            clients.push_back(std::move(c));
+          }
+          break;
+        case Acceptor::Result::refused_no_descriptors:
+          state_.reject("no_descriptors");
+          break;
+        case Acceptor::Result::failed:
+          // Nothing could be accepted, not even to close it: stop polling the
+          // listener for a moment instead of spinning on it.
+          state_.reject("no_descriptors");
+          listener_paused_until = Clock::now() + std::chrono::milliseconds(100);
+          break;
+        case Acceptor::Result::nothing:
+          break;
       }
     }
     for (size_t k = 2; k < fds.size(); ++k) {
       if (!fds[k].revents) continue;
       Client& c = clients[k - 2];
       ssize_t n = ::recv(c.fd, chunk, sizeof chunk, 0);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         // The peer closed (or died): complete lines were applied already;
         // an unfinished one is rejected so the loss is visible.
-        if (!c.buffer.empty() && !c.discarding) state_.reject("incomplete");
+        if (c.framer.incomplete()) state_.reject("incomplete");
         ::close(c.fd);
         c.fd = -1;
         continue;
       }
-      c.buffer.append(chunk, static_cast<size_t>(n));
-      size_t start = 0;
-      for (size_t nl; (nl = c.buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
-        std::string_view line(c.buffer.data() + start, nl - start);
-        if (c.discarding)
-          c.discarding = false;  // the end of a line already rejected as too long
-        else
-          handle_line(c, line);
-      }
-      c.buffer.erase(0, start);
-      if (!c.discarding && c.buffer.size() > kMaxPushLineBytes + 1) {
-        handle_line(c, c.buffer);  // rejected as too_long
-        c.buffer.clear();
-        c.discarding = true;
-      } else if (c.discarding) {
-        c.buffer.clear();
-      }
+      c.last_byte = Clock::now();
+      c.framer.feed(std::string_view(chunk, static_cast<size_t>(n)),
+                    [&](std::string_view line, bool too_long) { handle_line(c, line, too_long); });
     }
     std::erase_if(clients, [](const Client& c) { return c.fd < 0; });
   }

@@ -2,6 +2,12 @@
 // TrainingState. One thread polls every connection: clients are few (one per
 // training process) and each line is tiny. Every complete line is applied
 // the moment it arrives, so a client that dies loses only its unfinished line.
+//
+// Abuse is bounded, never fatal (docs/monitor.md, "Limits of the push port"):
+// a connection silent for idle_timeout is closed, lines beyond a per-client
+// token bucket are rejected, at most max_clients connections are held, and
+// descriptors near RLIMIT_NOFILE are left to /metrics. Each refusal is
+// counted under stepscope_monitor_push_rejected_total{reason}.
 #pragma once
 
 #include <atomic>
@@ -13,9 +19,21 @@
 
 namespace stepscope::monitor {
 
+struct PushLimits {
+  double idle_timeout_seconds = 60;  // a connection that sends nothing this long is closed
+  double lines_per_second = 200;     // per connection, sustained (token bucket refill)
+  // Per connection, at once (the bucket's size); 0: 5 s of lines_per_second,
+  // at least 1000, so the lines a client buffered during a stall pass.
+  double burst_lines = 0;
+  size_t max_clients = 256;
+  // A connection whose descriptor is within this many of RLIMIT_NOFILE is
+  // refused: the rest stay for /metrics scrapes and NVML.
+  int descriptor_reserve = 32;
+};
+
 class PushServer {
  public:
-  explicit PushServer(TrainingState& state) : state_(state) {}
+  explicit PushServer(TrainingState& state, PushLimits limits = {});
   ~PushServer() { stop(); }
   // Binds and starts the thread; false with `error` when the address is unusable.
   bool start(const HostPort& where, std::string& error);
@@ -25,6 +43,7 @@ class PushServer {
  private:
   void run();
   TrainingState& state_;
+  PushLimits limits_;
   int listen_fd_ = -1;
   int wake_fd_[2] = {-1, -1};
   int port_ = 0;

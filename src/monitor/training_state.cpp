@@ -19,7 +19,15 @@ void TrainingState::apply(const TrainingUpdate& u, double now_seconds) {
   if (u.step) s_.steps_total += 1;
   if (u.tokens) s_.tokens_total += *u.tokens;
   if (u.loss && std::isnan(*u.loss)) s_.nan_loss_total += 1;
-  if (u.tokens && u.step_time) s_.tokens_per_second = *u.tokens / *u.step_time;
+  // The protocol's ranges keep this finite (1e12 tokens / 1e-6 s at most);
+  // the check keeps a future range change from exporting +Inf.
+  if (u.tokens && u.step_time) {
+    const double rate = *u.tokens / *u.step_time;
+    if (std::isfinite(rate))
+      s_.tokens_per_second = rate;
+    else
+      s_.tokens_per_second.reset();
+  }
   s_.last_update_time = now_seconds;
 }
 

@@ -144,7 +144,7 @@ TEST(Exporter, FiringAlertsAreSeriesUntilResolved) {
 TEST(Exporter, AScrapeDuringAPassWaitsForTheWholePass) {
   Exporter e("h", "j");
   std::string error;
-  ASSERT_TRUE(e.listen("127.0.0.1:0", error)) << error;
+  ASSERT_TRUE(e.listen({"127.0.0.1", 0}, error)) << error;
   auto pass = e.hold_scrapes();
   auto scrape = std::async(std::launch::async, [&] { return http_get("127.0.0.1", e.port(), "/metrics", 20000); });
   // While the pass is written the scrape cannot be answered, however fast the server is.

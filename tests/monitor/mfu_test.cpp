@@ -42,3 +42,18 @@ TEST(Mfu, BadInputsNameTheOption) {
 
 }  // namespace
 }  // namespace stepscope::monitor
+
+namespace stepscope::monitor {
+namespace {
+
+TEST(Mfu, AnOverflowingRatioIsAbsentNotInfinite) {
+  MfuModel m;
+  m.flops_per_token = 1e13;
+  m.peak_flops_per_gpu = 1e15;
+  m.gpus = 1;
+  EXPECT_FALSE(m.mfu(1e300).has_value());  // 1e313: no series rather than +Inf
+  EXPECT_DOUBLE_EQ(*m.mfu(50), 0.5);
+}
+
+}  // namespace
+}  // namespace stepscope::monitor

@@ -80,3 +80,39 @@ TEST(PushProtocol, FormatRoundTrips) {
 
 }  // namespace
 }  // namespace stepscope::monitor
+
+namespace stepscope::monitor {
+namespace {
+
+// Every accepted value has a documented range, so the numbers derived from
+// them (tokens/s, MFU) stay finite.
+TEST(PushProtocol, ValuesOutsideTheirRangeAreRejected) {
+  struct Case {
+    const char* line;
+    const char* reason;
+  } cases[] = {
+      {"tokens=1e15 step_time=5e-324", "out_of_range"},  // made tokens_per_second +Inf
+      {"step_time=5e-324", "out_of_range"},
+      {"step_time=1e-7", "out_of_range"},
+      {"step_time=2e6", "out_of_range"},
+      {"step_time=1e309", "out_of_range"},  // past the double range: not "not a number"
+      {"tokens=2e12", "out_of_range"},
+      {"step=1e300", "out_of_range"},
+      {"loss=-1e39", "out_of_range"},
+      {"grad_norm=1e39", "out_of_range"},
+      {"loss_scale=1e-40", "out_of_range"},
+      {"loss_scale=0", "out_of_range"},
+  };
+  for (const Case& c : cases) {
+    PushParse p = parse_push_line(c.line);
+    EXPECT_FALSE(p.ok) << c.line;
+    EXPECT_EQ(p.reason, c.reason) << c.line << ": " << p.detail;
+  }
+  PushParse edge = parse_push_line("tokens=1e12 step_time=1e-6 loss=-3e38 grad_norm=3e38 loss_scale=65536");
+  ASSERT_TRUE(edge.ok) << edge.detail;
+  EXPECT_NE(parse_push_line("step_time=1e-7").detail.find("outside 1e-06 to 1e+06 s"), std::string::npos)
+      << parse_push_line("step_time=1e-7").detail;
+}
+
+}  // namespace
+}  // namespace stepscope::monitor

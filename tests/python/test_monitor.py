@@ -19,10 +19,10 @@ def _cli():
 
 @unittest.skipUnless(os.path.exists(_cli()), "STEPSCOPE_CLI not set (ctest sets it)")
 class MonitorClientTest(unittest.TestCase):
-    def setUp(self):
+    def setUp(self, extra=()):
         args = [_cli(), "monitor", "--listen", "127.0.0.1:0", "--push-listen", "127.0.0.1:0",
                 "--interval", "0.1", "--job", "pytest", "--duration", "60",
-                "--nvml-lib", os.environ.get("STEPSCOPE_FAKE_NVML_LIB", "/nonexistent")]
+                "--nvml-lib", os.environ.get("STEPSCOPE_FAKE_NVML_LIB", "/nonexistent"), *extra]
         self.proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 10
         self.metrics_port = self.push_port = None
@@ -60,6 +60,20 @@ class MonitorClientTest(unittest.TestCase):
         self.assertRegex(text, r'stepscope_train_tokens_total\{[^}]*\} 20480\n')
         self.assertRegex(text, r'stepscope_train_tokens_per_second\{[^}]*\} 8192\n')
 
+    def test_reconnects_after_the_idle_timeout(self):
+        # The monitor closes a connection silent for --push-idle-timeout; the
+        # client connects again at its next push instead of losing the line.
+        self.tearDown()
+        self.setUp(["--push-idle-timeout", "1"])
+        with MonitorClient(self.address) as client:
+            self.assertTrue(client.push(step=1, loss=2.0))
+            time.sleep(1.6)
+            self.assertTrue(client.push(step=2, loss=1.5))
+            self.assertEqual(client.dropped, 0)
+        text = self.scrape_until('stepscope_train_steps_total{hostname="%s",job="pytest"} 2' % socket.gethostname())
+        self.assertRegex(text, r'stepscope_train_steps_total\{[^}]*\} 2\n')
+        self.assertRegex(text, r'stepscope_monitor_push_rejected_total\{[^}]*reason="idle_timeout"\} 1\n')
+
     def test_rejections_come_back_with_a_reason(self):
         self.assertEqual(push_once(self.address, step=1, loss=float("nan")), "ok")
         with socket.create_connection(("127.0.0.1", self.push_port)) as s:
@@ -77,7 +91,8 @@ class FormatTest(unittest.TestCase):
         self.assertEqual(format_line(step=3, loss=float("nan"), tokens=4096.0), "step=3 loss=nan tokens=4096\n")
         self.assertEqual(format_line(loss=1.5, step_time=0.25), "loss=1.5 step_time=0.25\n")
         for bad in ({"lr": 1}, {"grad_norm": float("nan")}, {"step": 1.5}, {"step_time": 0},
-                    {"tokens": -1}, {"loss": math.inf}, {"loss": "x"}, {}):
+                    {"tokens": -1}, {"loss": math.inf}, {"loss": "x"}, {},
+                    {"step_time": 5e-324}, {"tokens": 1e15}, {"loss": 1e39}):
             with self.assertRaises(ValueError, msg=str(bad)):
                 format_line(**bad)
 
