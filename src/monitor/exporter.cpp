@@ -110,9 +110,9 @@ class WholePassCollectable : public prometheus::Collectable {
   std::shared_ptr<std::mutex> pass_;
 };
 
-constexpr std::array<const char*, 12> kRejectReasons{
+constexpr std::array<const char*, 13> kRejectReasons{
     {"too_long", "syntax", "unknown_key", "duplicate_key", "not_a_number", "out_of_range", "empty", "incomplete",
-     "too_many_clients", "rate_limited", "idle_timeout", "no_descriptors"}};
+     "too_many_clients", "rate_limited", "idle_timeout", "no_descriptors", "evicted"}};
 
 // civetweb, the HTTP server under prometheus-cpp's Exposer, gives each
 // connection a worker thread for as long as it is open. So that idle or slow

@@ -58,13 +58,14 @@ bool PushClient::send_all(const std::string& text) {
 bool PushClient::push(const TrainingUpdate& u) {
   if (fd_ < 0) return false;
   // Drop replies already waiting so the receive buffer never fills. An end
-  // of stream means the monitor closed the connection (idle timeout, a
-  // restart): connect again once, so the line is not sent into a dead socket.
+  // of stream or a reset means the monitor closed the connection (idle
+  // timeout, eviction, a restart): connect again once, so the line is not
+  // sent into a dead socket.
   char sink[512];
   ssize_t n;
-  while ((n = ::recv(fd_, sink, sizeof sink, MSG_DONTWAIT)) > 0) {
+  while ((n = ::recv(fd_, sink, sizeof sink, MSG_DONTWAIT)) > 0 || (n < 0 && errno == EINTR)) {
   }
-  if (n == 0) {
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
     std::string error;
     if (!connect(address_, error)) return false;
   }

@@ -33,10 +33,22 @@ void reply(int fd, const std::string& text) { ::send(fd, text.data(), text.size(
 struct Client {
   int fd = -1;
   PushLineFramer framer;
-  Clock::time_point last_byte;
+  // When the last line was answered (or the connection accepted): what the
+  // idle timeout and eviction measure. Bytes of an unfinished line leave it.
+  Clock::time_point last_line;
   double tokens = 0;  // the line bucket
   Clock::time_point refilled;
 };
+
+Clock::duration seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+// The connection longest without a line, or clients.end() when there is none.
+std::vector<Client>::iterator longest_idle(std::vector<Client>& clients) {
+  return std::min_element(clients.begin(), clients.end(),
+                          [](const Client& a, const Client& b) { return a.last_line < b.last_line; });
+}
 
 // Descriptors this process may open (the soft RLIMIT_NOFILE).
 long descriptor_limit() {
@@ -81,11 +93,14 @@ void PushServer::run() {
   const long fd_limit = descriptor_limit();
   Clock::time_point listener_paused_until{};
   char chunk[4096];
-  const auto idle = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits_.idle_timeout_seconds));
+  const Clock::duration idle = seconds(limits_.idle_timeout_seconds);
+  const Clock::duration grace = seconds(limits_.eviction_grace_seconds);
 
   auto handle_line = [&](Client& c, std::string_view line, bool too_long) {
-    // The bucket: refilled at lines_per_second up to burst_lines, one token a line.
+    // Any line answered is activity, whatever the answer: the client is alive.
     const Clock::time_point now = Clock::now();
+    c.last_line = now;
+    // The bucket: refilled at lines_per_second up to burst_lines, one token a line.
     c.tokens = std::min(limits_.burst_lines,
                         c.tokens + std::chrono::duration<double>(now - c.refilled).count() * limits_.lines_per_second);
     c.refilled = now;
@@ -110,24 +125,57 @@ void PushServer::run() {
       reply(c.fd, fmt::format("error {}: {}\n", p.reason, p.detail));
     }
   };
+  // Counted once the connection is closed, so whoever sees the count also
+  // sees the close.
   auto refuse = [&](int fd, const char* reason, const std::string& why) {
-    state_.reject(reason);
     reply(fd, fmt::format("error {}: {}\n", reason, why));
     ::close(fd);
+    state_.reject(reason);
+  };
+  // A new connection: refused near the descriptor limit; when the table is
+  // full, it takes the place of the connection longest without a line if
+  // that one is past the grace period, else it is refused.
+  auto admit = [&](int fd) {
+    const Clock::time_point now = Clock::now();
+    if (fd >= fd_limit - limits_.descriptor_reserve) {
+      refuse(fd, "no_descriptors", fmt::format("the monitor keeps its last {} file descriptors (of {}) for /metrics",
+                                               limits_.descriptor_reserve, fd_limit));
+      return;
+    }
+    if (clients.size() >= limits_.max_clients) {
+      auto victim = longest_idle(clients);
+      if (victim == clients.end() || now - victim->last_line < grace) {
+        refuse(fd, "too_many_clients",
+               fmt::format("the monitor accepts {} clients at once, and each sent a line in the last {:g} s",
+                           limits_.max_clients, limits_.eviction_grace_seconds));
+        return;
+      }
+      refuse(victim->fd, "evicted",
+             fmt::format("no complete line for {:.1f} s while {} clients are connected; closing to make room",
+                         std::chrono::duration<double>(now - victim->last_line).count(), limits_.max_clients));
+      clients.erase(victim);
+    }
+    state_.connection();
+    Client c;
+    c.fd = fd;
+    c.last_line = c.refilled = now;
+    c.tokens = limits_.burst_lines;
+    clients.push_back(std::move(c));
   };
 
   for (;;) {
     const Clock::time_point now = Clock::now();
-    // Close connections silent for too long; the next deadline bounds the wait.
+    // Close connections without a line for too long; the next deadline bounds the wait.
     Clock::time_point next = Clock::time_point::max();
     for (Client& c : clients) {
-      if (now - c.last_byte >= idle) {
+      if (now - c.last_line >= idle) {
         state_.reject("idle_timeout");
-        reply(c.fd, fmt::format("error idle_timeout: nothing received for {:g} s; closing\n", limits_.idle_timeout_seconds));
+        reply(c.fd, fmt::format("error idle_timeout: no complete line for {:g} s; closing\n",
+                                limits_.idle_timeout_seconds));
         ::close(c.fd);
         c.fd = -1;
       } else {
-        next = std::min(next, c.last_byte + idle);
+        next = std::min(next, c.last_line + idle);
       }
     }
     std::erase_if(clients, [](const Client& c) { return c.fd < 0; });
@@ -147,37 +195,10 @@ void PushServer::run() {
       return;
     }
     if (fds[0].revents) break;
-    if (fds[1].revents & POLLIN) {
-      int fd = -1;
-      switch (acceptor.accept(listen_fd_, fd)) {
-        case Acceptor::Result::accepted:
-          if (clients.size() >= limits_.max_clients) {
-            refuse(fd, "too_many_clients", fmt::format("the monitor accepts {} clients at once", limits_.max_clients));
-          } else if (fd >= fd_limit - limits_.descriptor_reserve) {
-            refuse(fd, "no_descriptors", fmt::format("the monitor keeps its last {} file descriptors (of {}) for /metrics",
-                                                     limits_.descriptor_reserve, fd_limit));
-          } else {
-            state_.connection();
-            Client c;
-            c.fd = fd;
-            c.last_byte = c.refilled = Clock::now();
-            c.tokens = limits_.burst_lines;
-            clients.push_back(std::move(c));
-          }
-          break;
-        case Acceptor::Result::refused_no_descriptors:
-          state_.reject("no_descriptors");
-          break;
-        case Acceptor::Result::failed:
-          // Nothing could be accepted, not even to close it: stop polling the
-          // listener for a moment instead of spinning on it.
-          state_.reject("no_descriptors");
-          listener_paused_until = Clock::now() + std::chrono::milliseconds(100);
-          break;
-        case Acceptor::Result::nothing:
-          break;
-      }
-    }
+    // Reads first: a line that arrived with the newcomer still counts for
+    // its connection before a victim is chosen, and the victim's receive
+    // buffer is empty when it is closed (a FIN, not a reset, so the client
+    // reads why and reconnects).
     for (size_t k = 2; k < fds.size(); ++k) {
       if (!fds[k].revents) continue;
       Client& c = clients[k - 2];
@@ -191,11 +212,32 @@ void PushServer::run() {
         c.fd = -1;
         continue;
       }
-      c.last_byte = Clock::now();
       c.framer.feed(std::string_view(chunk, static_cast<size_t>(n)),
                     [&](std::string_view line, bool too_long) { handle_line(c, line, too_long); });
     }
     std::erase_if(clients, [](const Client& c) { return c.fd < 0; });
+    // Several connections per wake-up (the listener is non-blocking), so a
+    // burst of clients does not overflow the backlog; bounded so reads are
+    // not starved.
+    for (int accepted = 0; (fds[1].revents & POLLIN) && accepted < 64; ++accepted) {
+      int fd = -1;
+      const Acceptor::Result r = acceptor.accept(listen_fd_, fd);
+      if (r == Acceptor::Result::accepted) {
+        admit(fd);
+        continue;
+      }
+      if (r == Acceptor::Result::refused_no_descriptors) {
+        state_.reject("no_descriptors");
+        continue;
+      }
+      if (r == Acceptor::Result::failed) {
+        // Nothing could be accepted, not even to close it: stop polling the
+        // listener for a moment instead of spinning on it.
+        state_.reject("no_descriptors");
+        listener_paused_until = Clock::now() + std::chrono::milliseconds(100);
+      }
+      break;  // nothing (left) to accept
+    }
   }
   for (Client& c : clients) ::close(c.fd);
 }

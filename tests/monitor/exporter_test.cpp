@@ -107,6 +107,8 @@ TEST(Exporter, TrainingMetricsAndCountersStartAtZero) {
   EXPECT_NE(before.find("stepscope_train_steps_total{hostname=\"h\",job=\"j\"} 0"), std::string::npos) << before;
   EXPECT_NE(before.find("stepscope_monitor_push_rejected_total{hostname=\"h\",job=\"j\",reason=\"unknown_key\"} 0"),
             std::string::npos);
+  EXPECT_NE(before.find("stepscope_monitor_push_rejected_total{hostname=\"h\",job=\"j\",reason=\"evicted\"} 0"),
+            std::string::npos);
   EXPECT_EQ(before.find("stepscope_train_loss{"), std::string::npos);  // nothing pushed yet
   TrainingSnapshot t;
   t.last.step = 10;

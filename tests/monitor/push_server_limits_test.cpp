@@ -18,36 +18,14 @@
 #include "monitor/listen_socket.h"
 #include "monitor/push_client.h"
 #include "monitor/push_server.h"
+#include "monitor/push_test_sockets.h"
 
 namespace stepscope::monitor {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-int raw_connect(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  return fd;
-}
-
-// Everything the server sends until it closes the connection (or `limit_ms`).
-std::string read_until_closed(int fd, int limit_ms) {
-  std::string text;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(limit_ms);
-  char buf[4096];
-  for (;;) {
-    const int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
-    pollfd p{fd, POLLIN, 0};
-    if (left <= 0 || ::poll(&p, 1, left) <= 0) return text + "<still open>";
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) return text;
-    text.append(buf, static_cast<size_t>(n));
-  }
-}
+using test::Clock;
+using test::raw_connect;
+using test::read_until_closed;
 
 struct Server {
   TrainingState state;
@@ -73,7 +51,7 @@ TEST(PushServerLimits, IdleConnectionsAreClosedSoTheyCannotLockClientsOut) {
   // ...until the idle ones time out (about 1 s), each told why.
   const auto t0 = Clock::now();
   for (int fd : idle) {
-    EXPECT_EQ(read_until_closed(fd, 5000), "error idle_timeout: nothing received for 1 s; closing\n");
+    EXPECT_EQ(read_until_closed(fd, 5000), "error idle_timeout: no complete line for 1 s; closing\n");
     ::close(fd);
   }
   const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -107,6 +85,36 @@ TEST(PushServerLimits, ClientsReconnectAfterTheMonitorClosedAnIdleConnection) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(s.state.snapshot().steps_total, 2);
   EXPECT_EQ(*s.state.snapshot().last.step, 2);
+}
+
+// Bytes of an unfinished line are not activity: a client that trickles one
+// byte per 100 ms and never ends a line is closed by the idle timeout like a
+// silent one (it used to be kept for ever), while a client that sends a line
+// every 300 ms stays.
+TEST(PushServerLimits, ATricklerWithoutALineIsClosedByTheIdleTimeout) {
+  PushLimits limits;
+  limits.idle_timeout_seconds = 1;
+  Server s(limits);
+  const int trickler = raw_connect(s.server.port());
+  const int steady = raw_connect(s.server.port());
+  const auto t0 = Clock::now();
+  std::string closed_with;
+  int step = 0;
+  while (Clock::now() - t0 < std::chrono::seconds(3)) {
+    ASSERT_EQ(::send(trickler, "x", 1, MSG_NOSIGNAL), 1);
+    if (step % 3 == 0) ASSERT_EQ(test::exchange(steady, "step=" + std::to_string(step)), "ok");
+    ++step;
+    closed_with = read_until_closed(trickler, 100);
+    if (closed_with != "<still open>") break;
+  }
+  const double after = std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_EQ(closed_with, "error idle_timeout: no complete line for 1 s; closing\n");
+  EXPECT_GT(after, 0.9);
+  EXPECT_LT(after, 2.0);
+  EXPECT_EQ(test::exchange(steady, "step=100"), "ok");  // the client with lines is kept
+  EXPECT_EQ(s.state.snapshot().rejected["idle_timeout"], 1);
+  ::close(trickler);
+  ::close(steady);
 }
 
 TEST(PushServerLimits, LinesBeyondTheRateAreRejectedAndCounted) {
