@@ -66,7 +66,7 @@ TEST(PushServerEviction, TwoHundredFiftySixIdleConnectionsMakeRoomForATrainingCl
   const double took = seconds_since(t0);
   EXPECT_LT(took, 1.0);
   std::printf("training line accepted %.1f ms after connecting to a full table\n", took * 1000);
-  EXPECT_EQ(*s.state.snapshot().last.step, 1);
+  EXPECT_EQ(s.state.snapshot().last.step.value_or(-1), 1);
 
   // The oldest idle connection made room and was told why; the others stay.
   const std::string told = read_until_closed(idle[0], 2000);
@@ -150,7 +150,7 @@ TEST(PushServerEviction, AnEvictedPushClientReconnectsAndItsNextLineArrives) {
   u.step = 2;
   ASSERT_TRUE(training.push(u));
   ASSERT_TRUE(wait_until([&] { return s.state.snapshot().steps_total == 2; }));
-  EXPECT_EQ(*s.state.snapshot().last.step, 2);
+  EXPECT_EQ(s.state.snapshot().last.step.value_or(-1), 2);
   EXPECT_EQ(read_until_closed(idle, 2000).rfind(kEvicted, 0), 0u);  // made room for the reconnect
   EXPECT_TRUE(quiet_and_open(newcomer));                           // within its grace period
   EXPECT_EQ(s.rejected("evicted"), 2);
