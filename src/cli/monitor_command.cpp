@@ -129,7 +129,7 @@ void register_monitor(CLI::App& app) {
   cmd->add_option("--gpus", o.mfu_gpus, "GPUs of the job for MFU (default: the GPUs NVML sees)");
   cmd->add_option("--duration", o.run_seconds, "stop after this many seconds (default: run until signalled)");
   cmd->add_option("--push-idle-timeout", o.push_limits.idle_timeout_seconds,
-                  "close a push connection silent for this many seconds (default 60)");
+                  "close a push connection that sends no complete line for this many seconds (default 60)");
   cmd->add_option("--push-max-rate", o.push_limits.lines_per_second,
                   "lines/s one push connection may send; more are rejected (default 200, bursts of 5 s worth)");
 
