@@ -74,6 +74,34 @@ class MonitorClientTest(unittest.TestCase):
         self.assertRegex(text, r'stepscope_train_steps_total\{[^}]*\} 2\n')
         self.assertRegex(text, r'stepscope_monitor_push_rejected_total\{[^}]*reason="idle_timeout"\} 1\n')
 
+    def test_an_evicted_client_reconnects_and_its_next_line_arrives(self):
+        # With all 256 places taken, a newcomer evicts the connection longest
+        # without a line (here the client's); its next push reconnects, evicting
+        # in turn the oldest idle socket, and the line arrives.
+        host = socket.gethostname()
+        idle = []
+        try:
+            with MonitorClient(self.address) as client:
+                self.assertTrue(client.push(step=1, loss=2.0))
+                self.scrape_until('stepscope_train_steps_total{hostname="%s",job="pytest"} 1' % host)
+                for _ in range(255):
+                    idle.append(socket.create_connection(("127.0.0.1", self.push_port), timeout=5))
+                text = self.scrape_until('stepscope_monitor_push_connections_total{hostname="%s",job="pytest"} 256' % host)
+                self.assertIn('push_connections_total{hostname="%s",job="pytest"} 256\n' % host, text)
+                time.sleep(1.1)  # past the 1 s grace period
+                idle.append(socket.create_connection(("127.0.0.1", self.push_port), timeout=5))
+                self.scrape_until('reason="evicted"} 1')
+                self.assertTrue(client.push(step=2, loss=1.5))
+                self.assertEqual(client.dropped, 0)
+            text = self.scrape_until('stepscope_train_steps_total{hostname="%s",job="pytest"} 2' % host)
+            self.assertRegex(text, r'stepscope_train_steps_total\{[^}]*\} 2\n')
+            self.assertRegex(text, r'stepscope_train_step\{[^}]*\} 2\n')
+            self.assertRegex(text, r'stepscope_monitor_push_rejected_total\{[^}]*reason="evicted"\} 2\n')
+            self.assertRegex(text, r'stepscope_monitor_push_rejected_total\{[^}]*reason="too_many_clients"\} 0\n')
+        finally:
+            for s in idle:
+                s.close()
+
     def test_rejections_come_back_with_a_reason(self):
         self.assertEqual(push_once(self.address, step=1, loss=float("nan")), "ok")
         with socket.create_connection(("127.0.0.1", self.push_port)) as s:
