@@ -196,9 +196,9 @@ void PushServer::run() {
     }
     if (fds[0].revents) break;
     // Reads first: a line that arrived with the newcomer still counts for
-    // its connection before a victim is chosen, and the victim's receive
-    // buffer is empty when it is closed (a FIN, not a reset, so the client
-    // reads why and reconnects).
+    // its connection before a victim is chosen, and what the victim sent has
+    // been read (up to 4 KiB a wake-up) when it is closed, so it gets a FIN,
+    // not a reset, and can read why. (PushClient reconnects after either.)
     for (size_t k = 2; k < fds.size(); ++k) {
       if (!fds[k].revents) continue;
       Client& c = clients[k - 2];
