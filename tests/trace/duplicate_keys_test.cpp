@@ -15,7 +15,11 @@ using testing::x_event;
 TEST(DuplicateKeys, TraceEventsTwiceIsRefusedNotReadTwice) {
   TempDir dir;
   const std::string events = "[" + x_event("cpu_op", "a", "10", "5") + "]";
-  const std::string text = "{\"traceEvents\": " + events + ",\n \"traceEvents\": " + events + "}";
+  std::string text = "{\"traceEvents\": ";
+  text += events;
+  text += ",\n \"traceEvents\": ";
+  text += events;
+  text += "}";
   const std::string path = dir.write("dup.json", text);
   EventStore s;
   ReadOutcome out = testing::read(path, s);

@@ -27,9 +27,9 @@ std::string overflow_trace() {
     ev.push_back(x_event("kernel", "big_kernel", std::to_string(100 + k), "2305843009213000", "0", stream,
                          R"("args": {"device": 0, "stream": )" + stream + R"(, "correlation": )" + corr + "}"));
   }
-  // Copies whose byte counts sum past 2^63.
+  // Copies whose byte counts sum past 2^63, one after the other on their stream.
   for (int k = 0; k < 3; ++k)
-    ev.push_back(x_event("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", std::to_string(200 + k), "1000", "0", "20",
+    ev.push_back(x_event("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", std::to_string(200 + 2000 * k), "1000", "0", "20",
                          R"("args": {"device": 0, "stream": 20, "bytes": 9000000000000000000})"));
   // The adversarial case: dur fits int64 ns, ts + dur does not.
   ev.push_back(x_event("kernel", "end_does_not_fit", "1400", "9223372036854000", "0", "7",
@@ -51,8 +51,9 @@ void check_numbers(const nlohmann::json& j, const std::string& key, const std::s
       EXPECT_LE(v, 100.0 + 1e-9) << where;
     }
     if (key.find("idle") != std::string::npos || key.find("total") != std::string::npos ||
-        key.find("bytes") != std::string::npos)
+        key.find("bytes") != std::string::npos) {
       EXPECT_GE(v, 0.0) << where;
+    }
   }
 }
 

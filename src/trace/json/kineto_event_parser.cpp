@@ -306,8 +306,9 @@ struct KinetoEventParser::Impl {
     if (t.error()) return false;
     switch (t.value_unsafe()) {
       case od::json_type::number: {
-        double d;
-        if (!v.get_double().get(d)) b.stage_double_arg(key, d);
+        double d = 0;
+        if (v.get_double().get(d)) return false;
+        b.stage_double_arg(key, d);
         return d < 0;
       }
       case od::json_type::string: {
