@@ -86,6 +86,7 @@ VARIANTS = {
     "dot_number": doc([EV % (0, 0), '{"ph": "X", "name": "d", "pid": 1, "tid": 1, "ts": 5., "dur": 1}']),
     "utf16_file": doc().decode().encode("utf-16"),
     "not_an_object_top": b'"traceEvents"',
+    "bad_value_in_other_member": b'{"traceInfo": [1, , 2], "traceEvents": [' + (EV % (0, 0)).encode() + b"]}",
 }
 
 # name -> (stepscope's verdict, why it deliberately differs from Python's).
@@ -104,6 +105,7 @@ DEVIATIONS = {
     "hex_number": (True, "as leading_zero_arg"),
     "bad_literal": (True, "as leading_zero_arg"),
     "bad_escape": (True, "as leading_zero_arg"),
+    "bad_value_in_other_member": (True, "as leading_zero_arg, for top-level members other than traceEvents"),
 }
 
 
