@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "trace/event_limits.h"
 #include "trace/event_store.h"
 #include "trace/trace_reader.h"
 
@@ -34,7 +35,8 @@ void read_with_chunk(std::string_view bytes, size_t chunk, Read& out, bool resyn
   out.result = read_trace_bytes(bytes, out.store, options);
 }
 
-// Touches every index and argument so the sanitizers check them.
+// Touches every index and argument so the sanitizers check them, and checks
+// the store's promises (time order, times within event_limits.h).
 void walk(const EventStore& s) {
   const size_t n = s.events.size();
   if (s.events.args_begin.size() != n || s.events.args_count.size() != n) std::abort();
@@ -46,6 +48,8 @@ void walk(const EventStore& s) {
       (void)s.arg_string(i, s.args.key[k]);
     }
     if (i > 0 && s.events.ts_ns[i - 1] > s.events.ts_ns[i]) std::abort();  // time-sorted
+    // Every kept time is in range, so ends and differences fit int64.
+    if (!time_in_range(s.events.ts_ns[i]) || !time_in_range(s.events.dur_ns[i])) std::abort();
     (void)s.name_of(i);
   }
   for (size_t g = 0; g < s.gpu_rows.size(); ++g) {

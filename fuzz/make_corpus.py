@@ -138,6 +138,15 @@ def main():
     total += write("wrong_types.json", '{"traceEvents": [{"ph": "X", "ts": "abc", "dur": 1}, {"ph": "X", "ts": 1, "dur": {}}, '
                                        '{"ph": "X", "ts": 1, "dur": 1, "pid": []}, {"ph": "X", "ts": 1e300, "dur": 1}, '
                                        '{"ph": "X", "name": "ok", "ts": 2, "dur": 1, "args": {"stream": "0x1f", "correlation": "0x10"}}]}')
+    # Chrome B/E pairs (nested, on two threads, one unmatched) and values past
+    # the limits of trace/event_limits.h, which the parser skips and counts.
+    total += write("begin_end_and_limits.json", '{"traceEvents": [{"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 10}, '
+                                                '{"ph": "B", "name": "inner", "pid": 1, "tid": 1, "ts": 12, "args": {"External id": 3}}, '
+                                                '{"ph": "B", "name": "t2", "pid": 1, "tid": 2, "ts": 13}, {"ph": "E", "pid": 1, "tid": 1, "ts": 15}, '
+                                                '{"ph": "E", "pid": 1, "tid": 1, "ts": 20}, {"ph": "E", "pid": 1, "tid": 3, "ts": 21}, '
+                                                '{"ph": "X", "name": "end_too_late", "ts": 1400, "dur": 9223372036854000, "pid": 1, "tid": 1}, '
+                                                '{"ph": "X", "name": "ProfilerStep#99999999999999999999", "ts": -1, "dur": 1, "pid": 1, "tid": 1}, '
+                                                '{"ph": "X", "cat": "gpu_memcpy", "name": "m", "ts": 5, "dur": 1, "pid": 0, "tid": 7, "args": {"bytes": -1}}]}')
     # Python-written shapes and damaged text the reader repairs: a leading
     # byte-order mark, "args": null, NaN/Infinity arguments, a kernel name cut
     # inside a UTF-8 character, ids past INT64_MAX.

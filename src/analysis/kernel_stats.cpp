@@ -1,4 +1,5 @@
 #include "analysis/kernel_stats.h"
+#include "analysis/saturating.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,16 +21,16 @@ struct Moments {
     if (count == 0 || d < min) min = d;
     if (count == 0 || d > max) max = d;
     ++count;
-    sum += d;
-    sum_sq += static_cast<__int128>(d) * d;
+    sum = saturating_add(sum, d);
+    sum_sq = saturating_add(sum_sq, static_cast<__int128>(d) * d);
   }
   void merge(const Moments& o) {
     if (o.count == 0) return;
     if (count == 0 || o.min < min) min = o.min;
     if (count == 0 || o.max > max) max = o.max;
     count += o.count;
-    sum += o.sum;
-    sum_sq += o.sum_sq;
+    sum = saturating_add(sum, o.sum);
+    sum_sq = saturating_add(sum_sq, o.sum_sq);
   }
   DurationStats stats() const {
     DurationStats s;
@@ -79,7 +80,7 @@ KernelStatsResult analyze_kernels(const trace::EventStore& store, const GpuTimel
     groups[c][it->second].m.add(d);
   }
 
-  for (const auto& m : class_moments) r.total_ns += m.sum;
+  for (const auto& m : class_moments) r.total_ns = saturating_add(r.total_ns, m.sum);
   const size_t top_n = static_cast<size_t>(std::max(options.top_kernels, 0));
   for (size_t c = 0; c < kKernelClassCount; ++c) {
     ClassKernels& out = r.classes[c];

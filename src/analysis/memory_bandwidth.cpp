@@ -1,4 +1,5 @@
 #include "analysis/memory_bandwidth.h"
+#include "analysis/saturating.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -53,13 +54,13 @@ MemoryBandwidthResult analyze_memory_bandwidth(const trace::EventStore& store, c
     ++g.stats.count;
     std::optional<int64_t> bytes = store.arg_int(a.row, bytes_key);
     if (!bytes) {
-      if (auto d = store.arg_number(a.row, bytes_key)) bytes = static_cast<int64_t>(*d);
+      if (auto d = store.arg_number(a.row, bytes_key)) bytes = saturating_int64(*d);
     }
     if (!bytes) continue;
     const int64_t dur = a.duration_ns();
     ++g.stats.with_bytes;
-    g.stats.bytes += *bytes;
-    g.stats.time_ns += dur;
+    g.stats.bytes = saturating_add(g.stats.bytes, *bytes);
+    g.stats.time_ns = saturating_add(g.stats.time_ns, dur);
     // bytes per ns is GB/s (1e9 B per 1e9 ns).
     if (dur > 0) g.gbps.push_back(static_cast<double>(*bytes) / static_cast<double>(dur));
   }
@@ -70,8 +71,8 @@ MemoryBandwidthResult analyze_memory_bandwidth(const trace::EventStore& store, c
     s.host_memory = host_memory_of(s.name, s.direction);
     s.achieved_gbps = s.time_ns > 0 ? static_cast<double>(s.bytes) / static_cast<double>(s.time_ns) : 0.0;
     s.per_op_gbps = summarize(g.gbps);
-    r.total_bytes += s.bytes;
-    r.total_time_ns += s.time_ns;
+    r.total_bytes = saturating_add(r.total_bytes, s.bytes);
+    r.total_time_ns = saturating_add(r.total_time_ns, s.time_ns);
     r.kinds.push_back(std::move(s));
   }
   std::stable_sort(r.kinds.begin(), r.kinds.end(), [](const CopyKindStats& a, const CopyKindStats& b) {

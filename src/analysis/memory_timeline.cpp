@@ -1,4 +1,5 @@
 #include "analysis/memory_timeline.h"
+#include "analysis/saturating.h"
 
 #include <algorithm>
 
@@ -20,7 +21,7 @@ MemoryTimelineResult analyze_memory_timeline(const trace::EventStore& store) {
   }
   auto get = [&](size_t i, trace::StringId key) -> std::optional<int64_t> {
     if (auto v = store.arg_int(i, key)) return v;
-    if (auto d = store.arg_number(i, key)) return static_cast<int64_t>(*d);
+    if (auto d = store.arg_number(i, key)) return saturating_int64(*d);
     return std::nullopt;
   };
   // Events are in time order, so "first" and "last" samples are in time order too.
@@ -50,10 +51,10 @@ MemoryTimelineResult analyze_memory_timeline(const trace::EventStore& store) {
     const int64_t bytes = get(i, k_bytes).value_or(0);
     if (bytes > 0) {
       ++d.alloc_samples;
-      d.allocated_bytes_total += bytes;
+      d.allocated_bytes_total = saturating_add(d.allocated_bytes_total, bytes);
     } else if (bytes < 0) {
       ++d.free_samples;
-      d.freed_bytes_total += -bytes;
+      d.freed_bytes_total = saturating_add(d.freed_bytes_total, saturating_negate(bytes));
     }
     if (d.samples == 1 || *allocated > d.peak_allocated_bytes) {
       d.peak_allocated_bytes = *allocated;

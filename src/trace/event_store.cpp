@@ -2,26 +2,39 @@
 
 #include <algorithm>
 #include <bit>
+#include <string>
 
 #include "trace/radix_sort.h"
 
 namespace stepscope::trace {
 
 namespace {
-// Key -> the first row (in `rows` order) holding it, for the joins. A sorted
+// Key -> the first row (in `rows` order) holding it, for the joins (or, with
+// `unique`, the only row: a key held by several rows finds none). A sorted
 // flat array rather than a hash map: 16 bytes per row in one allocation, so
 // building the joins of a large rank neither fragments the heap with
 // millions of nodes nor keeps them resident after they are freed.
 class FirstRowByKey {
  public:
-  FirstRowByKey(const std::vector<uint32_t>& rows, const CompactInt64Column& key) {
+  FirstRowByKey(const std::vector<uint32_t>& rows, const CompactInt64Column& key, bool unique = false) {
     entries_.reserve(rows.size());
     for (uint32_t r : rows)
       if (key[r] != kNone) entries_.push_back({key[r], r});
     // Stable: among equal keys the first row stays first. The sign bit is
     // flipped so that unsigned order is the keys' signed order.
     stable_radix_sort(entries_, [](const Entry& e) { return static_cast<uint64_t>(e.key) ^ (uint64_t{1} << 63); });
+    if (!unique) return;
+    // Rows after the first of a key are counted; every row of such a key is
+    // marked so that find() returns none for it.
+    for (size_t i = 1; i < entries_.size(); ++i)
+      if (entries_[i].key == entries_[i - 1].key) {
+        if (repeated_rows_ == 0) first_repeated_key_ = entries_[i].key;
+        ++repeated_rows_;
+        entries_[i].row = entries_[i - 1].row = EventStore::kNoRow;
+      }
   }
+  uint64_t repeated_rows() const { return repeated_rows_; }
+  int64_t first_repeated_key() const { return first_repeated_key_; }
   // The row, or EventStore::kNoRow.
   uint32_t find(int64_t key) const {
     auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
@@ -35,6 +48,8 @@ class FirstRowByKey {
     uint32_t row;
   };
   std::vector<Entry> entries_;
+  uint64_t repeated_rows_ = 0;
+  int64_t first_repeated_key_ = 0;
 };
 
 template <typename F>
@@ -89,9 +104,18 @@ void EventStore::build_indexes() {
       step_rows.push_back(static_cast<uint32_t>(i));
     }
   }
-  // correlation -> runtime row. A correlation id is unique per launch within a
-  // rank; if a trace repeats one, the first launch wins.
-  FirstRowByKey launch_by_corr(runtime_rows, events.correlation);
+  // correlation -> runtime row. CUPTI gives every runtime/driver call its own
+  // correlation id, and one call may start several GPU activities (a graph
+  // launch starts all its kernels). Runtime calls sharing an id are not a
+  // trace CUPTI writes: which one launched the activities is unknown, so
+  // they are joined to none (never all to the first) and counted.
+  FirstRowByKey launch_by_corr(runtime_rows, events.correlation, /*unique=*/true);
+  if (const uint64_t n = launch_by_corr.repeated_rows()) {
+    stats.add(ImportCounter::kAmbiguousCorrelation, 0,
+              "correlation id " + std::to_string(launch_by_corr.first_repeated_key()) +
+                  " is shared by several runtime calls (no byte offset: found after reading)");
+    if (n > 1) stats.add_silent(ImportCounter::kAmbiguousCorrelation, n - 1);
+  }
   // External id -> cpu op row; when nested ops share an id the outermost (first) wins,
   // matching how Kineto assigns one id per top-level op.
   FirstRowByKey op_by_ext(cpu_op_rows, events.external_id);

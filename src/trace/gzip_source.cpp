@@ -36,6 +36,30 @@ class CompressedInput {
   bool eof() const { return eof_; }
   uint64_t offset() const { return file_.offset(); }
 
+  // What follows a gzip member that ended with `avail` input bytes left at
+  // `next`: another member, the end of the file, or zero bytes up to the end
+  // (padding that block-based writers leave; gzip and Python's gzip accept
+  // it) which are skipped. A non-zero byte after such padding is an error.
+  enum class AfterMember { kNextMember, kEnd, kError };
+  AfterMember after_member(const unsigned char*& next, size_t& avail, std::string& error) {
+    bool padding = false;
+    while (true) {
+      while (avail > 0 && *next == 0) {
+        ++next;
+        --avail;
+        padding = true;
+      }
+      if (avail > 0) {
+        if (!padding) return AfterMember::kNextMember;
+        error = at_offset("non-zero byte after the zero padding that follows the last gzip member",
+                          offset() - avail);
+        return AfterMember::kError;
+      }
+      if (eof_) return AfterMember::kEnd;
+      if (!refill(next, avail, error)) return AfterMember::kError;
+    }
+  }
+
  private:
   FileReader file_;
   std::unique_ptr<char[]> buffer_;
@@ -72,8 +96,15 @@ class IsalGzipSource final : public ByteSource {
         break;
       }
       if (state_.block_state == ISAL_BLOCK_FINISH) {
-        // A gzip file may hold several members (pigz, concatenated files).
-        if (state_.avail_in == 0 && input_.eof()) {
+        // A gzip file may hold several members (pigz, concatenated files),
+        // and zero padding after the last.
+        const unsigned char* next = state_.next_in;
+        size_t avail = state_.avail_in;
+        const auto after = input_.after_member(next, avail, r.error);
+        state_.next_in = const_cast<uint8_t*>(next);
+        state_.avail_in = static_cast<uint32_t>(avail);
+        if (after == CompressedInput::AfterMember::kError) break;
+        if (after == CompressedInput::AfterMember::kEnd) {
           done_ = true;
           r.eof = true;
           break;
@@ -143,7 +174,13 @@ class ZlibGzipSource final : public ByteSource {
       }
       int ret = inflate(&stream_, Z_NO_FLUSH);
       if (ret == Z_STREAM_END) {
-        if (stream_.avail_in == 0 && input_.eof()) {
+        const unsigned char* next = stream_.next_in;
+        size_t avail = stream_.avail_in;
+        const auto after = input_.after_member(next, avail, r.error);
+        stream_.next_in = const_cast<Bytef*>(next);
+        stream_.avail_in = static_cast<uInt>(avail);
+        if (after == CompressedInput::AfterMember::kError) break;
+        if (after == CompressedInput::AfterMember::kEnd) {
           done_ = true;
           r.eof = true;
           break;

@@ -19,6 +19,15 @@ constexpr std::array<CounterInfo, static_cast<size_t>(ImportCounter::kCount)> kI
     {"damaged_record_skipped", Severity::kWarning,
      "stretch of traceEvents that is not whole records (e.g. an unescaped quote), skipped to the next record", true},
     {"missing_comma", Severity::kWarning, "two traceEvents records without ',' between them, both kept", false},
+    {"time_out_of_range", Severity::kWarning,
+     "event with ts < 0 or beyond 2^61 ns, or dur beyond 2^61 ns (its end would not fit), skipped", true},
+    {"negative_size", Severity::kWarning,
+     "event with a negative byte count (bytes, Total Allocated, Total Reserved), skipped", true},
+    {"ambiguous_correlation", Severity::kWarning,
+     "runtime call sharing its correlation id with another one; the GPU activities of that id are not joined to a launch",
+     false},
+    {"unmatched_begin_end", Severity::kWarning, "Chrome B event without its E on the same thread, or E without B, skipped",
+     true},
 }};
 }  // namespace
 
@@ -51,6 +60,23 @@ std::string import_warning(const ImportStats& stats) {
     out += std::to_string(joined) + " record" + (joined == 1 ? "" : "s") + " without ',' before " +
            (joined == 1 ? "it" : "them") + " read as if it were there";
   }
+  // Why records were skipped or left unjoined, for the rules that guard the
+  // numbers (each is a value no profiler writes; docs/robustness.md).
+  struct Reason {
+    ImportCounter counter;
+    const char* what;
+  };
+  static constexpr Reason kReasons[] = {
+      {ImportCounter::kTimeOutOfRange, "with ts or dur out of range"},
+      {ImportCounter::kNegativeSize, "with a negative byte count"},
+      {ImportCounter::kUnmatchedBeginEnd, "B/E events without their pair"},
+      {ImportCounter::kAmbiguousCorrelation, "runtime calls sharing a correlation id (their GPU activities not joined)"},
+  };
+  for (const Reason& r : kReasons)
+    if (uint64_t n = stats.count(r.counter)) {
+      if (!out.empty()) out += "; ";
+      out += std::to_string(n) + " " + r.what;
+    }
   if (uint64_t repaired = stats.repaired_records()) {
     if (!out.empty()) out += "; ";
     out += std::to_string(repaired) + " record" + (repaired == 1 ? "" : "s") +

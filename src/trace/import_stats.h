@@ -25,6 +25,10 @@ enum class ImportCounter : uint8_t {
   kInvalidUtf8Repaired, // an event with invalid UTF-8 in a string, kept with U+FFFD in its place
   kDamagedRecordSkipped, // --salvage: a stretch of traceEvents that could not be cut into records, skipped to the next one
   kMissingComma,        // --salvage: two traceEvents records without ',' between them (both kept)
+  kTimeOutOfRange,      // ts < 0 or > kMaxTimeNs, or dur > kMaxTimeNs (event_limits.h); event skipped
+  kNegativeSize,        // a byte count that cannot be negative ("bytes", "Total Allocated", ...); event skipped
+  kAmbiguousCorrelation, // runtime calls sharing one correlation id: their GPU activities are left unjoined
+  kUnmatchedBeginEnd,   // a Chrome "B" without its "E" on the same thread, or an "E" without a "B"; skipped
   kCount
 };
 

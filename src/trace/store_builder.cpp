@@ -40,6 +40,24 @@ void StoreBuilder::stage_string_arg(StringId key, StringId v, ArgType type) {
   a.value.push_back(static_cast<int64_t>(v));
 }
 
+std::vector<StoreBuilder::StagedArg> StoreBuilder::take_staged_args() {
+  std::vector<StagedArg> out;
+  const auto& a = store_.args;
+  for (size_t i = staged_from_; i < a.size(); ++i) out.push_back({a.key[i], a.type[i], a.value[i]});
+  discard_staged_args();
+  return out;
+}
+
+void StoreBuilder::restage_args(const std::vector<StagedArg>& args) {
+  for (const StagedArg& x : args) {
+    if (!can_stage_arg(x.key)) return;
+    auto& a = store_.args;
+    a.key.push_back(x.key);
+    a.type.push_back(x.type);
+    a.value.push_back(x.value);
+  }
+}
+
 void StoreBuilder::drop_staged_args() {
   auto& a = store_.args;
   a.key.resize(staged_from_);

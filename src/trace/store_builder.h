@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "trace/event_store.h"
 
@@ -43,6 +44,17 @@ class StoreBuilder {
   void discard_staged_args() {
     if (store_.args.size() != staged_from_) drop_staged_args();
   }
+
+  // An argument staged for the event being read, held aside while a Chrome
+  // "B" event waits for its "E" (the pair becomes one event).
+  struct StagedArg {
+    uint16_t key;
+    ArgType type;
+    int64_t value;
+  };
+  // Moves the staged arguments out (nothing stays staged).
+  std::vector<StagedArg> take_staged_args();
+  void restage_args(const std::vector<StagedArg>& args);
 
   // Sizes the columns for about this many rows before reading, so appending
   // does not reallocate and copy them as they grow. A generous guess costs

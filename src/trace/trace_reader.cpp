@@ -54,9 +54,27 @@ uint64_t estimated_json_bytes(const std::string& path, uint64_t file_bytes, bool
   return estimate;
 }
 
+ReadOutcome read_trace_file_unguarded(const std::string& path, EventStore& store, const ReadOptions& options);
+
 }  // namespace
 
 ReadOutcome read_trace_file(const std::string& path, EventStore& store, const ReadOptions& options) {
+  // Out of memory while reading one file (a huge store under an address-space
+  // limit) ends that file with one line, never the process.
+  try {
+    return read_trace_file_unguarded(path, store, options);
+  } catch (const std::bad_alloc&) {
+    ReadOutcome out;
+    out.error = path + ": out of memory while reading this file";
+    store.events = EventColumns{};
+    store.args = ArgColumns{};
+    store.flows = FlowColumns{};
+    return out;
+  }
+}
+
+namespace {
+ReadOutcome read_trace_file_unguarded(const std::string& path, EventStore& store, const ReadOptions& options) {
   ReadOutcome out;
   store.source_path = path;
   struct stat st {};
@@ -109,6 +127,7 @@ ReadOutcome read_trace_file(const std::string& path, EventStore& store, const Re
     out.error = path + ": valid JSON but not a trace (top-level array holds no trace events)";
     return out;
   }
+  parser.finish();
   if (tr.status != TokenizeStatus::kOk) {
     std::string where = source->compressed() && tr.status == TokenizeStatus::kReadError
                             ? ""
@@ -123,6 +142,7 @@ ReadOutcome read_trace_file(const std::string& path, EventStore& store, const Re
   out.ok = true;
   return out;
 }
+}  // namespace
 
 TokenizeResult read_trace_bytes(std::string_view bytes, EventStore& store, const TokenizerOptions& options,
                                 bool pipelined) {
@@ -131,6 +151,7 @@ TokenizeResult read_trace_bytes(std::string_view bytes, EventStore& store, const
   KinetoEventParser parser(builder);
   const TokenizerCallbacks cb = parser.callbacks();
   TokenizeResult result = pipelined ? tokenize_trace_pipelined(source, cb, options) : tokenize_trace(source, cb, options);
+  parser.finish();
   builder.finish();
   return result;
 }

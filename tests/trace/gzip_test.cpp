@@ -80,6 +80,39 @@ TEST_P(Backends, TrailingGarbageAfterGzipMemberIsAnError) {
   EXPECT_NE(out.error.find("gzip"), std::string::npos) << out.error;
 }
 
+// Zero bytes after the last member (tape and block-device copies pad so;
+// gzip -t and Python's gzip accept them) end the file; more than one input
+// chunk (256 KiB) of them too, and after several members.
+TEST_P(Backends, TrailingZeroPaddingIsAccepted) {
+  TempDir dir;
+  const std::string doc = testing::trace_doc(testing::cpu_ops(100));
+  const size_t half = doc.size() / 2;
+  for (size_t zeros : {size_t{1}, size_t{512}, size_t{600} << 10}) {
+    SCOPED_TRACE(zeros);
+    for (const std::string& gz : {testing::gzip(doc), testing::gzip(doc.substr(0, half)) + testing::gzip(doc.substr(half))}) {
+      const std::string path = dir.write("padded.json.gz", gz + std::string(zeros, '\0'));
+      EventStore s;
+      ReadOutcome out = testing::read(path, s, false, GetParam());
+      ASSERT_TRUE(out.ok) << out.error;
+      EXPECT_EQ(s.events.size(), 100u);
+      EXPECT_EQ(out.uncompressed_bytes, doc.size());
+    }
+  }
+}
+
+// A non-zero byte after the zero padding is not padding: an error naming the
+// file and the compressed byte offset of that byte.
+TEST_P(Backends, NonZeroByteAfterZeroPaddingIsAnError) {
+  TempDir dir;
+  const std::string gz = testing::gzip(testing::trace_doc(testing::cpu_ops(10)));
+  const std::string path = dir.write("t.json.gz", gz + std::string(100, '\0') + "x");
+  EventStore s;
+  ReadOutcome out = testing::read(path, s, false, GetParam());
+  EXPECT_FALSE(out.ok);
+  EXPECT_EQ(out.error, path + ": non-zero byte after the zero padding that follows the last gzip member at compressed byte " +
+                           std::to_string(gz.size() + 100));
+}
+
 INSTANTIATE_TEST_SUITE_P(Gzip, Backends, ::testing::Values(GzipBackend::kIsal, GzipBackend::kZlib),
                          [](const auto& info) { return info.param == GzipBackend::kIsal ? "isal" : "zlib"; });
 

@@ -56,8 +56,9 @@ void expect_ties_in_file_order(const std::string& far_ts) {
 TEST(StoreSort, TiesKeepFileOrderWithPackedKeys) { expect_ties_in_file_order("1000"); }
 
 TEST(StoreSort, TiesKeepFileOrderWhenTheSpanNeedsWideKeys) {
-  // 4.6e15 us = 4.6e18 ns: with 5 bits of row index the key needs > 64 bits.
-  expect_ties_in_file_order("4600000000000000");
+  // 2.3e15 us = 2.3e18 ns, just under the 2^61 ns time limit: a 61-bit
+  // span, with 5 bits of row index the key needs > 64 bits.
+  expect_ties_in_file_order("2305843009213693");
 }
 
 TEST(StoreSort, ArgumentsBeyondTheCapAreDroppedAndCounted) {

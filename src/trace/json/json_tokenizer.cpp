@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <unordered_set>
 
 #include "trace/json/blank_padding.h"
 
@@ -15,6 +16,13 @@ namespace stepscope::trace {
 namespace {
 
 bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// "64 MiB (67108864 bytes)", or the bytes alone below 1 MiB.
+std::string describe_bytes(size_t n) {
+  const std::string bytes = std::to_string(n) + " bytes";
+  if (n < (size_t{1} << 20) || n % (size_t{1} << 20) != 0) return bytes;
+  return std::to_string(n >> 20) + " MiB (" + bytes + ")";
+}
 
 enum class Scan { kDone, kNeedMore, kBad };
 
@@ -45,13 +53,17 @@ class Window {
       base_ += keep;
       keep = 0;
     }
+    // The record in progress starts at the buffer's front: once it passes
+    // the limit it is refused, before more of it is buffered.
+    if (end_ > max_record) {
+      error_ = "record larger than the limit of " + describe_bytes(max_record);
+      too_large_ = true;
+      return false;
+    }
     if (cap_ - kRecordPadding - end_ < chunk_ / 2) {
-      size_t want = std::max(cap_ * 2, end_ + chunk_ + kRecordPadding);
-      if (end_ > max_record) {
-        error_ = "record larger than " + std::to_string(max_record) + " bytes";
-        too_large_ = true;
-        return false;
-      }
+      // Doubling, but never past what a record at the limit needs.
+      const size_t want = std::min(std::max(cap_ * 2, end_ + chunk_ + kRecordPadding),
+                                   std::max(max_record, end_) + chunk_ + kRecordPadding);
       std::unique_ptr<char[]> grown(new char[want]);
       std::memcpy(grown.get(), buf_.get(), end_);
       buf_ = std::move(grown);
@@ -332,6 +344,8 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
   State state = State::kStart;
   bool bare_array = false;  // the document is a bare array of events
   std::string key;
+  std::unordered_set<std::string> seen_keys;
+  bool after_comma = false;  // a ',' in the top-level object: a member must follow  // top-level keys so far, as written
   std::string why;
 
   auto fail = [&](TokenizeStatus st, std::string msg, size_t at) {
@@ -451,6 +465,7 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
 
     if (state == State::kMemberOrEnd) {
       if (c == '}') {
+        if (after_comma) return fail(TokenizeStatus::kBadInput, "trailing ',' before '}' in the top-level object", pos);
         ++pos;
         state = State::kTrailing;
         continue;
@@ -464,12 +479,21 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
         if (!w.refill(keep, opt.max_record_bytes)) {
           if (!w.error().empty() && !w.too_large())
             return fail(TokenizeStatus::kReadError, w.error(), w.end());
+          if (w.too_large()) return fail(TokenizeStatus::kBadInput, "member name: " + w.error(), keep);
           return fail(TokenizeStatus::kTruncated, "unexpected end of input in a member name (file truncated?)", w.end());
         }
         pos = start - (before - keep);
         continue;
       }
       key.assign(p + start + 1, pos - start - 2);
+      after_comma = false;
+      // A repeated key is ambiguous: Python's json keeps the last value,
+      // other readers the first, and reading both would count events twice.
+      if (!seen_keys.insert(key).second)
+        return fail(TokenizeStatus::kBadInput,
+                    "top-level key \"" + key.substr(0, 64) +
+                        "\" appears twice (ambiguous: JSON readers differ on which one counts)",
+                    start);
       state = State::kColon;
       continue;
     }
@@ -488,6 +512,7 @@ TokenizeResult tokenize_trace(ByteSource& source, const TokenizerCallbacks& cb,
     }
     if (state == State::kAfterMember) {
       if (c == ',') {
+        after_comma = true;
         ++pos;
         state = State::kMemberOrEnd;
         continue;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "trace/byte_source.h"
+#include "trace/event_limits.h"
 
 namespace stepscope::trace {
 
@@ -49,7 +50,9 @@ struct TokenizerCallbacks {
 
 struct TokenizerOptions {
   size_t chunk_bytes = 1 << 20;  // 1 MB: larger chunks read no faster and cost resident memory
-  size_t max_record_bytes = size_t{1} << 30;  // a single event or member larger than this is bad input
+  // A single event or member larger than this is bad input (refused before
+  // more than this much of it is buffered; skipped with resync).
+  size_t max_record_bytes = kMaxRecordBytes;
   int max_depth = 1024;
   // Salvage: when a traceEvents record cannot be cut out (an unescaped '"'
   // turns every later string inside out, a stray byte, a record that never

@@ -6,9 +6,12 @@
 #include <charconv>
 #include <cstring>
 #include <string>
+#include <map>
 #include <unordered_map>
+#include <vector>
 
 #include "trace/cupti_counter_names.h"
+#include "trace/event_limits.h"
 #include "trace/json/decimal_time.h"
 #include "trace/json/json_tokenizer.h"
 #include "trace/json/repeated_metadata.h"
@@ -139,6 +142,35 @@ struct KinetoEventParser::Impl {
   }
   RepeatedMetadata repeated_metadata;
 
+  // Chrome "B" events waiting for their "E", per (pid, tid): the most recent
+  // open one is closed first (Chrome Trace Event Format: B/E nest per thread).
+  struct OpenSlice {
+    EventRow row;
+    uint64_t offset;
+    std::vector<StoreBuilder::StagedArg> args;
+  };
+  std::map<std::pair<int32_t, int64_t>, std::vector<OpenSlice>> open_slices;
+
+  // "B" events whose "E" never came: counted, at the end of the file.
+  void finish() {
+    for (auto& [thread, stack] : open_slices)
+      for (const OpenSlice& o : stack)
+        store.stats.add(ImportCounter::kUnmatchedBeginEnd, o.offset, "\"B\" event without an \"E\" on its thread");
+    open_slices.clear();
+  }
+
+  // A "ProfilerStep#N" whose N is written as an integer that does not fit
+  // int64 or is negative: no step number Kineto writes (it counts up from 0).
+  static bool bad_step_number(std::string_view name) {
+    constexpr std::string_view kPrefix = "ProfilerStep#";
+    if (!name.starts_with(kPrefix)) return false;
+    name.remove_prefix(kPrefix.size());
+    if (name.empty() || !(name[0] == '-' || (name[0] >= '0' && name[0] <= '9'))) return false;
+    int64_t n = 0;
+    auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
+    return ec == std::errc::result_out_of_range || (ec == std::errc() && n < 0);
+  }
+
   void bad(ImportCounter c, uint64_t offset, std::string msg) {
     b.discard_staged_args();
     store.stats.add(c, offset, std::move(msg));
@@ -237,49 +269,74 @@ struct KinetoEventParser::Impl {
   int read_time(od::value v, int64_t& out, bool& fractional) {
     auto t = v.type();
     if (t.error() || t.value_unsafe() != od::json_type::number) return 1;
-    return parse_us_as_ns(trim(v.raw_json_token()), out, fractional) ? 0 : 2;
+    const std::string_view tok = trim(v.raw_json_token());
+    if (!is_json_number(tok)) return 3;
+    return parse_us_as_ns(tok, out, fractional) ? 0 : 2;
   }
 
-  void stage_arg(StringId key, od::value v) {
+  // RFC 8259's number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+  // The decimal parsers take more ("01", "1."), which JSON does not.
+  static bool is_json_number(std::string_view s) {
+    size_t i = 0;
+    auto digits = [&] {
+      const size_t from = i;
+      while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+      return i > from;
+    };
+    if (i < s.size() && s[i] == '-') ++i;
+    if (i < s.size() && s[i] == '0') ++i;
+    else if (!digits()) return false;
+    if (i < s.size() && s[i] == '.' && (++i, !digits())) return false;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+      ++i;
+      if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+      if (!digits()) return false;
+    }
+    return i == s.size();
+  }
+
+  // Returns whether the value is a negative number.
+  bool stage_arg(StringId key, od::value v) {
     int64_t x;
     if (!v.get_int64().get(x)) {  // most kept arguments; anything else is left unread
       b.stage_int_arg(key, x);
-      return;
+      return x < 0;
     }
     auto t = v.type();
-    if (t.error()) return;
+    if (t.error()) return false;
     switch (t.value_unsafe()) {
       case od::json_type::number: {
-        double d;
-        if (!v.get_double().get(d)) b.stage_double_arg(key, d);
-        return;
+        double d = 0;
+        if (v.get_double().get(d)) return false;
+        b.stage_double_arg(key, d);
+        return d < 0;
       }
       case od::json_type::string: {
         std::string_view s;
         if (!v.get_string().get(s)) b.stage_string_arg(key, b.intern(s));
-        return;
+        return false;
       }
       case od::json_type::boolean: {
         bool x;
         if (!v.get_bool().get(x)) b.stage_int_arg(key, x ? 1 : 0);
-        return;
+        return false;
       }
       case od::json_type::array: {
         od::array arr;
         std::string_view raw;
         if (!v.get_array().get(arr) && !arr.raw_json().get(raw))
           b.stage_string_arg(key, b.intern(trim(raw)), ArgType::kJson);
-        return;
+        return false;
       }
       case od::json_type::object: {
         od::object o;
         std::string_view raw;
         if (!v.get_object().get(o) && !o.raw_json().get(raw))
           b.stage_string_arg(key, b.intern(trim(raw)), ArgType::kJson);
-        return;
+        return false;
       }
       default:
-        return;
+        return false;
     }
   }
 
@@ -339,6 +396,7 @@ struct KinetoEventParser::Impl {
     EventKind cat_kind = EventKind::kOther;
     bool cat_kind_known = false;
     uint64_t dropped = 0;
+    std::string_view negative_size;  // a byte-count argument written negative
 
     for (auto field_result : obj) {
       od::field field;
@@ -361,6 +419,7 @@ struct KinetoEventParser::Impl {
         bool fractional = false;
         int rc = read_time(v, row.ts_ns, fractional);
         if (rc == 1) return bad(ImportCounter::kBadFieldType, offset, "field \"ts\" is not a number");
+        if (rc == 3) return bad(ImportCounter::kRecordMalformed, offset, "field \"ts\" is not a valid JSON number");
         store.meta.fractional_timestamps |= fractional;
         if (rc == 2) return bad(ImportCounter::kNumberOutOfRange, offset, "field \"ts\" out of range");
         has_ts = true;
@@ -368,6 +427,7 @@ struct KinetoEventParser::Impl {
         bool fractional = false;
         int rc = read_time(v, row.dur_ns, fractional);
         if (rc == 1) return bad(ImportCounter::kBadFieldType, offset, "field \"dur\" is not a number");
+        if (rc == 3) return bad(ImportCounter::kRecordMalformed, offset, "field \"dur\" is not a valid JSON number");
         if (rc == 2) return bad(ImportCounter::kNumberOutOfRange, offset, "field \"dur\" out of range");
         has_dur = true;
       } else if (key == "pid") {
@@ -437,7 +497,8 @@ struct KinetoEventParser::Impl {
             else ++dropped;
             continue;
           }
-          stage_arg(key, av);
+          if (stage_arg(key, av) && (is(k, "bytes") || is(k, "Total Allocated") || is(k, "Total Reserved")))
+            negative_size = k;
         }
       }
     }
@@ -447,11 +508,16 @@ struct KinetoEventParser::Impl {
       case 'i':
       case 'I':
         break;
+      case 'B':
+      case 'E':
+        break;
       case 's':
       case 'f':
       case 't':
         b.discard_staged_args();
         if (!has_ts || !has_id) return bad(ImportCounter::kMissingTimestamp, offset, "flow event without ts or id");
+        if (!time_in_range(row.ts_ns))
+          return bad(ImportCounter::kTimeOutOfRange, offset, "flow event with \"ts\" out of range");
         b.add_flow(flow_id, row.category, phase, row.ts_ns, row.pid, row.tid);
         return;
       case 'M': {
@@ -480,9 +546,19 @@ struct KinetoEventParser::Impl {
       row.flags |= kNoDuration;
     }
     if (row.dur_ns < 0) return bad(ImportCounter::kNegativeDuration, offset, "event with negative \"dur\"");
+    // Limits that keep every end and difference of times in int64 (event_limits.h).
+    if (!time_in_range(row.ts_ns))
+      return bad(ImportCounter::kTimeOutOfRange, offset,
+                 row.ts_ns < 0 ? "event with negative \"ts\"" : "event with \"ts\" beyond 2^61 ns");
+    if (row.dur_ns > kMaxTimeNs) return bad(ImportCounter::kTimeOutOfRange, offset, "event with \"dur\" beyond 2^61 ns");
+    if (!negative_size.empty())
+      return bad(ImportCounter::kNegativeSize, offset, "args \"" + std::string(negative_size) + "\" is negative");
+    if (bad_step_number(name_text))
+      return bad(ImportCounter::kNumberOutOfRange, offset, "step number of \"" + std::string(name_text.substr(0, 64)) +
+                                                               "\" is negative or does not fit 64 bits");
     // classify_category(cat, name, phase), with the category's rule looked up once.
     if (name_text == "[memory]") row.kind = EventKind::kMemory;
-    else if (phase != 'X') row.kind = EventKind::kInstant;
+    else if (phase != 'X' && phase != 'B' && phase != 'E') row.kind = EventKind::kInstant;
     else row.kind = cat_kind_known ? cat_kind : category_kind(row.category, cat_text);
     if (is_gpu_kind(row.kind)) {
       if (row.stream == kNone && row.tid >= 0) {
@@ -495,6 +571,33 @@ struct KinetoEventParser::Impl {
     }
     (void)tid_is_string;
     if (dropped) store.stats.add_silent(ImportCounter::kDroppedArgs, dropped);
+    if (phase == 'B') return open_slice(row, offset);
+    if (phase == 'E') return close_slice(row, offset);
+    b.add_event(row);
+  }
+
+  void open_slice(const EventRow& row, uint64_t offset) {
+    open_slices[{row.pid, row.tid}].push_back({row, offset, b.take_staged_args()});
+  }
+
+  // An "E" closes the most recent open "B" of its thread: one complete event
+  // with the B's name, category and fields, lasting from B to E. The E's
+  // arguments are added to the B's (Chrome merges them).
+  void close_slice(const EventRow& end, uint64_t offset) {
+    auto it = open_slices.find({end.pid, end.tid});
+    if (it == open_slices.end() || it->second.empty())
+      return bad(ImportCounter::kUnmatchedBeginEnd, offset, "\"E\" event without an open \"B\" on its thread");
+    OpenSlice open = std::move(it->second.back());
+    it->second.pop_back();
+    if (it->second.empty()) open_slices.erase(it);
+    EventRow row = open.row;
+    row.dur_ns = end.ts_ns - row.ts_ns;  // both in [0, kMaxTimeNs]: no overflow
+    row.flags &= static_cast<uint8_t>(~kNoDuration);
+    if (row.dur_ns < 0)
+      return bad(ImportCounter::kNegativeDuration, offset, "\"E\" event earlier than its \"B\"");
+    if (row.correlation == kNone) row.correlation = end.correlation;
+    if (row.external_id == kNone) row.external_id = end.external_id;
+    b.restage_args(open.args);
     b.add_event(row);
   }
 
@@ -523,8 +626,13 @@ struct KinetoEventParser::Impl {
       }
     } else if (key == "baseTimeNanoseconds") {
       std::string_view tok;
-      if (doc.raw_json_token().get(tok) || !parse_scaled_decimal(trim(tok), 0, meta.base_time_ns))
+      int64_t base = 0;
+      if (doc.raw_json_token().get(tok) || !parse_scaled_decimal(trim(tok), 0, base))
         return bad(ImportCounter::kBadFieldType, offset, "baseTimeNanoseconds is not an integer");
+      // Base plus a trace time must fit, as every time does (event_limits.h).
+      if (!time_in_range(base))
+        return bad(ImportCounter::kTimeOutOfRange, offset, "baseTimeNanoseconds negative or beyond 2^61 ns (ignored)");
+      meta.base_time_ns = base;
     } else if (key == "schemaVersion") {
       int64_t x;
       if (!doc.get_int64().get(x)) meta.schema_version = x;
@@ -557,6 +665,7 @@ struct KinetoEventParser::Impl {
 KinetoEventParser::KinetoEventParser(StoreBuilder& builder) : impl_(std::make_unique<Impl>(builder)) {}
 KinetoEventParser::~KinetoEventParser() = default;
 void KinetoEventParser::parse_event(std::string_view raw, uint64_t offset) { impl_->parse_event(raw, offset); }
+void KinetoEventParser::finish() { impl_->finish(); }
 void KinetoEventParser::parse_member(std::string_view key, std::string_view raw, uint64_t offset) {
   impl_->parse_member(key, raw, offset);
 }

@@ -20,6 +20,8 @@ class KinetoEventParser {
   // `raw` must have kRecordPadding readable bytes after it.
   void parse_event(std::string_view raw, uint64_t offset);
   void parse_member(std::string_view key, std::string_view raw, uint64_t offset);
+  // After the last record: counts Chrome "B" events that never got their "E".
+  void finish();
   // The tokenizer callbacks that hand every record to this parser (valid
   // while the parser lives).
   TokenizerCallbacks callbacks();
