@@ -13,6 +13,7 @@
 #include <map>
 #include <new>
 #include <set>
+#include <system_error>
 #include <thread>
 
 namespace stepscope::trace {
@@ -67,7 +68,7 @@ void add_listed(const std::string& path, std::vector<Candidate>& out, ExpandedIn
 
 // Why a file that was read has no event to analyse.
 std::string nothing_analysable(const EventStore& store) {
-  std::string out = "no analysable event (no complete 'X' or instant 'i' event kept from traceEvents";
+  std::string out = "(no complete 'X' or instant 'i' event kept from traceEvents";
   if (std::string why = import_warning(store.stats); !why.empty()) out += "; " + why;
   if (uint64_t other = store.stats.count(ImportCounter::kUnknownPhase))
     out += "; " + std::to_string(other) + " record" + (other == 1 ? "" : "s") + " of other phases ignored";
@@ -77,6 +78,7 @@ std::string nothing_analysable(const EventStore& store) {
 // One line for several files without an event: the first three by name.
 std::string no_rank_analysable(const std::vector<std::string>& empty) {
   std::string out = "no analysable event in any of the " + std::to_string(empty.size()) + " files: ";
+  // Each entry is "<file> (<why>)".
   for (size_t i = 0; i < empty.size() && i < 3; ++i) out += (i ? "; " : "") + empty[i];
   if (empty.size() > 3) out += "; and " + std::to_string(empty.size() - 3) + " more";
   return out;
@@ -222,13 +224,22 @@ LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions
     }
   };
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  for (unsigned t = 1; t < threads; ++t) {
+    // A thread that cannot be started (address-space or process limits)
+    // leaves its files to the others: slower, not a failure.
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   work();
   for (auto& t : pool) t.join();
 
   TraceSet& set = result.set;
   std::string first_error;  // of a rank dropped under salvage
-  std::vector<std::string> empty;  // "<file>: no analysable event (...)" per rank without events
+  std::vector<std::string> empty;  // "<file> (<why>)" per rank without an analysable event
+  std::string only_empty_error;    // the error when it is the only one
   bool from_folder = false;
   for (const auto& in : inputs) {
     std::error_code ec;
@@ -255,15 +266,17 @@ LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions
     if (o.salvaged) set.warnings.push_back("salvaged " + o.error);
     if (stores[i]->events.size() == 0) {
       // Nothing to analyse: among good ranks it is dropped, alone it is the error.
-      empty.push_back(files[i] + ": " + nothing_analysable(*stores[i]));
-      set.warnings.push_back("dropped " + empty.back());
+      const std::string why = nothing_analysable(*stores[i]);
+      empty.push_back(files[i] + " " + why);
+      set.warnings.push_back("dropped " + files[i] + ": no analysable event " + why);
+      if (empty.size() == 1) only_empty_error = files[i] + ": no analysable event " + why;
       stores[i].reset();
       continue;
     }
     set.ranks.push_back(std::move(stores[i]));
   }
   if (set.ranks.empty() && !empty.empty()) {
-    result.error = empty.size() == 1 ? empty.front() : no_rank_analysable(empty);
+    result.error = empty.size() == 1 ? only_empty_error : no_rank_analysable(empty);
     return result;
   }
   if (set.ranks.empty()) {
