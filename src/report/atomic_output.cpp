@@ -64,6 +64,11 @@ AtomicOutput AtomicOutput::open(const std::string& path) {
     if (!S_ISREG(st.st_mode)) {
       in_place = true;  // FIFO, device, socket: cannot be replaced by a rename
     } else {
+      // A file the user may not write is not replaced behind their back.
+      if (::access(path.c_str(), W_OK) != 0) {
+        out.fail(errno);
+        return out;
+      }
       keep_mode = st.st_mode & 07777;
       // A link to a file: replace the file it points to, keep the link.
       struct stat lst{};
