@@ -9,11 +9,11 @@
 
 namespace stepscope::cli {
 
-bool open_output(const std::string& path, report::AtomicOutput& out) {
+bool open_output(const std::string& path, report::AtomicOutput& out, std::string_view what) {
   if (path.empty()) return true;
   out = report::AtomicOutput::open(path);
   if (out.ok()) return true;
-  print_error(out.error());
+  print_error(what.empty() ? out.error() : path + ": cannot write " + std::string(what) + ": " + out.reason());
   return false;
 }
 

@@ -15,8 +15,8 @@ namespace stepscope::cli {
 
 // Opens `path` into `out` unless `path` is empty (no such output). False,
 // with "stepscope: error: <path>: cannot write: <reason>" on stderr, when it
-// cannot be opened.
-bool open_output(const std::string& path, report::AtomicOutput& out);
+// cannot be opened ("cannot write <what>: <reason>" when `what` is given).
+bool open_output(const std::string& path, report::AtomicOutput& out, std::string_view what = {});
 
 // Writes `text` to an opened output and puts it in place. False, with one
 // error line on stderr and no file left behind, when that fails.

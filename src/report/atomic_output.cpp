@@ -50,6 +50,7 @@ AtomicOutput AtomicOutput::open(const std::string& path) {
     return out;
   }
   if (path.empty()) {
+    out.reason_ = "no file name";
     out.error_ = "(empty path): cannot write: no file name";
     return out;
   }
@@ -58,6 +59,7 @@ AtomicOutput AtomicOutput::open(const std::string& path) {
   bool in_place = false;
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
+      out.reason_ = "is a folder";
       out.error_ = path + ": cannot write: is a folder";
       return out;
     }
@@ -124,6 +126,7 @@ AtomicOutput& AtomicOutput::operator=(AtomicOutput&& o) noexcept {
     target_ = std::move(o.target_);
     temp_path_ = std::move(o.temp_path_);
     error_ = std::move(o.error_);
+    reason_ = std::move(o.reason_);
     file_ = o.file_;
     owns_file_ = o.owns_file_;
     o.file_ = nullptr;
@@ -136,9 +139,9 @@ AtomicOutput& AtomicOutput::operator=(AtomicOutput&& o) noexcept {
 AtomicOutput::~AtomicOutput() { discard(); }
 
 void AtomicOutput::fail(int err) {
-  if (error_.empty())
-    error_ = (is_stdout() ? std::string("standard output") : path_) + ": cannot write: " +
-             (err ? std::strerror(err) : "write error");
+  if (!error_.empty()) return;
+  reason_ = err ? std::strerror(err) : "write error";
+  error_ = (is_stdout() ? std::string("standard output") : path_) + ": cannot write: " + reason_;
 }
 
 bool AtomicOutput::write(std::string_view bytes) {
@@ -158,7 +161,7 @@ void AtomicOutput::close_file() {
 
 bool AtomicOutput::commit() {
   if (!file_) {
-    if (error_.empty()) error_ = path_ + ": cannot write: not open";
+    if (error_.empty()) reason_ = "not open", error_ = path_ + ": cannot write: not open";
     return false;
   }
   if (error_.empty()) {

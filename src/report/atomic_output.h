@@ -34,6 +34,7 @@ class AtomicOutput {
 
   bool ok() const { return file_ != nullptr && error_.empty(); }
   const std::string& error() const { return error_; }  // "<path>: cannot write: <reason>"
+  const std::string& reason() const { return reason_; }  // "<reason>" alone (e.g. "No space left on device")
   const std::string& path() const { return path_; }
   bool is_stdout() const { return path_ == "-"; }
 
@@ -53,6 +54,7 @@ class AtomicOutput {
   std::string target_;     // where the file lands (a symbolic link resolved)
   std::string temp_path_;  // empty when written in place
   std::string error_;
+  std::string reason_;
   FILE* file_ = nullptr;
   bool owns_file_ = false;  // false for stdout
 };
