@@ -3,10 +3,9 @@
 #include <fmt/core.h>
 
 #include <chrono>
-#include <fstream>
-#include <iostream>
 
 #include "cli/allocator_policy.h"
+#include "cli/messages.h"
 #include "cli/output_file.h"
 #include "analysis/hta_compat/run_hta_compat.h"
 #include "analysis/multi_rank.h"
@@ -44,6 +43,11 @@ struct AnalyzeArgs {
 
 int run_analyze(const AnalyzeArgs& args) {
   using clock = std::chrono::steady_clock;
+  // Outputs first: a path that cannot be written fails before minutes of reading.
+  report::AtomicOutput json_out, html_out, perfetto_out;
+  if (!open_output(args.json_path, json_out) || !open_output(args.html_path, html_out) ||
+      !open_output(args.perfetto_path, perfetto_out))
+    return 2;
   // A hardware profile (stepscope bench): its measured ceilings replace the
   // datasheet peaks for every rank. Read first: a bad profile fails fast.
   std::optional<hwbench::HardwareProfile> profile;
@@ -53,8 +57,7 @@ int run_analyze(const AnalyzeArgs& args) {
     profile = hwbench::read_profile_file(args.profile_path, error);
     if (profile) ceilings = hwbench::measured_peaks(*profile, error);
     if (!ceilings) {
-      fmt::print(stderr, "stepscope: error: {}\n",
-                 profile ? args.profile_path + ": " + error : error);
+      print_error(profile ? args.profile_path + ": " + error : error);
       return 2;
     }
   }
@@ -66,7 +69,7 @@ int run_analyze(const AnalyzeArgs& args) {
   trace::LoadResult loaded = trace::load_traces(args.inputs, ro, args.threads);
   auto t1 = clock::now();
   if (!loaded.ok) {
-    fmt::print(stderr, "stepscope: error: {}\n", loaded.error);
+    print_error(loaded.error);
     return 2;
   }
   report::AnalyzeReport rep;
@@ -114,33 +117,22 @@ int run_analyze(const AnalyzeArgs& args) {
   rep.diagnosis = diagnose::diagnose(rep.stores, rep.ranks, rep.multi, dopt);
   rep.analysis_seconds = std::chrono::duration<double>(clock::now() - t1).count();
 
-  for (const auto& w : rep.warnings) fmt::print(stderr, "stepscope: warning: {}\n", w);
+  for (const auto& w : rep.warnings) print_warning(w);
   for (const auto& r : rep.stores)
-    if (std::string w = trace::import_warning(r->stats); !w.empty())
-      fmt::print(stderr, "stepscope: warning: {}: {}\n", r->source_path, w);
-  bool json_to_stdout = args.json_path == "-";
-  if (!args.json_path.empty()) {
-    std::string text = report::build_analyze_json(rep).dump(1) + "\n";
-    if (!write_output(args.json_path, text)) {
-      fmt::print(stderr, "stepscope: error: {}: cannot write JSON output\n", args.json_path);
-      return 2;
-    }
-  }
-  if (!args.html_path.empty() && !write_output(args.html_path, report::render_html(rep))) {
-    fmt::print(stderr, "stepscope: error: {}: cannot write HTML report\n", args.html_path);
-    return 2;
-  }
-  if (!args.perfetto_path.empty()) {
-    report::PerfettoResult pr = report::write_perfetto(rep, args.perfetto_path);
+    if (std::string w = trace::import_warning(r->stats); !w.empty()) print_warning(r->source_path + ": " + w);
+  if (json_out.ok() && !finish_output(json_out, report::build_analyze_json(rep).dump(1) + "\n")) return 2;
+  if (html_out.ok() && !finish_output(html_out, report::render_html(rep))) return 2;
+  if (perfetto_out.ok()) {
+    report::PerfettoResult pr = report::write_perfetto(rep, std::move(perfetto_out));
     if (!pr.ok) {
-      fmt::print(stderr, "stepscope: error: {}\n", pr.error);
+      print_error(pr.error);
       return 2;
     }
   }
-  if (!args.quiet && !json_to_stdout) {
+  if (!args.quiet && args.json_path != "-") {
     report::TerminalOptions to;
     to.top_kernels = static_cast<size_t>(args.top);
-    std::cout << report::render_terminal(rep, to);
+    if (!write_stdout(report::render_terminal(rep, to))) return 2;
   }
   return 0;
 }

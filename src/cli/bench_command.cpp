@@ -4,13 +4,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <unistd.h>
 
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/messages.h"
 #include "cli/output_file.h"
 #include "hwbench/bench_options.h"
 #include "hwbench/bench_report.h"
@@ -36,31 +35,21 @@ struct BenchArgs {
 // a wrong result), 4 measured but a metric is unhealthy.
 int run_bench_command(BenchArgs& args) {
 #ifndef STEPSCOPE_HAVE_CUDA
-  fmt::print(stderr, "stepscope: error: bench: this stepscope was built without CUDA (no CUDA compiler at configure time, or -DSTEPSCOPE_CUDA=OFF)\n");
+  print_error("bench: this stepscope was built without CUDA (no CUDA compiler at configure time, or -DSTEPSCOPE_CUDA=OFF)");
   return 3;
 #else
   // The run takes minutes: an output that cannot be written fails now.
-  if (!args.out_path.empty() && args.out_path != "-") {
-    std::filesystem::path dir = std::filesystem::path(args.out_path).parent_path();
-    if (dir.empty()) dir = ".";
-    if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0) {
-      fmt::print(stderr, "stepscope: error: {}: cannot write the hardware profile (no writable folder {})\n",
-                 args.out_path, dir.string());
-      return 2;
-    }
-  }
+  report::AtomicOutput out;
+  if (!open_output(args.out_path, out, "the hardware profile")) return 2;
   hwbench::HardwareProfile profile;
   try {
     profile = hwbench::gpu::run_bench(args.options);
   } catch (const hwbench::gpu::BenchError& e) {
-    fmt::print(stderr, "stepscope: error: bench: {}\n", e.what());
+    print_error(std::string("bench: ") + e.what());
     return 3;
   }
-  if (!args.out_path.empty() && !write_output(args.out_path, hwbench::profile_to_json(profile).dump(1) + "\n")) {
-    fmt::print(stderr, "stepscope: error: {}: cannot write the hardware profile\n", args.out_path);
-    return 2;
-  }
-  if (!args.quiet && args.out_path != "-") std::cout << hwbench::render_bench_report(profile);
+  if (out.ok() && !finish_output(out, hwbench::profile_to_json(profile).dump(1) + "\n")) return 2;
+  if (!args.quiet && args.out_path != "-" && !write_stdout(hwbench::render_bench_report(profile))) return 2;
   for (const hwbench::Verdict& v : hwbench::golden_comparison(profile))
     if (v.health == hwbench::Health::kUnhealthy) return 4;
   return 0;

@@ -3,10 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <fstream>
-#include <iostream>
-
 #include "cli/allocator_policy.h"
+#include "cli/messages.h"
 #include "cli/output_file.h"
 #include "cli/commands.h"
 #include "diff/run_diff.h"
@@ -37,7 +35,7 @@ bool load_side(const char* side, const std::string& input, const pipeline::RunOp
                pipeline::LoadedRun& run, std::vector<std::string>& warnings) {
   run = pipeline::load_run({input}, options);
   if (!run.ok) {
-    fmt::print(stderr, "stepscope: error: {}: {}\n", side, run.error);
+    print_error(fmt::format("{}: {}", side, run.error));
     return false;
   }
   for (const auto& w : run.set.warnings) warnings.push_back(fmt::format("{}: {}", side, w));
@@ -48,6 +46,9 @@ bool load_side(const char* side, const std::string& input, const pipeline::RunOp
 }
 
 int run_diff(const DiffArgs& args) {
+  // The output first: a path that cannot be written fails before both runs are read.
+  report::AtomicOutput json_out;
+  if (!open_output(args.json_path, json_out)) return 2;
   pipeline::RunOptions options;
   options.read.salvage = args.salvage;
   options.read.gzip = args.gzip == "zlib" ? trace::GzipBackend::kZlib : trace::GzipBackend::kIsal;
@@ -68,17 +69,9 @@ int run_diff(const DiffArgs& args) {
   if (!load_side("after", args.after, options, after, rep.warnings)) return 2;
   rep.result = diff::diff_runs({&before.stores, &before.ranks, &before.diagnosis},
                                {&after.stores, &after.ranks, &after.diagnosis}, options.analysis, rep.options);
-  for (const auto& w : rep.warnings) fmt::print(stderr, "stepscope: warning: {}\n", w);
-
-  bool json_to_stdout = args.json_path == "-";
-  if (!args.json_path.empty()) {
-    std::string text = report::build_diff_json(rep).dump(1) + "\n";
-    if (!write_output(args.json_path, text)) {
-      fmt::print(stderr, "stepscope: error: {}: cannot write JSON output\n", args.json_path);
-      return 2;
-    }
-  }
-  if (!args.quiet && !json_to_stdout) std::cout << report::render_diff_terminal(rep);
+  for (const auto& w : rep.warnings) print_warning(w);
+  if (json_out.ok() && !finish_output(json_out, report::build_diff_json(rep).dump(1) + "\n")) return 2;
+  if (!args.quiet && args.json_path != "-" && !write_stdout(report::render_diff_terminal(rep))) return 2;
   return 0;
 }
 

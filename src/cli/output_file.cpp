@@ -1,18 +1,47 @@
 #include "cli/output_file.h"
 
-#include <fstream>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
+
+#include "cli/messages.h"
 
 namespace stepscope::cli {
 
-bool write_output(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::cout << text;
-    return static_cast<bool>(std::cout.flush());
+bool open_output(const std::string& path, report::AtomicOutput& out, std::string_view what) {
+  if (path.empty()) return true;
+  out = report::AtomicOutput::open(path);
+  if (out.ok()) return true;
+  print_error(what.empty() ? out.error() : path + ": cannot write " + std::string(what) + ": " + out.reason());
+  return false;
+}
+
+bool finish_output(report::AtomicOutput& out, std::string_view text) {
+  if (!out.write(text) || !out.commit()) {
+    print_error(out.error());
+    return false;
   }
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  return static_cast<bool>(f.flush());
+  return true;
+}
+
+bool write_stdout(std::string_view text) {
+  std::cout.flush();  // anything written through std::cout goes first
+  errno = 0;
+  const bool wrote = std::fwrite(text.data(), 1, text.size(), stdout) == text.size();
+  int err = errno;
+  if (wrote) {
+    errno = 0;
+    if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return true;
+    err = errno;
+  }
+  print_error(stdout_error(err));
+  return false;
+}
+
+bool write_output(const std::string& path, const std::string& text) {
+  report::AtomicOutput out = report::AtomicOutput::open(path);
+  return out.write(text) && out.commit();
 }
 
 }  // namespace stepscope::cli

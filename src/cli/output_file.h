@@ -1,12 +1,33 @@
-// Where a subcommand's --json (or other text output) goes: a file, or stdout
-// for "-". Shared by every subcommand so "-" means the same everywhere.
+// Where a subcommand's outputs go: --json, --html, --perfetto, -o FILE, or
+// stdout for "-" (the same meaning everywhere). A file output is opened when
+// the subcommand starts, before it reads or computes anything: opening
+// creates the temporary file beside the target, so a missing or read-only
+// folder fails in milliseconds with one line naming the path. The file is
+// renamed into place only when written completely (report/atomic_output.h).
 #pragma once
 
 #include <string>
+#include <string_view>
+
+#include "report/atomic_output.h"
 
 namespace stepscope::cli {
 
-// Writes `text` to `path` ("-" = stdout); false when it could not be written.
+// Opens `path` into `out` unless `path` is empty (no such output). False,
+// with "stepscope: error: <path>: cannot write: <reason>" on stderr, when it
+// cannot be opened ("cannot write <what>: <reason>" when `what` is given).
+bool open_output(const std::string& path, report::AtomicOutput& out, std::string_view what = {});
+
+// Writes `text` to an opened output and puts it in place. False, with one
+// error line on stderr and no file left behind, when that fails.
+bool finish_output(report::AtomicOutput& out, std::string_view text);
+
+// Writes `text` to stdout and flushes it. False, with one error line on
+// stderr, when stdout cannot take it (a full disk, /dev/full, a closed pipe).
+bool write_stdout(std::string_view text);
+
+// Opens, writes and puts `path` in place at once ("-" = stdout); false when
+// it could not be written (nothing printed: the caller says what failed).
 bool write_output(const std::string& path, const std::string& text);
 
 }  // namespace stepscope::cli

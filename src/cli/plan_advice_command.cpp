@@ -45,6 +45,8 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 int run_pareto(const ParetoArgs& a) {
   using namespace plan;
+  report::AtomicOutput json_out;
+  if (!open_output(a.json_path, json_out)) return 2;
   ParallelConfig p;
   if (std::string err = apply_layout(a.layout, p); !err.empty()) return plan_input_error(err);
   if (!parse_recompute(a.recompute, p.recompute)) return plan_input_error("--recompute: expected none, selective or full");
@@ -115,9 +117,9 @@ int run_pareto(const ParetoArgs& a) {
   if (!a.json_path.empty()) {
     nlohmann::json j = {{"model", m.name}, {"gpu", c.gpu.name}, {"gpus", c.gpus}, {"evaluated", evaluated},
                         {"fitting", points.size()}, {"front", rows}};
-    if (!write_output(a.json_path, j.dump(2) + "\n")) return plan_input_error(fmt::format("{}: cannot write", a.json_path));
+    if (json_out.ok() && !finish_output(json_out, j.dump(2) + "\n")) return 2;
   }
-  if (a.json_path != "-") std::cout << text;
+  if (a.json_path != "-" && !write_stdout(text)) return 2;
   return front.empty() ? 1 : 0;
 }
 
@@ -138,6 +140,8 @@ std::string side_text(bool fits, const plan::RankedConfig& r, bool sharded, int 
 
 int run_sharding(const ShardingArgs& a) {
   using namespace plan;
+  report::AtomicOutput json_out;
+  if (!open_output(a.json_path, json_out)) return 2;
   const std::vector<std::string> models = split_commas(a.model);
   if (models.empty()) return plan_input_error("--model: expected a preset, a file or a comma-separated list of them");
   if (a.gpu_counts.empty()) return plan_input_error("--gpus: expected a GPU count or a comma-separated list");
@@ -204,9 +208,9 @@ int run_sharding(const ShardingArgs& a) {
                                                                                  : nlohmann::json(advice.crossover_x)},
                         {"fsdp_wins_after", advice.fsdp_wins_after},
                         {"message", advice.message}};
-    if (!write_output(a.json_path, j.dump(2) + "\n")) return plan_input_error(fmt::format("{}: cannot write", a.json_path));
+    if (json_out.ok() && !finish_output(json_out, j.dump(2) + "\n")) return 2;
   }
-  if (a.json_path != "-") std::cout << text;
+  if (a.json_path != "-" && !write_stdout(text)) return 2;
   return 0;
 }
 

@@ -5,9 +5,8 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 
+#include "cli/messages.h"
 #include "cli/output_file.h"
 #include "cli/commands.h"
 #include "plan/plan_constraints.h"
@@ -30,12 +29,14 @@ struct ValidateArgs {
 };
 
 int fail(const std::string& message) {
-  fmt::print(stderr, "stepscope: error: {}\n", message);
+  print_error(message);
   return 2;
 }
 
 int run_plan(const PlanArgs& a) {
   using namespace plan;
+  report::AtomicOutput json_out;
+  if (!open_output(a.json_path, json_out)) return 2;
   if (a.model.empty())
     return fail("plan: --model is required (a preset such as gpt3-175b or llama3-70b, or a JSON file)");
   PlanResult r;
@@ -84,14 +85,15 @@ int run_plan(const PlanArgs& a) {
   }
   r.memory = estimate_memory(r.model, t, r.cluster, p);
   r.step = estimate_step(r.model, t, r.cluster, p);
-  if (!a.json_path.empty() && !write_output(a.json_path, plan_json(r)))
-    return fail(fmt::format("{}: cannot write", a.json_path));
-  if (a.json_path != "-") std::cout << plan_text(r, a.explain);
+  if (json_out.ok() && !finish_output(json_out, plan_json(r))) return 2;
+  if (a.json_path != "-" && !write_stdout(plan_text(r, a.explain))) return 2;
   return 0;
 }
 
 int run_validate(const ValidateArgs& a) {
   using namespace plan;
+  report::AtomicOutput json_out;
+  if (!open_output(a.json_path, json_out)) return 2;
   ValidationOptions o;
   if (!a.attention.empty()) {
     AttentionKernel k;
@@ -111,9 +113,8 @@ int run_validate(const ValidateArgs& a) {
   if (!rows) return fail(error);
   auto summary = validate_rows(*rows, o, error);
   if (!summary) return fail(fmt::format("{}: {}", a.csv, error));
-  if (!a.json_path.empty() && !write_output(a.json_path, validation_json(*summary)))
-    return fail(fmt::format("{}: cannot write", a.json_path));
-  if (a.json_path != "-") std::cout << validation_text(*summary);
+  if (json_out.ok() && !finish_output(json_out, validation_json(*summary))) return 2;
+  if (a.json_path != "-" && !write_stdout(validation_text(*summary))) return 2;
   return 0;
 }
 

@@ -39,6 +39,8 @@ int fail(const std::string& message) { return plan_input_error(message); }
 
 int run_search(const SearchArgs& a) {
   using namespace plan;
+  report::AtomicOutput json_out;
+  if (!open_output(a.json_path, json_out)) return 2;
   if (a.gpus < 1) return fail("--gpus: must be at least 1");
   if (a.top < 1) return fail("--top: must be at least 1");
   ModelSpec m;
@@ -79,14 +81,16 @@ int run_search(const SearchArgs& a) {
     nlohmann::json j = {{"model", m.name}, {"gpu", c.gpu.name}, {"gpus", c.gpus},
                         {"global_batch", t.global_batch}, {"candidates", r.candidates},
                         {"fitting", r.fitting}, {"search_seconds", seconds}, {"top", rows}};
-    if (!write_output(a.json_path, j.dump(2) + "\n")) return fail(fmt::format("{}: cannot write", a.json_path));
+    if (json_out.ok() && !finish_output(json_out, j.dump(2) + "\n")) return 2;
   }
-  if (a.json_path != "-") std::cout << text;
+  if (a.json_path != "-" && !write_stdout(text)) return 2;
   return 0;
 }
 
 int run_recompute(const RecomputeArgs& a) {
   using namespace plan;
+  report::AtomicOutput json_out;
+  if (!open_output(a.json_path, json_out)) return 2;
   ParallelConfig p;
   if (std::string err = apply_layout(a.layout, p); !err.empty()) return fail(err);
   p.micro_batch = a.micro_batch;
@@ -115,9 +119,9 @@ int run_recompute(const RecomputeArgs& a) {
                         {"feasible", r.feasible}, {"none", r.count[0]}, {"selective", r.count[1]},
                         {"full", r.count[2]}, {"activation_bytes", r.memory_bytes},
                         {"recompute_seconds", r.recompute_seconds}};
-    if (!write_output(a.json_path, j.dump(2) + "\n")) return fail(fmt::format("{}: cannot write", a.json_path));
+    if (json_out.ok() && !finish_output(json_out, j.dump(2) + "\n")) return 2;
   }
-  if (a.json_path != "-") std::cout << text;
+  if (a.json_path != "-" && !write_stdout(text)) return 2;
   return r.feasible ? 0 : 1;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/printable_text.h"
 #include "report/rank_spread.h"
 #include "report/text_table.h"
 
@@ -151,7 +152,7 @@ std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_finding
   std::string out;
   if (d.attribution.empty() || any_gpu) {
     out += attribution_table(d, max_side_by_side);
-    out += fmt::format("\nPrimary bottleneck: {}   (effective compute {:.1f}% of step time)\n", d.primary_bottleneck,
+    out += fmt::format("\nPrimary bottleneck: {}   (effective compute {:.1f}% of step time)\n", printable_text(d.primary_bottleneck),
                        d.effective_compute_pct);
   } else {
     // A CPU-only profile: the table would show 100% "other idle" of a GPU
@@ -160,7 +161,7 @@ std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_finding
            (d.no_gpu_activity_reason.empty()
                 ? std::string("the traces have no GPU activity (kernels, copies) to attribute; profile with "
                               "ProfilerActivity.CUDA")
-                : d.no_gpu_activity_reason) +
+                : printable_text(d.no_gpu_activity_reason)) +
            "\n";
     out += fmt::format("\nPrimary bottleneck: {}   (no GPU activity in the traces)\n", d.primary_bottleneck);
   }
@@ -176,18 +177,19 @@ std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_finding
                                       : std::string("risk, no time saving");
     out += fmt::format("\n  {}. [{}] {}\n", n, f.category == dg::Category::kHostOverhead ? "host_overhead"
                                                                                           : std::string(dg::to_string(f.category)),
-                       f.title);
+                       printable_text(f.title));
     out += fmt::format("     {}; severity {}, confidence {}\n", saving, dg::to_string(f.severity), dg::to_string(f.confidence));
     for (size_t e = 0; e < f.evidence.examples.size() && e < 2; ++e) {
       const auto& ex = f.evidence.examples[e];
       out += fmt::format("     e.g. rank {}{} at {} ms: {} — {}\n", ex.rank, ex.step >= 0 ? fmt::format(" step {}", ex.step) : "",
-                         fmt_ms(us(ex.ts_ns)), shorten(ex.name, 50), ex.detail);
+                         fmt_ms(us(ex.ts_ns)), printable_text(shorten(ex.name, 50)), printable_text(ex.detail));
     }
-    out += wrap("fix: " + f.remedy, 100, "     ");
+    out += wrap("fix: " + printable_text(f.remedy), 100, "     ");
   }
   if (!d.not_assessed.empty()) {
     out += "\n  Not assessed (the trace lacks what the check needs):\n";
-    for (const auto& na : d.not_assessed) out += fmt::format("    {}: {} — {}\n", na.detector, na.what, na.reason);
+    for (const auto& na : d.not_assessed)
+      out += fmt::format("    {}: {} — {}\n", na.detector, printable_text(na.what), printable_text(na.reason));
   }
   return out;
 }

@@ -1,3 +1,4 @@
+#include "report/printable_text.h"
 #include "report/diff_report.h"
 
 #include <fmt/format.h>
@@ -19,7 +20,7 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 std::string run_line(const char* side, const std::vector<std::string>& inputs, const diff::RunInfo& r) {
-  return fmt::format("  {}: {} ({} rank{}, {} step{}{}{})\n", side, join(inputs), r.ranks, r.ranks == 1 ? "" : "s",
+  return fmt::format("  {}: {} ({} rank{}, {} step{}{}{})\n", side, printable_text(join(inputs)), r.ranks, r.ranks == 1 ? "" : "s",
                      r.windows, r.windows == 1 ? "" : "s", r.from_profiler_steps ? "" : " (no step markers)",
                      r.device.empty() ? "" : ", " + r.device);
 }
@@ -159,8 +160,8 @@ std::string render_diff_terminal(const DiffReport& r, const DiffTerminalOptions&
   std::string out = "stepscope diff\n";
   out += run_line("before", r.before_inputs, d.before);
   out += run_line("after ", r.after_inputs, d.after);
-  for (const auto& w : r.warnings) out += "  warning: " + w + "\n";
-  for (const auto& n : d.notes) out += "  note: " + n + "\n";
+  for (const auto& w : r.warnings) out += "  warning: " + printable_text(w) + "\n";
+  for (const auto& n : d.notes) out += "  note: " + printable_text(n) + "\n";
 
   out += section("Step time (mean per step; shares are of the step's wall time)");
   out += summary_table(d);
@@ -181,7 +182,9 @@ std::string render_diff_terminal(const DiffReport& r, const DiffTerminalOptions&
                              "than {:g}% and {:g} µs)",
                              r.options.kernel_mean_change_pct, r.options.kernel_mean_change_us));
   out += kernels_section(r, o);
-  return out;
+  // Names went through printable_text; this pass keeps any missed one from
+  // driving the terminal.
+  return printable_lines(out);
 }
 
 }  // namespace stepscope::report

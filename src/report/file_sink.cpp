@@ -2,9 +2,6 @@
 
 #include <isa-l/igzip_lib.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <vector>
 
 namespace stepscope::report {
@@ -19,25 +16,28 @@ bool is_gzip_path(std::string_view path) { return path.size() > 3 && path.ends_w
 // hundred MB/s, so compressing a large trace costs little next to writing it.
 class FileSink::Impl {
  public:
-  FILE* file = nullptr;
-  bool owns_file = false;
+  AtomicOutput out;
   isal_zstream stream{};
   std::vector<uint8_t> level_buf;
-  std::vector<uint8_t> out;
+  std::vector<uint8_t> zbuf;  // compressed bytes on their way to the file
 };
 
 FileSink::FileSink(const std::string& path) : path_(path), impl_(std::make_unique<Impl>()) {
-  if (path == "-") {
-    impl_->file = stdout;
-  } else {
-    impl_->file = std::fopen(path.c_str(), "wb");
-    if (!impl_->file) {
-      fail(std::strerror(errno));
-      return;
-    }
-    impl_->owns_file = true;
+  impl_->out = AtomicOutput::open(path);
+  open();
+}
+
+FileSink::FileSink(AtomicOutput out) : path_(out.path()), impl_(std::make_unique<Impl>()) {
+  impl_->out = std::move(out);
+  open();
+}
+
+void FileSink::open() {
+  if (!impl_->out.ok()) {
+    error_ = impl_->out.error().empty() ? path_ + ": cannot write: not open" : impl_->out.error();
+    return;
   }
-  compressed_ = path != "-" && is_gzip_path(path);
+  compressed_ = !impl_->out.is_stdout() && is_gzip_path(path_);
   if (compressed_) {
     isal_deflate_init(&impl_->stream);
     impl_->stream.gzip_flag = IGZIP_GZIP;
@@ -45,15 +45,17 @@ FileSink::FileSink(const std::string& path) : path_(path), impl_(std::make_uniqu
     impl_->level_buf.resize(ISAL_DEF_LVL1_DEFAULT);
     impl_->stream.level_buf = impl_->level_buf.data();
     impl_->stream.level_buf_size = static_cast<uint32_t>(impl_->level_buf.size());
-    impl_->out.resize(kBufferBytes);
+    impl_->zbuf.resize(kBufferBytes);
   }
   buffer_.reserve(kBufferBytes);
 }
 
-FileSink::~FileSink() { close(); }
+FileSink::~FileSink() {
+  if (!closed_) impl_->out.discard();
+}
 
 void FileSink::fail(std::string what) {
-  if (error_.empty()) error_ = path_ + ": " + what;
+  if (error_.empty()) error_ = path_ + ": cannot write: " + what;
 }
 
 void FileSink::write(std::string_view text) {
@@ -71,8 +73,7 @@ void FileSink::write(std::string_view text) {
 void FileSink::flush_buffer(bool last) {
   if (!ok()) return;
   if (!compressed_) {
-    if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), impl_->file) != buffer_.size())
-      fail(std::strerror(errno));
+    if (!impl_->out.write(buffer_)) error_ = impl_->out.error();
     buffer_.clear();
     return;
   }
@@ -83,15 +84,15 @@ void FileSink::flush_buffer(bool last) {
   s.flush = NO_FLUSH;
   // Deflate until the input is used up (and, at the end, the stream is closed).
   do {
-    s.next_out = impl_->out.data();
-    s.avail_out = static_cast<uint32_t>(impl_->out.size());
+    s.next_out = impl_->zbuf.data();
+    s.avail_out = static_cast<uint32_t>(impl_->zbuf.size());
     if (isal_deflate(&s) != COMP_OK) {
       fail("gzip compression failed");
       break;
     }
-    size_t produced = impl_->out.size() - s.avail_out;
-    if (produced > 0 && std::fwrite(impl_->out.data(), 1, produced, impl_->file) != produced) {
-      fail(std::strerror(errno));
+    size_t produced = impl_->zbuf.size() - s.avail_out;
+    if (produced > 0 && !impl_->out.write({reinterpret_cast<const char*>(impl_->zbuf.data()), produced})) {
+      error_ = impl_->out.error();
       break;
     }
   } while (s.avail_in > 0 || (last && s.internal_state.state != ZSTATE_END));
@@ -101,14 +102,15 @@ void FileSink::flush_buffer(bool last) {
 bool FileSink::close() {
   if (closed_) return ok();
   closed_ = true;
-  if (impl_->file) {
-    flush_buffer(true);
-    if (impl_->owns_file) {
-      if (std::fclose(impl_->file) != 0) fail(std::strerror(errno));
-    } else if (std::fflush(impl_->file) != 0) {
-      fail(std::strerror(errno));
-    }
-    impl_->file = nullptr;
+  if (!ok()) {
+    impl_->out.discard();
+    return false;
+  }
+  flush_buffer(true);
+  if (!ok()) {
+    impl_->out.discard();
+  } else if (!impl_->out.commit()) {
+    error_ = impl_->out.error();
   }
   return ok();
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/hta_compat/kernel_type.h"
+#include "report/printable_text.h"
 #include "report/text_table.h"
 
 namespace stepscope::report {
@@ -96,7 +97,8 @@ std::string render_hta_terminal(const hta::HtaResult& h, size_t name_width, size
 
   auto would_fail = [&](const char* table, const std::string& e) {
     if (!e.empty())
-      out += fmt::format("  note: HTA {} fails on {} here ({}); the rows above are stepscope's answer\n", release, table, e);
+      out += fmt::format("  note: HTA {} fails on {} here ({}); the rows above are stepscope's answer\n", release, table,
+                         printable_text(e));
   };
   would_fail("temporal_breakdown", h.hta_errors.temporal_breakdown);
   would_fail("idle_time_breakdown", h.hta_errors.idle_time_breakdown);

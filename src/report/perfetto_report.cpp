@@ -292,8 +292,12 @@ TraceLayout plan_trace_layout(const AnalyzeReport& report) {
 }
 
 PerfettoResult write_perfetto(const AnalyzeReport& report, const std::string& path) {
+  return write_perfetto(report, AtomicOutput::open(path));
+}
+
+PerfettoResult write_perfetto(const AnalyzeReport& report, AtomicOutput out) {
   PerfettoResult result;
-  FileSink sink(path);
+  FileSink sink(std::move(out));
   if (!sink.ok()) {
     result.error = sink.error();
     return result;

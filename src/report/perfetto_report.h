@@ -24,6 +24,7 @@
 #include <string>
 
 #include "report/analyze_report.h"
+#include "report/atomic_output.h"
 
 namespace stepscope::report {
 
@@ -39,6 +40,9 @@ struct PerfettoResult {
 };
 
 // Without report.diagnosis the trace is written without the stepscope process.
+// The file appears whole or not at all (AtomicOutput).
 PerfettoResult write_perfetto(const AnalyzeReport& report, const std::string& path);
+// The same into an output opened earlier (the CLI opens it before reading).
+PerfettoResult write_perfetto(const AnalyzeReport& report, AtomicOutput out);
 
 }  // namespace stepscope::report

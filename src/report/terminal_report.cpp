@@ -8,6 +8,7 @@
 #include "analysis/kernel_class.h"
 #include "report/diagnosis_terminal.h"
 #include "report/hta_terminal.h"
+#include "report/printable_text.h"
 #include "report/rank_spread.h"
 #include "report/text_table.h"
 
@@ -276,7 +277,7 @@ std::string counters_section(const analysis::RankAnalysis& a, const TerminalOpti
     out += "\n  By top-level operator (each range tied to its kernel launch by order):\n";
     out += counter_groups_table(c.ops, "operator", o);
   } else {
-    out += "  Not tied to operators: " + c.match_note + "\n";
+    out += "  Not tied to operators: " + printable_text(c.match_note) + "\n";
   }
   return out;
 }
@@ -351,12 +352,13 @@ std::string import_summary(const AnalyzeReport& r) {
     uint64_t repaired = s.stats.repaired_records();
     bool truncated = s.stats.count(trace::ImportCounter::kTruncatedInput) > 0;
     if (skipped == 0 && repaired == 0 && !truncated) continue;
-    out += fmt::format("  rank {} ({}): {} records skipped{}{}\n", s.rank, s.source_path,
+    out += fmt::format("  rank {} ({}): {} records skipped{}{}\n", s.rank, printable_text(s.source_path),
                        fmt_count(static_cast<int64_t>(skipped)),
                        repaired ? fmt::format(", {} repaired (invalid UTF-8 replaced by U+FFFD, event kept)", repaired) : "",
                        truncated ? ", input truncated (salvaged)" : "");
     for (const auto& e : s.stats.log())
-      out += fmt::format("    {} at byte {}: {}\n", trace::counter_info(e.counter).name, e.byte_offset, e.message);
+      out += fmt::format("    {} at byte {}: {}\n", trace::counter_info(e.counter).name, e.byte_offset,
+                         printable_text(e.message));
   }
   return out;
 }
@@ -367,8 +369,8 @@ std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
   std::string out = fmt::format("stepscope analyze: {} rank{}, {:.1f} MB of trace JSON read in {:.2f} s, analysed in {:.2f} s (mode: {})\n",
                                 r.ranks.size(), r.ranks.size() == 1 ? "" : "s", r.uncompressed_bytes / 1e6,
                                 r.read_seconds, r.analysis_seconds, r.mode);
-  for (const auto& w : r.warnings) out += "  warning: " + w + "\n";
-  for (const auto& n : r.notes) out += "  note: " + n + "\n";
+  for (const auto& w : r.warnings) out += "  warning: " + printable_text(w) + "\n";
+  for (const auto& n : r.notes) out += "  note: " + printable_text(n) + "\n";
   std::string imports = import_summary(r);
   if (!imports.empty()) out += section("Input problems (skipped records are not analysed; repaired ones are)") + imports;
 
@@ -405,7 +407,9 @@ std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
     }
   if (r.ranks.size() >= 2) out += section("Across ranks") + multi_rank_section(r, o);
   if (r.hta) out += render_hta_terminal(*r.hta, o.name_width, o.max_rank_rows);
-  return out;
+  // Names went through printable_text; this pass keeps any missed one from
+  // driving the terminal.
+  return printable_lines(out);
 }
 
 }  // namespace stepscope::report

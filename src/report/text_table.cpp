@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "report/printable_text.h"
+
 namespace stepscope::report {
 
 namespace {
@@ -20,6 +22,8 @@ void TextTable::add_column(std::string header, Align align) { columns_.push_back
 
 void TextTable::add_row(std::vector<std::string> cells) {
   cells.resize(columns_.size());
+  // Cells hold names from traces: no control character reaches the terminal.
+  for (auto& c : cells) c = printable_text(c);
   rows_.push_back(std::move(cells));
 }
 
@@ -90,8 +94,11 @@ std::string fmt_count(int64_t n) {
 
 std::string shorten(std::string_view name, size_t max_chars) {
   if (name.size() <= max_chars) return std::string(name);
-  // Keep the head (the kernel's identity) and mark the cut.
-  return std::string(name.substr(0, max_chars - 3)) + "...";
+  // Keep the head (the kernel's identity) and mark the cut, at a character
+  // boundary: a cut inside a UTF-8 sequence would print as escaped bytes.
+  size_t cut = max_chars > 3 ? max_chars - 3 : 0;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(name.substr(0, cut)) + "...";
 }
 
 }  // namespace stepscope::report

@@ -25,10 +25,26 @@ struct LoadResult {
   TraceSet set;
 };
 
+struct ExpandedInputs {
+  std::vector<std::string> files;     // sorted by path, each file once
+  std::vector<std::string> notes;     // a file named twice ("b: the same file as a, read once")
+  std::vector<std::string> warnings;  // folder entries and matches skipped (broken links, unreadable)
+  std::string error;                  // one line naming the input, when nothing can be read
+};
+
 // Expands inputs: a folder yields its *.json / *.json.gz files (not recursive),
-// a pattern with * ? [ is globbed, anything else is a file. Sorted, de-duplicated.
+// a pattern with * ? [ is globbed, anything else is a file. Files are sorted
+// by path and identified by device and inode, so one file is one rank however
+// it is named. A folder entry or pattern match that is a broken link or
+// cannot be read is skipped with a warning; an input named directly that
+// cannot be found is an error naming it.
+ExpandedInputs expand_input_files(const std::vector<std::string>& inputs);
+// The files alone (empty, with `error` set, when expansion failed).
 std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, std::string& error);
 
+// Reads every file. A rank without any analysable event (every record
+// skipped, or none at all) is dropped with a warning naming its file; when no
+// rank is left, that is the error, naming the file(s).
 LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions& options,
                        unsigned threads = 0);
 

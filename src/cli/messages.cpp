@@ -1,0 +1,24 @@
+#include "cli/messages.h"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "report/printable_text.h"
+
+namespace stepscope::cli {
+
+void print_error(std::string_view message) {
+  fmt::print(stderr, "stepscope: error: {}\n", report::printable_text(message));
+}
+
+void print_warning(std::string_view message) {
+  fmt::print(stderr, "stepscope: warning: {}\n", report::printable_text(message));
+}
+
+std::string stdout_error(int err) {
+  return std::string("standard output: cannot write: ") + (err ? std::strerror(err) : "write error");
+}
+
+}  // namespace stepscope::cli
