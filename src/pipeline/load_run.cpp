@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <system_error>
 #include <thread>
 
 namespace stepscope::pipeline {
@@ -18,7 +19,15 @@ std::vector<analysis::RankAnalysis> analyze_ranks_parallel(const std::vector<con
     for (size_t i = next++; i < stores.size(); i = next++) out[i] = analysis::analyze_rank(*stores[i], options);
   };
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < std::min<size_t>(n, stores.size()); ++t) pool.emplace_back(work);
+  for (unsigned t = 1; t < std::min<size_t>(n, stores.size()); ++t) {
+    // A thread that cannot be started (address-space or process limits)
+    // leaves its ranks to the others: slower, not a failure (as reading).
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   work();
   for (auto& t : pool) t.join();
   return out;

@@ -333,8 +333,8 @@ TEST(CliAdversarial, ThreadsThatCannotStartDoNotAbort) {
   const std::string a = dir.write("rank0.json", gpu_trace());
   const std::string b = dir.write("rank1.json", gpu_trace());
   const CliRun r = run_cli(dir, {"analyze", "-q", "--threads", "2", a, b}, "ulimit -v 3000000; ulimit -s 4000000; ");
-  EXPECT_LT(r.exit_code, 128) << "killed by a signal: " << joined(r.err_lines);
-  if (r.exit_code != 0) expect_error_prefix(r, "stepscope: error: ");
+  // Reading and analysing both carry on with the threads that did start.
+  EXPECT_EQ(r.exit_code, 0) << joined(r.err_lines);
 }
 
 }  // namespace
