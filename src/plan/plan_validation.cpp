@@ -51,6 +51,11 @@ bool parse_int(const std::string& s, int& out) {
   return true;
 }
 
+// Measured values (seconds, milliseconds, TFLOP/s) lie in [1e-6, 1e9]: far
+// outside any training run, and inside the range where the relative error
+// (predicted - measured) / measured stays finite.
+constexpr double kMinMeasured = 1e-6, kMaxMeasured = 1e9;
+
 bool parse_double(const std::string& s, double& out) {
   if (s.empty()) return false;
   size_t used = 0;
@@ -59,7 +64,7 @@ bool parse_double(const std::string& s, double& out) {
   } catch (const std::exception&) {
     return false;
   }
-  return used == s.size() && std::isfinite(out);
+  return used == s.size() && std::isfinite(out) && out >= kMinMeasured && out <= kMaxMeasured;
 }
 
 bool is_ampere(const std::string& gpu) {
@@ -171,8 +176,8 @@ std::optional<std::vector<ValidationRow>> parse_validation_csv(const std::string
     }
     r.metric = field("metric");
     double value = 0;
-    if (!parse_double(field("value"), value) || value <= 0) {
-      error = fmt::format("{}: expected a positive number, got \"{}\"", where("value"), field("value"));
+    if (!parse_double(field("value"), value)) {
+      error = fmt::format("{}: expected a number from 1e-6 to 1e9, got \"{}\"", where("value"), field("value"));
       return std::nullopt;
     }
     if (r.metric == "layer_fwd_bwd_ms") {
@@ -180,8 +185,8 @@ std::optional<std::vector<ValidationRow>> parse_validation_csv(const std::string
     } else if (r.metric == "step_seconds" || r.metric == "tflops_per_gpu") {
       std::string ss = field("step_seconds");
       if (ss.empty() && r.metric == "step_seconds") ss = field("value");
-      if (!parse_double(ss, r.measured) || r.measured <= 0) {
-        error = fmt::format("{}: expected a positive number, got \"{}\"", where("step_seconds"), ss);
+      if (!parse_double(ss, r.measured)) {
+        error = fmt::format("{}: expected a number from 1e-6 to 1e9, got \"{}\"", where("step_seconds"), ss);
         return std::nullopt;
       }
     } else {
