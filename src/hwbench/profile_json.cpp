@@ -21,6 +21,7 @@ constexpr int kSchemaVersion = 1;
 // 4.8 TB/s, ~1,000 dense bf16 TFLOP/s) and low enough that ceilings derived
 // from them stay finite; other quantities (bytes, seconds) at most 1e15;
 // integer fields fit their C++ type; GEMM sizes at most 2^24.
+constexpr double kMinCeiling = 1e-3;  // a measured ceiling: at least 1 MB/s, 1 GFLOP/s
 constexpr double kMaxRate = 1e6;
 constexpr double kMaxNumber = 1e15;
 constexpr int64_t kMaxInt = 2147483647;
@@ -62,9 +63,10 @@ class Reader {
     if (!it->is_array()) return fail(path, "must be an array"), nullptr;
     return &*it;
   }
-  // A number in [0, max] (in (0, max] when `positive`): JSON cannot spell NaN
-  // or infinity, and the parser refuses literals past a double's range, so
-  // the bounds are what is left to check.
+  // A number in [0, max] (in [kMinCeiling, max] when `positive`, a measured
+  // ceiling: efficiencies divide by it): JSON cannot spell NaN or infinity,
+  // and the parser refuses literals past a double's range, so the bounds are
+  // what is left to check.
   double number(const json& obj, const std::string& key, const std::string& path, bool required = true,
                 double max = kMaxNumber, bool positive = false) {
     auto it = obj.find(key);
@@ -73,8 +75,8 @@ class Reader {
       return 0;
     }
     const double v = it->is_number() ? it->get<double>() : -1;
-    if (!it->is_number() || !std::isfinite(v) || v < 0 || (positive && v == 0) || v > max) {
-      fail(path, fmt::format("must be a number {} {:.0f}, got {}", positive ? "above 0 and at most" : "from 0 to", max,
+    if (!it->is_number() || !std::isfinite(v) || v < (positive ? kMinCeiling : 0) || v > max) {
+      fail(path, fmt::format("must be a number from {:g} to {:.0f}, got {}", positive ? kMinCeiling : 0.0, max,
                              shown(*it)));
       return 0;
     }

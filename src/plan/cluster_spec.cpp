@@ -137,9 +137,13 @@ namespace {
 // Upper limits of a profile's measured numbers (docs/planner.md "Hardware
 // profile"): far above any GPU (H200: 4.8 TB/s HBM, ~1,000 dense bf16
 // TFLOP/s), low enough that the rates derived from them stay finite.
+// The lower limits keep the times derived from them finite too: a rate of
+// 1e-300 GB/s turned a step into 1e304 s, one multiplication short of inf.
+constexpr double kMinRate = 1e-3;        // GB/s or TFLOP/s: 1 MB/s, 1 GFLOP/s
 constexpr double kMaxGbps = 1e6;         // HBM or collective bandwidth, GB/s
 constexpr double kMaxTflops = 1e6;       // one GEMM's rate
-constexpr double kMaxGemmDim = 1 << 24;  // m, n, k
+constexpr double kMinGemmDim = 1;        // m, n, k
+constexpr double kMaxGemmDim = 1 << 24;
 constexpr int kMaxGpusPerNode = 1024;
 
 std::string shown(const nlohmann::json& v) {
@@ -159,24 +163,24 @@ std::optional<ClusterSpec> profile_from_json(const nlohmann::json& j, const std:
   }
   ClusterSpec c;
   c.gpu = *base;
-  // A number in (0, max]; `field` is its path for the message. JSON cannot
+  // A number in [min, max]; `field` is its path for the message. JSON cannot
   // spell NaN or infinity, and the parser refuses literals past a double's range.
-  auto positive = [&](const nlohmann::json& obj, const char* key, const std::string& field, double max, double& out,
-                      bool required) {
+  auto positive = [&](const nlohmann::json& obj, const char* key, const std::string& field, double min, double max,
+                      double& out, bool required) {
     auto it = obj.find(key);
     if (it == obj.end()) {
       if (required) error = field_error(where, field, "is missing");
       return !required;
     }
-    if (!it->is_number() || !(it->get<double>() > 0) || !(it->get<double>() <= max)) {
-      error = field_error(where, field, fmt::format("must be a number above 0 and at most {:.0f}, got {}", max, shown(*it)));
+    if (!it->is_number() || !(it->get<double>() >= min) || !(it->get<double>() <= max)) {
+      error = field_error(where, field, fmt::format("must be a number from {:g} to {:.0f}, got {}", min, max, shown(*it)));
       return false;
     }
     out = it->get<double>();
     return true;
   };
   double hbm = 0, intra = 0, inter = 0;
-  if (!positive(j, "hbm_gbps", "hbm_gbps", kMaxGbps, hbm, false)) return std::nullopt;
+  if (!positive(j, "hbm_gbps", "hbm_gbps", kMinRate, kMaxGbps, hbm, false)) return std::nullopt;
   if (auto it = j.find("gpus_per_node"); it != j.end()) {
     if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > kMaxGpusPerNode ||
         (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(kMaxGpusPerNode))) {
@@ -191,8 +195,8 @@ std::optional<ClusterSpec> profile_from_json(const nlohmann::json& j, const std:
       error = fmt::format("{}: field \"nccl\" must be an object", where);
       return std::nullopt;
     }
-    if (!positive(j["nccl"], "intra_node_busbw_gbps", "nccl.intra_node_busbw_gbps", kMaxGbps, intra, false) ||
-        !positive(j["nccl"], "inter_node_busbw_gbps", "nccl.inter_node_busbw_gbps", kMaxGbps, inter, false))
+    if (!positive(j["nccl"], "intra_node_busbw_gbps", "nccl.intra_node_busbw_gbps", kMinRate, kMaxGbps, intra, false) ||
+        !positive(j["nccl"], "inter_node_busbw_gbps", "nccl.inter_node_busbw_gbps", kMinRate, kMaxGbps, inter, false))
       return std::nullopt;
   }
   if (hbm > 0) c.gpu.hbm_fraction = hbm / c.gpu.hbm_gbps;
@@ -211,9 +215,10 @@ std::optional<ClusterSpec> profile_from_json(const nlohmann::json& j, const std:
         error = fmt::format("{}: {} must be an object", where, at);
         return std::nullopt;
       }
-      for (auto [key, out, max] : {std::tuple{"m", &s.m, kMaxGemmDim}, {"n", &s.n, kMaxGemmDim},
-                                   {"k", &s.k, kMaxGemmDim}, {"tflops", &s.tflops, kMaxTflops}})
-        if (!positive(e, key, at + "." + key, max, *out, true)) return std::nullopt;
+      for (auto [key, out, min, max] :
+           {std::tuple{"m", &s.m, kMinGemmDim, kMaxGemmDim}, {"n", &s.n, kMinGemmDim, kMaxGemmDim},
+            {"k", &s.k, kMinGemmDim, kMaxGemmDim}, {"tflops", &s.tflops, kMinRate, kMaxTflops}})
+        if (!positive(e, key, at + "." + key, min, max, *out, true)) return std::nullopt;
       if (e.contains("dtype") && (!e["dtype"].is_string() || !parse_dtype(e["dtype"].get<std::string>(), s.dtype))) {
         error = fmt::format("{}: {}.dtype must be bf16, fp16 or fp8", where, at);
         return std::nullopt;

@@ -111,7 +111,7 @@ TEST(AdversarialPlan, PlannerProfileWithBadNumbersIsAnError) {
                  "stepscope: error: " + huge + ": field \"hbm_gbps\" holds a number out of range (1e309)");
   const std::string zero = dir.write("z.json", R"({"gpu": "h100-sxm", "gemm": [{"m": 8, "n": 8, "k": 8, "tflops": 0}]})");
   expect_refused(run_cli(dir, {"plan", "search", "--model", "gpt3-125m", "--gpus", "8", "--global-batch", "8", "--profile", zero}),
-                 "stepscope: error: " + zero + ": field \"gemm[0].tflops\" must be a number above 0 and at most 1000000, got 0");
+                 "stepscope: error: " + zero + ": field \"gemm[0].tflops\" must be a number from 0.001 to 1000000, got 0");
 }
 
 TEST(AdversarialPlan, AnalyzeProfileWithBadCeilingsIsAnError) {
@@ -121,8 +121,8 @@ TEST(AdversarialPlan, AnalyzeProfileWithBadCeilingsIsAnError) {
       "memory": [{"name": "hbm_copy", "bytes": 1e9, "seconds": 1e-3, "gbps": GBPS}]}})";
   for (const auto& [gbps, needle] : std::vector<std::pair<std::string, std::string>>{
            {"1e309", "field \"stepscope_bench.memory[0].gbps\" holds a number out of range (1e309)"},
-           {"0", "field \"stepscope_bench.memory[0].gbps\" must be a number above 0 and at most 1000000, got 0"},
-           {"-1", "field \"stepscope_bench.memory[0].gbps\" must be a number above 0 and at most 1000000, got -1"}}) {
+           {"0", "field \"stepscope_bench.memory[0].gbps\" must be a number from 0.001 to 1000000, got 0"},
+           {"-1", "field \"stepscope_bench.memory[0].gbps\" must be a number from 0.001 to 1000000, got -1"}}) {
     std::string text = bench;
     text.replace(text.find("GBPS"), 4, gbps);
     const std::string path = dir.write("bad.json", text);

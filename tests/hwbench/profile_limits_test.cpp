@@ -42,15 +42,19 @@ TEST(ProfileLimits, ZeroOrNegativeCeilingsAreRefused) {
   json j = profile_to_json(testing::h200_profile());
   j["stepscope_bench"]["gemm_sweep"][0]["tflops"] = 0;  // used to be accepted
   EXPECT_EQ(error_of(j),
-            "p.json: field \"stepscope_bench.gemm_sweep[0].tflops\" must be a number above 0 and at most 1000000, got 0");
+            "p.json: field \"stepscope_bench.gemm_sweep[0].tflops\" must be a number from 0.001 to 1000000, got 0");
   j = profile_to_json(testing::h200_profile());
   j["stepscope_bench"]["memory"][0]["gbps"] = -4210;
   EXPECT_EQ(error_of(j),
-            "p.json: field \"stepscope_bench.memory[0].gbps\" must be a number above 0 and at most 1000000, got -4210");
+            "p.json: field \"stepscope_bench.memory[0].gbps\" must be a number from 0.001 to 1000000, got -4210");
+  j = profile_to_json(testing::h200_profile());
+  j["stepscope_bench"]["gemm_sweep"][0]["tflops"] = 1e-300;  // efficiencies divide by the ceiling
+  EXPECT_EQ(error_of(j),
+            "p.json: field \"stepscope_bench.gemm_sweep[0].tflops\" must be a number from 0.001 to 1000000, got 1e-300");
   j = profile_to_json(testing::h200_profile());
   j["stepscope_bench"]["memory"][0]["gbps"] = 1e300;  // used to be accepted as the HBM ceiling
   EXPECT_EQ(error_of(j),
-            "p.json: field \"stepscope_bench.memory[0].gbps\" must be a number above 0 and at most 1000000, got 1e+300");
+            "p.json: field \"stepscope_bench.memory[0].gbps\" must be a number from 0.001 to 1000000, got 1e+300");
   j = profile_to_json(testing::h200_profile());
   j["stepscope_bench"]["collectives"][0]["points"][1]["busbw_gbps"] = 1e12;
   EXPECT_EQ(error_of(j), "p.json: field \"stepscope_bench.collectives[0].points[1].busbw_gbps\" must be a number from "

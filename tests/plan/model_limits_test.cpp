@@ -97,6 +97,20 @@ TEST(ModelLimits, ModelAtTheLimitsGivesFiniteEstimates) {
   for (double v : {s.model_flops, s.hardware_flops, s.compute_fwd, s.compute_bwd, s.attention, s.total, s.mfu})
     EXPECT_TRUE(finite_nonnegative(v)) << v;
   EXPECT_GT(s.total, 0);
+
+  // The same on the slowest hardware profile the reader accepts (every rate 0.001).
+  std::string error;
+  auto slow = hardware_profile_from_json_text(
+      R"({"gpu": "h100-sxm", "hbm_gbps": 0.001, "nccl": {"intra_node_busbw_gbps": 0.001, "inter_node_busbw_gbps": 0.001},
+          "gemm": [{"m": 1, "n": 1, "k": 1, "tflops": 0.001}]})",
+      "slow.json", error);
+  ASSERT_TRUE(slow) << error;
+  slow->gpus = 1;
+  const StepEstimate slow_step = estimate_step(m, t, *slow, p);
+  for (double v : {slow_step.compute_fwd, slow_step.compute_bwd, slow_step.attention, slow_step.embedding_and_loss,
+                   slow_step.optimizer, slow_step.total})
+    EXPECT_TRUE(finite_nonnegative(v)) << v;
+  EXPECT_GT(slow_step.total, s.total);
 }
 
 TEST(ModelLimits, PresetsAreInsideTheLimits) {
