@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 namespace stepscope::plan {
@@ -94,19 +93,32 @@ std::optional<nlohmann::json> parse_json_text(std::string_view text, const std::
   return std::nullopt;
 }
 
-std::optional<nlohmann::json> read_json_file(const std::string& path, std::string& error) {
+std::optional<std::string> read_input_file(const std::string& path, std::string& error) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = fmt::format("{}: cannot open", path);
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxInputBytes) {
+      error = fmt::format("{}: larger than {} MiB, not a planner input", path, kMaxInputBytes >> 20);
+      return std::nullopt;
+    }
+  }
   if (in.bad()) {
     error = fmt::format("{}: cannot read", path);
     return std::nullopt;
   }
-  return parse_json_text(text.str(), path, error);
+  return text;
+}
+
+std::optional<nlohmann::json> read_json_file(const std::string& path, std::string& error) {
+  std::optional<std::string> text = read_input_file(path, error);
+  if (!text) return std::nullopt;
+  return parse_json_text(*text, path, error);
 }
 
 }  // namespace stepscope::plan

@@ -21,7 +21,16 @@ inline constexpr int kMaxJsonDepth = 64;
 // Never throws on any input.
 std::optional<nlohmann::json> parse_json_text(std::string_view text, const std::string& where, std::string& error);
 
-// The same for a file; "<path>: cannot open" when it cannot be read.
+// Inputs of the planner are small (a bench profile: ~50 KB); a larger file
+// (or an endless one such as /dev/zero) is refused before it fills memory.
+inline constexpr size_t kMaxInputBytes = size_t{64} << 20;
+
+// The whole file, at most kMaxInputBytes; nullopt with `error` =
+// "<path>: cannot open", "<path>: cannot read" or
+// "<path>: larger than 64 MiB, not a planner input".
+std::optional<std::string> read_input_file(const std::string& path, std::string& error);
+
+// The same for a file; errors of read_input_file and parse_json_text.
 std::optional<nlohmann::json> read_json_file(const std::string& path, std::string& error);
 
 // "<where>: field \"<field>\" <what>": the one-line form every reader on top

@@ -3,10 +3,10 @@
 #include <fmt/core.h>
 
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 
+#include "plan/json_file.h"
 #include "plan/memory_model.h"
 #include "plan/plan_constraints.h"
 #include "plan/step_time_model.h"
@@ -201,15 +201,10 @@ std::optional<std::vector<ValidationRow>> parse_validation_csv(const std::string
 
 std::optional<std::vector<ValidationRow>> read_validation_csv(const std::string& path, const ValidationOptions& o,
                                                               std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = fmt::format("{}: cannot open", path);
-    return std::nullopt;
-  }
-  std::stringstream buf;
-  buf << in.rdbuf();
+  std::optional<std::string> text = read_input_file(path, error);  // at most 64 MiB
+  if (!text) return std::nullopt;
   std::string inner;
-  auto rows = parse_validation_csv(buf.str(), o, inner);
+  auto rows = parse_validation_csv(*text, o, inner);
   if (!rows) error = fmt::format("{}: {}", path, inner);
   return rows;
 }

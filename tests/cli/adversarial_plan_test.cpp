@@ -100,6 +100,11 @@ TEST(AdversarialPlan, ModelFileWithHugeNumbersIsAnError) {
                  "stepscope: error: " + layers + ": field \"layers\" must be an integer from 1 to 16384, got 1e+18");
   const std::string name = dir.write("name.json", std::string(kModel) + R"(, "name": [1]})");
   expect_refused(run_cli(dir, {"plan", "--model", name}), "stepscope: error: " + name + ": field \"name\" must be a string");
+  // An endless file used to be read until memory ran out (std::bad_alloc, abort).
+  expect_refused(run_cli(dir, {"plan", "--model", "/dev/zero"}, "ulimit -v 4000000;"),
+                 "stepscope: error: /dev/zero: larger than 64 MiB, not a planner input");
+  expect_refused(run_cli(dir, {"plan", "validate", "/dev/zero"}, "ulimit -v 4000000;"),
+                 "stepscope: error: /dev/zero: larger than 64 MiB, not a planner input");
   const std::string deep = dir.write("deep.json", std::string(100000, '['));
   expect_refused(run_cli(dir, {"plan", "--model", deep}), "stepscope: error: " + deep + ": nesting deeper than 64 levels");
 }

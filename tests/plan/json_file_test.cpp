@@ -30,6 +30,13 @@ TEST(JsonFile, FileWithHugeNumberIsAnErrorNotAnAbort) {
   EXPECT_EQ(error, path + ": field \"seq\" holds a number out of range (1e309)");
 }
 
+// An endless file used to be read until memory ran out (std::bad_alloc).
+TEST(JsonFile, EndlessFileIsRefusedAtTheSizeLimit) {
+  std::string error;
+  EXPECT_FALSE(read_json_file("/dev/zero", error));
+  EXPECT_EQ(error, "/dev/zero: larger than 64 MiB, not a planner input");
+}
+
 TEST(JsonFile, NestingIsBounded) {
   std::string error;
   std::string deep(100000, '[');

@@ -30,6 +30,12 @@ TEST(ValidationLimits, MeasuredValueOutsideItsRangeIsAnError) {
   EXPECT_TRUE(parse_validation_csv(row("48", "1.42"), {}, error)) << error;
 }
 
+TEST(ValidationLimits, EndlessFileIsRefusedAtTheSizeLimit) {
+  std::string error;
+  EXPECT_FALSE(read_validation_csv("/dev/zero", {}, error));
+  EXPECT_EQ(error, "/dev/zero: larger than 64 MiB, not a planner input");
+}
+
 TEST(ValidationLimits, ModelFieldsPastTheModelLimitsAreAnError) {
   std::string error;
   EXPECT_FALSE(parse_validation_csv(row("16777216", "1.42"), {}, error));
