@@ -8,6 +8,7 @@
 
 #include "hwbench/golden_reference.h"
 #include "plan/json_file.h"
+#include "plan/model_spec.h"
 
 namespace stepscope::hwbench {
 namespace {
@@ -252,7 +253,14 @@ std::optional<HardwareProfile> profile_from_json(const json& doc, const std::str
     return std::nullopt;
   }
   HardwareProfile p;
-  p.gpu = r.string(doc, "gpu", "gpu");
+  // The two names `analyze --profile` prints: no control characters (plan/model_spec.h).
+  auto label = [&r](const json& obj, const char* key, const std::string& path) {
+    std::string s = r.string(obj, key, path);
+    if (r.ok() && !s.empty() && !plan::is_printable_label(s))
+      r.fail(path, "must be at most 256 characters without control characters");
+    return s;
+  };
+  p.gpu = label(doc, "gpu", "gpu");
   const json* b = r.object(doc, "stepscope_bench", "stepscope_bench", true);
   if (!r.ok()) return std::nullopt;
   double version = static_cast<double>(r.integer(*b, "schema_version", "stepscope_bench.schema_version", true, kMaxInt));
@@ -270,7 +278,7 @@ std::optional<HardwareProfile> profile_from_json(const json& doc, const std::str
     auto num = [&](const char* k, int64_t max) {
       return r.integer(*d, k, std::string("stepscope_bench.device.") + k, false, max);
     };
-    p.device.name = r.string(*d, "name", "stepscope_bench.device.name");
+    p.device.name = label(*d, "name", "stepscope_bench.device.name");
     p.device.index = static_cast<int>(num("index", kMaxInt));
     p.device.visible_gpus = static_cast<int>(num("visible_gpus", kMaxInt));
     p.device.sms = static_cast<int>(num("sms", kMaxInt));

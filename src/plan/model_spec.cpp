@@ -103,6 +103,13 @@ const ModelSpec* find_model_preset(std::string_view name) {
   return nullptr;
 }
 
+bool is_printable_label(std::string_view s) {
+  if (s.empty() || s.size() > 256) return false;
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return false;
+  return true;
+}
+
 std::string validate_model(const ModelSpec& m) {
   for (auto [name, v, max] : {std::tuple{"layers", m.layers, ModelLimits::kLayers},
                               {"hidden", m.hidden, ModelLimits::kHidden},
@@ -135,8 +142,8 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, const std::str
   ModelSpec m;
   m.name = where;
   if (auto it = j.find("name"); it != j.end()) {
-    if (!it->is_string()) {
-      error = field_error(where, "name", "must be a string");
+    if (!it->is_string() || !is_printable_label(it->get<std::string>())) {
+      error = field_error(where, "name", "must be a string of 1 to 256 characters without control characters");
       return std::nullopt;
     }
     m.name = it->get<std::string>();

@@ -61,6 +61,11 @@ struct ModelLimits {
 std::optional<ModelSpec> load_model_json(const std::string& path, std::string& error);
 // The same from the JSON text in memory; `where` names it in errors.
 std::optional<ModelSpec> model_from_json_text(std::string_view text, const std::string& where, std::string& error);
+// A model name (or another label printed in reports) the reader accepts:
+// 1 to 256 bytes, no control characters (bytes below 0x20 and 0x7f), so it
+// cannot move the cursor or split a one-line message.
+bool is_printable_label(std::string_view s);
+
 // Checks sizes in 1..ModelLimits, hidden % heads, heads % kv_heads; empty when fine.
 std::string validate_model(const ModelSpec& m);
 

@@ -120,6 +120,11 @@ std::optional<std::vector<ValidationRow>> parse_validation_csv(const std::string
     r.source = field("source");
     ModelSpec& m = r.model;
     m.name = field("model");
+    for (const char* label : {"source", "model", "gpu"})
+      if (!is_printable_label(field(label)) && !(field(label).empty() && label == std::string_view("source"))) {
+        error = fmt::format("{}: expected 1 to 256 characters without control characters", where(label));
+        return std::nullopt;
+      }
     if (!integer("layers", m.layers) || !integer("hidden", m.hidden) || !integer("heads", m.heads) ||
         !integer("kv_heads", m.kv_heads) || !integer("ffn_hidden", m.ffn_hidden) || !integer("vocab", m.vocab) ||
         !integer("seq", m.seq) || !integer("n_gpu", r.n_gpu) || !integer("tp", r.parallel.tp) ||

@@ -99,7 +99,7 @@ TEST(AdversarialPlan, ModelFileWithHugeNumbersIsAnError) {
   expect_refused(run_cli(dir, {"plan", "--model", layers}),
                  "stepscope: error: " + layers + ": field \"layers\" must be an integer from 1 to 16384, got 1e+18");
   const std::string name = dir.write("name.json", std::string(kModel) + R"(, "name": [1]})");
-  expect_refused(run_cli(dir, {"plan", "--model", name}), "stepscope: error: " + name + ": field \"name\" must be a string");
+  expect_refused(run_cli(dir, {"plan", "--model", name}), "stepscope: error: " + name + ": field \"name\" must be a string of 1 to 256 characters");
   // An endless file used to be read until memory ran out (std::bad_alloc, abort).
   expect_refused(run_cli(dir, {"plan", "--model", "/dev/zero"}, "ulimit -v 4000000;"),
                  "stepscope: error: /dev/zero: larger than 64 MiB, not a planner input");

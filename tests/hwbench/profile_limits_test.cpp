@@ -74,6 +74,13 @@ TEST(ProfileLimits, IntegerFieldsMustFitTheirType) {
                          "to 1e+15, got \"x\"");
 }
 
+TEST(ProfileLimits, NamesWithControlCharactersAreRefused) {
+  json j = profile_to_json(testing::h200_profile());
+  j["stepscope_bench"]["device"]["name"] = "NVIDIA\x1b[2J H200";  // analyze prints it
+  EXPECT_EQ(error_of(j), "p.json: field \"stepscope_bench.device.name\" must be at most 256 characters without "
+                         "control characters");
+}
+
 TEST(ProfileLimits, AcceptedProfileHasFinitePositiveCeilings) {
   std::string error;
   auto p = profile_from_json(profile_to_json(testing::h200_profile()), "p.json", error);

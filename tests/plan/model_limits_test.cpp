@@ -50,7 +50,12 @@ TEST(ModelLimits, FieldsOutsideTheirRangeNameFieldAndValue) {
 
 TEST(ModelLimits, NonStringNameIsAnError) {
   // j.value("name", path) used to throw type_error here.
-  EXPECT_EQ(read_error(R"("name": 5)"), "m.json: field \"name\" must be a string");
+  const std::string what = "must be a string of 1 to 256 characters without control characters";
+  EXPECT_EQ(read_error(R"("name": 5)"), "m.json: field \"name\" " + what);
+  // Printed in the report: an escape sequence would reach the terminal.
+  EXPECT_EQ(read_error(R"("name": "x\u001b[2Jy")"), "m.json: field \"name\" " + what);
+  EXPECT_EQ(read_error(R"("name": "a\nb")"), "m.json: field \"name\" " + what);
+  EXPECT_EQ(read_error("\"name\": \"" + std::string(257, 'n') + "\""), "m.json: field \"name\" " + what);
 }
 
 // The old limit (2^24 on every field) let 2^24 layers of hidden 2^24 through:

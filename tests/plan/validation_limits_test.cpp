@@ -30,6 +30,14 @@ TEST(ValidationLimits, MeasuredValueOutsideItsRangeIsAnError) {
   EXPECT_TRUE(parse_validation_csv(row("48", "1.42"), {}, error)) << error;
 }
 
+TEST(ValidationLimits, LabelsWithControlCharactersAreAnError) {
+  std::string error;
+  std::string text = row("48", "1.42");
+  text.replace(text.find(",GPT,"), 5, ",G\x1b[2JPT,");  // printed in the report's table
+  EXPECT_FALSE(parse_validation_csv(text, {}, error));
+  EXPECT_EQ(error, "row 0 (line 2), column \"model\": expected 1 to 256 characters without control characters");
+}
+
 TEST(ValidationLimits, EndlessFileIsRefusedAtTheSizeLimit) {
   std::string error;
   EXPECT_FALSE(read_validation_csv("/dev/zero", {}, error));
