@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/messages.h"
+#include "cli/option_checks.h"
 #include "cli/output_file.h"
 #include "hwbench/bench_options.h"
 #include "hwbench/bench_report.h"
@@ -63,10 +64,11 @@ void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Measure this node's GPU ceilings and write a hardware profile");
   cmd->add_flag("--quick", args->options.quick, "node health check: fewer shapes and sizes (under a minute)");
   cmd->add_option("-o,--out", args->out_path, "write the hardware profile JSON to FILE ('-' for stdout)");
+  // CUDA ordinals and NCCL ranks of one node: far below 1024.
   cmd->add_option("--device", args->options.device, "CUDA device for the single-GPU benchmarks (default 0)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, 1023));
   cmd->add_option("--nccl-gpus", args->options.nccl_gpus, "GPUs in the NCCL collectives (default: all visible)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, 1024));
   cmd->add_option("--only", args->options.sections, "run only these sections (repeatable): gemm, memory, launch, host, nccl")
       ->check(CLI::IsMember(hwbench::bench_sections()));
   cmd->add_option("--gemm-dtypes", args->options.gemm_dtypes, "GEMM dtypes (default: bf16 fp16 fp8 tf32 fp32)")

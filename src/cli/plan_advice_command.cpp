@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/output_file.h"
 #include "cli/plan_cli_inputs.h"
 #include "plan/batch_pareto.h"
@@ -70,7 +71,9 @@ int run_pareto(const ParetoArgs& a) {
     TrainingSettings probe = t;
     ParallelConfig q = p;
     q.micro_batch = 1;
-    probe.global_batch = p.dp * std::max(p.pp, 1) * p.vpp;  // divisible by dp, and enough micro-batches
+    // Divisible by dp, and pp micro-batches (what the interleaved schedule
+    // needs); dp × pp ≤ tp × pp × dp × cp ≤ 2^24 (apply_layout).
+    probe.global_batch = p.dp * std::max(p.pp, 1);
     if (auto problems = check_constraints(m, probe, c, q); !problems.empty()) {
       std::string joined;
       for (const auto& s : problems) joined += (joined.empty() ? "" : "; ") + s;
@@ -217,14 +220,18 @@ int run_sharding(const ShardingArgs& a) {
 }  // namespace
 
 void register_plan_advice(CLI::App* plan) {
+  using plan::LayoutLimits;
   auto pargs = std::make_shared<ParetoArgs>();
   auto* p = plan->add_subcommand("pareto", "batch-size Pareto front of throughput against memory for one layout");
   add_common(p, *pargs);
   add_layout(p, pargs->layout);
   p->add_option("--recompute", pargs->recompute, "none, selective or full");
   p->add_option("--global-batches", pargs->global_batches, "global batches to try (default dp x 1, 2, 4, ..., 256)")
-      ->delimiter(',');
-  p->add_option("--micro-batches", pargs->micro_batches, "micro-batches to try (default 1,2,4,8,16)")->delimiter(',');
+      ->delimiter(',')
+      ->check(whole_number(1, LayoutLimits::kGlobalBatch));
+  p->add_option("--micro-batches", pargs->micro_batches, "micro-batches to try (default 1,2,4,8,16)")
+      ->delimiter(',')
+      ->check(whole_number(1, LayoutLimits::kSize));
   p->callback([pargs] { set_exit_code(run_pareto(*pargs)); });
 
   auto sargs = std::make_shared<ShardingArgs>();
@@ -233,8 +240,11 @@ void register_plan_advice(CLI::App* plan) {
   s->get_option("--model")->description("preset or file, or a comma-separated list of them (a model-size sweep)");
   s->add_option("--gpus", sargs->gpu_counts, "GPU count, or a comma-separated list (a GPU-count sweep)")
       ->delimiter(',')
-      ->required();
-  s->add_option("--micro-batches", sargs->micro_batches, "micro-batches to try (default 1,2,4,8,16)")->delimiter(',');
+      ->required()
+      ->check(whole_number(1, LayoutLimits::kGpus));
+  s->add_option("--micro-batches", sargs->micro_batches, "micro-batches to try (default 1,2,4,8,16)")
+      ->delimiter(',')
+      ->check(whole_number(1, LayoutLimits::kSize));
   s->callback([sargs] { set_exit_code(run_sharding(*sargs)); });
 }
 

@@ -5,6 +5,9 @@
 
 #include <filesystem>
 
+#include "cli/option_checks.h"
+#include "plan/plan_constraints.h"
+
 namespace stepscope::cli {
 
 int plan_input_error(const std::string& message) {
@@ -16,20 +19,23 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_option("--model", a.model, "preset (gpt3-175b, llama3-70b, ...) or model JSON file")->required();
   cmd->add_option("--gpu", a.gpu, "a100-40-sxm, a100-80-sxm, h100-sxm (default), h200-sxm, b200");
   cmd->add_option("--profile", a.profile, "hardware profile JSON instead of the catalog");
-  cmd->add_option("--global-batch", a.global_batch, "sequences per step");
+  cmd->add_option("--global-batch", a.global_batch, "sequences per step")
+      ->check(whole_number(1, plan::LayoutLimits::kGlobalBatch));
   cmd->add_option("--dtype", a.dtype, "bf16, fp16 or fp8");
   cmd->add_option("--optimizer", a.optimizer, "adam, adamw or sgd");
   cmd->add_option("--attention", a.attention, "flash (default) or unfused");
-  cmd->add_option("--activation-bits", a.activation_bits, "saved-activation precision: 16, 8 or 4");
+  cmd->add_option("--activation-bits", a.activation_bits, "saved-activation precision: 16, 8 or 4")
+      ->check(whole_number(4, 16));
   cmd->add_option("--json", a.json_path, "write JSON to FILE ('-' for stdout)");
 }
 
 void add_layout(CLI::App* cmd, LayoutArgs& a) {
-  cmd->add_option("--tp", a.tp, "tensor-parallel size");
-  cmd->add_option("--pp", a.pp, "pipeline stages");
-  cmd->add_option("--dp", a.dp, "data-parallel replicas");
-  cmd->add_option("--cp", a.cp, "context-parallel size");
-  cmd->add_option("--vpp", a.vpp, "virtual pipeline stages per GPU");
+  const CLI::Validator size = whole_number(1, plan::LayoutLimits::kSize);
+  cmd->add_option("--tp", a.tp, "tensor-parallel size")->check(size);
+  cmd->add_option("--pp", a.pp, "pipeline stages")->check(size);
+  cmd->add_option("--dp", a.dp, "data-parallel replicas")->check(size);
+  cmd->add_option("--cp", a.cp, "context-parallel size")->check(size);
+  cmd->add_option("--vpp", a.vpp, "virtual pipeline stages per GPU")->check(size);
   cmd->add_option("--sharding", a.sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid");
   cmd->add_flag("--sequence-parallel", a.sequence_parallel, "Megatron sequence parallelism");
   cmd->add_flag("--cpu-offload", a.cpu_offload, "optimizer states in host memory");
@@ -39,6 +45,11 @@ std::string apply_layout(const LayoutArgs& a, plan::ParallelConfig& p) {
   p.tp = a.tp, p.pp = a.pp, p.dp = a.dp, p.cp = a.cp, p.vpp = a.vpp;
   p.sequence_parallel = a.sequence_parallel, p.cpu_offload = a.cpu_offload;
   if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1) return "--tp/--pp/--dp/--cp/--vpp: must be at least 1";
+  // Each is at most 2^20 (checked when parsed); their product is taken in int later.
+  if (const int64_t gpus = int64_t{p.tp} * p.pp * p.dp * p.cp; gpus > plan::LayoutLimits::kGpus)
+    return fmt::format("--tp/--pp/--dp/--cp: tp × pp × dp × cp = {} GPUs, more than {}", gpus, plan::LayoutLimits::kGpus);
+  if (const int64_t stages = int64_t{p.pp} * p.vpp; stages > plan::LayoutLimits::kSize)
+    return fmt::format("--pp/--vpp: pp × vpp = {}, more than {}", stages, plan::LayoutLimits::kSize);
   if (!plan::parse_sharding(a.sharding, p.sharding))
     return "--sharding: expected ddp, zero1, zero2, zero3, fsdp or fsdp_hybrid";
   return "";

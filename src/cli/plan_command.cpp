@@ -9,6 +9,7 @@
 #include "cli/messages.h"
 #include "cli/output_file.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "plan/plan_constraints.h"
 #include "plan/plan_report.h"
 
@@ -65,12 +66,24 @@ int run_plan(const PlanArgs& a) {
   p.tp = a.tp, p.pp = a.pp, p.dp = a.dp, p.cp = a.cp, p.vpp = a.vpp, p.micro_batch = a.micro_batch;
   p.sequence_parallel = a.sequence_parallel;
   p.cpu_offload = a.cpu_offload;
-  r.cluster.gpus = a.gpus > 0 ? a.gpus : p.gpus();
+  // Each size is at most 2^20 (checked when parsed): the products are taken
+  // in 64 bits and refused past the planner's limits before any int uses them.
+  const int64_t layout_gpus = int64_t{p.tp} * p.pp * p.dp * p.cp;
+  if (layout_gpus > LayoutLimits::kGpus)
+    return fail(fmt::format("--tp/--pp/--dp/--cp: tp × pp × dp × cp = {} GPUs, more than {}", layout_gpus,
+                            LayoutLimits::kGpus));
+  if (int64_t{p.pp} * p.vpp > LayoutLimits::kSize)
+    return fail(fmt::format("--pp/--vpp: pp × vpp = {}, more than {}", int64_t{p.pp} * p.vpp, LayoutLimits::kSize));
+  const int64_t per_step = int64_t{p.dp} * p.micro_batch;
+  if (a.global_batch == 0 && per_step > LayoutLimits::kGlobalBatch)
+    return fail(fmt::format("--global-batch: dp × micro-batch = {} is more than {}; give it explicitly", per_step,
+                            LayoutLimits::kGlobalBatch));
+  r.cluster.gpus = a.gpus > 0 ? a.gpus : static_cast<int>(layout_gpus);
   if (!parse_recompute(a.recompute, p.recompute)) return fail("--recompute: expected none, selective or full");
   if (!parse_sharding(a.sharding, p.sharding))
     return fail("--sharding: expected ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid or distributed_optimizer");
   auto& t = r.settings;
-  t.global_batch = a.global_batch > 0 ? a.global_batch : p.dp * p.micro_batch;
+  t.global_batch = a.global_batch > 0 ? a.global_batch : static_cast<int>(per_step);
   t.activation_bits = a.activation_bits;
   t.grad_fp32 = a.grad_fp32;
   t.overlap_dp_comm = a.overlap_dp == "on";
@@ -122,25 +135,30 @@ int run_validate(const ValidateArgs& a) {
 
 CLI::App* register_plan(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
+  using plan::LayoutLimits;
+  const CLI::Validator size = whole_number(1, LayoutLimits::kSize);
   auto* cmd = app.add_subcommand("plan", "predict memory per GPU and step time of a training layout");
   cmd->require_subcommand(0, 1);
   cmd->add_option("--model", args->model, "preset (gpt3-175b, llama2-70b, llama3-405b, ...) or model JSON file");
   cmd->add_option("--gpu", args->gpu, "a100-40-sxm, a100-80-sxm, h100-sxm (default), h200-sxm, b200");
-  cmd->add_option("--gpus", args->gpus, "GPUs of the job (default tp × pp × dp × cp)");
-  cmd->add_option("--tp", args->tp, "tensor-parallel size");
-  cmd->add_option("--pp", args->pp, "pipeline stages");
-  cmd->add_option("--dp", args->dp, "data-parallel replicas");
-  cmd->add_option("--cp", args->cp, "context-parallel size");
-  cmd->add_option("--vpp", args->vpp, "virtual pipeline stages per GPU (interleaved 1F1B when > 1)");
-  cmd->add_option("--micro-batch", args->micro_batch, "sequences per micro-batch");
-  cmd->add_option("--global-batch", args->global_batch, "sequences per step (default dp × micro-batch)");
+  cmd->add_option("--gpus", args->gpus, "GPUs of the job (default tp × pp × dp × cp)")
+      ->check(whole_number(1, LayoutLimits::kGpus));
+  cmd->add_option("--tp", args->tp, "tensor-parallel size")->check(size);
+  cmd->add_option("--pp", args->pp, "pipeline stages")->check(size);
+  cmd->add_option("--dp", args->dp, "data-parallel replicas")->check(size);
+  cmd->add_option("--cp", args->cp, "context-parallel size")->check(size);
+  cmd->add_option("--vpp", args->vpp, "virtual pipeline stages per GPU (interleaved 1F1B when > 1)")->check(size);
+  cmd->add_option("--micro-batch", args->micro_batch, "sequences per micro-batch")->check(size);
+  cmd->add_option("--global-batch", args->global_batch, "sequences per step (default dp × micro-batch)")
+      ->check(whole_number(1, LayoutLimits::kGlobalBatch));
   cmd->add_option("--recompute", args->recompute, "none, selective or full");
   cmd->add_option("--sharding", args->sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid, distributed_optimizer");
   cmd->add_flag("--sequence-parallel", args->sequence_parallel, "Megatron sequence parallelism");
   cmd->add_flag("--cpu-offload", args->cpu_offload, "optimizer states in host memory");
   cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp8");
   cmd->add_option("--optimizer", args->optimizer, "adam, adamw or sgd");
-  cmd->add_option("--activation-bits", args->activation_bits, "saved-activation precision: 16, 8 or 4");
+  cmd->add_option("--activation-bits", args->activation_bits, "saved-activation precision: 16, 8 or 4")
+      ->check(whole_number(4, 16));
   cmd->add_option("--attention", args->attention, "flash (default) or unfused");
   cmd->add_option("--overlap-dp", args->overlap_dp, "overlap data-parallel communication with backward: on|off")
       ->check(CLI::IsMember({"on", "off"}));

@@ -12,10 +12,12 @@
 
 #include "cli/output_file.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/plan_cli_inputs.h"
 #include "plan/cluster_spec.h"
 #include "plan/config_search.h"
 #include "plan/model_spec.h"
+#include "plan/plan_constraints.h"
 #include "plan/recompute_inputs.h"
 #include "plan/search_evaluator.h"
 #include "plan/step_time_model.h"
@@ -99,7 +101,14 @@ int run_recompute(const RecomputeArgs& a) {
   TrainingSettings t;
   ClusterSpec c;
   CommonArgs common = a;
-  if (common.global_batch == 0) common.global_batch = p.dp * p.micro_batch;
+  if (common.global_batch == 0) {
+    // dp and micro-batch are each at most 2^20: their product may pass int.
+    const int64_t per_step = int64_t{p.dp} * p.micro_batch;
+    if (per_step > LayoutLimits::kGlobalBatch)
+      return fail(fmt::format("--global-batch: dp × micro-batch = {} is more than {}; give it explicitly", per_step,
+                              LayoutLimits::kGlobalBatch));
+    common.global_batch = static_cast<int>(per_step);
+  }
   if (std::string e = resolve(common, p.gpus(), m, t, c); !e.empty()) return fail(e);
   if (std::string e = validate_model(m); !e.empty()) return fail(e);
   if (m.layers % p.pp != 0) return fail("--pp: must divide the model's layers");
@@ -128,19 +137,22 @@ int run_recompute(const RecomputeArgs& a) {
 }  // namespace
 
 void register_plan_search(CLI::App* plan) {
+  using plan::LayoutLimits;
   auto sargs = std::make_shared<SearchArgs>();
   auto* s = plan->add_subcommand("search", "the fastest layouts for a GPU count that fit memory");
   add_common(s, *sargs);
-  s->add_option("--gpus", sargs->gpus, "GPUs of the job")->required();
-  s->add_option("--top", sargs->top, "how many layouts to list (default 10)");
+  s->add_option("--gpus", sargs->gpus, "GPUs of the job")->required()->check(whole_number(1, LayoutLimits::kGpus));
+  s->add_option("--top", sargs->top, "how many layouts to list (default 10)")->check(whole_number(1, 100000));
   s->callback([sargs] { set_exit_code(run_search(*sargs)); });
 
   auto rargs = std::make_shared<RecomputeArgs>();
   auto* r = plan->add_subcommand("recompute", "per-layer recomputation (none/selective/full) that fits a layout's memory");
   add_common(r, *rargs);
   add_layout(r, rargs->layout);
-  r->add_option("--micro-batch", rargs->micro_batch, "sequences per micro-batch");
-  r->add_option("--budget-gb", rargs->budget_gb, "memory for activations, GB (default: what the layout leaves)");
+  r->add_option("--micro-batch", rargs->micro_batch, "sequences per micro-batch")
+      ->check(whole_number(1, LayoutLimits::kSize));
+  r->add_option("--budget-gb", rargs->budget_gb, "memory for activations, GB (default: what the layout leaves)")
+      ->check(number_above(0, 1e6));
   r->callback([rargs] { set_exit_code(run_recompute(*rargs)); });
 }
 

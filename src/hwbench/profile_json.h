@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -22,7 +23,14 @@ nlohmann::json profile_to_json(const HardwareProfile& profile);
 std::optional<HardwareProfile> profile_from_json(const nlohmann::json& doc, const std::string& where,
                                                  std::string& error);
 
-// Reads a profile file; errors as above ("<path>: cannot open", "<path>: not valid JSON (...)").
+// Reads a profile file; errors as above, and those of plan::read_json_file
+// ("<path>: cannot open", "<path>: not valid JSON (at byte N)",
+// "<path>: field \"...\" holds a number out of range (1e309)").
+// Rates (GB/s, TFLOP/s) must be at most 1e6 and the measured ceilings (GEMM
+// TFLOP/s, memory and host-copy GB/s) above 0; other numbers at most 1e15,
+// integer fields whole and within their type.
 std::optional<HardwareProfile> read_profile_file(const std::string& path, std::string& error);
+// The same from the JSON text in memory; `where` names it in errors.
+std::optional<HardwareProfile> read_profile_text(std::string_view text, const std::string& where, std::string& error);
 
 }  // namespace stepscope::hwbench

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "diagnose/hardware_table.h"
@@ -132,73 +132,116 @@ const GpuSpec* find_gpu(std::string_view name) {
   return nullptr;
 }
 
-std::optional<ClusterSpec> load_hardware_profile(const std::string& path, std::string& error) {
-  std::optional<nlohmann::json> doc = read_json_file(path, error);
-  if (!doc) return std::nullopt;
-  const nlohmann::json& j = *doc;
+namespace {
+
+// Upper limits of a profile's measured numbers (docs/planner.md "Hardware
+// profile"): far above any GPU (H200: 4.8 TB/s HBM, ~1,000 dense bf16
+// TFLOP/s), low enough that the rates derived from them stay finite.
+// The lower limits keep the times derived from them finite too: a rate of
+// 1e-300 GB/s turned a step into 1e304 s, one multiplication short of inf.
+constexpr double kMinRate = 1e-3;        // GB/s or TFLOP/s: 1 MB/s, 1 GFLOP/s
+constexpr double kMaxGbps = 1e6;         // HBM or collective bandwidth, GB/s
+constexpr double kMaxTflops = 1e6;       // one GEMM's rate
+constexpr double kMinGemmDim = 1;        // m, n, k
+constexpr double kMaxGemmDim = 1 << 24;
+constexpr int kMaxGpusPerNode = 1024;
+
+std::string shown(const nlohmann::json& v) {
+  std::string s = v.dump();
+  return s.size() > 40 ? s.substr(0, 40) + "..." : s;
+}
+
+std::optional<ClusterSpec> profile_from_json(const nlohmann::json& j, const std::string& where, std::string& error) {
   if (!j.is_object() || !j.contains("gpu") || !j["gpu"].is_string()) {
-    error = fmt::format("{}: missing string field \"gpu\"", path);
+    error = fmt::format("{}: missing string field \"gpu\"", where);
     return std::nullopt;
   }
   const GpuSpec* base = find_gpu(j["gpu"].get<std::string>());
   if (!base) {
-    error = fmt::format("{}: field \"gpu\": unknown GPU \"{}\"", path, j["gpu"].get<std::string>());
+    error = fmt::format("{}: field \"gpu\": unknown GPU \"{}\"", where, j["gpu"].get<std::string>());
     return std::nullopt;
   }
   ClusterSpec c;
   c.gpu = *base;
-  auto positive = [&](const nlohmann::json& obj, const char* key, double& out) {
+  // A number in [min, max]; `field` is its path for the message. JSON cannot
+  // spell NaN or infinity, and the parser refuses literals past a double's range.
+  auto positive = [&](const nlohmann::json& obj, const char* key, const std::string& field, double min, double max,
+                      double& out, bool required) {
     auto it = obj.find(key);
-    if (it == obj.end()) return true;
-    if (!it->is_number() || it->get<double>() <= 0) {
-      error = fmt::format("{}: field \"{}\" must be a positive number", path, key);
+    if (it == obj.end()) {
+      if (required) error = field_error(where, field, "is missing");
+      return !required;
+    }
+    if (!it->is_number() || !(it->get<double>() >= min) || !(it->get<double>() <= max)) {
+      error = field_error(where, field, fmt::format("must be a number from {:g} to {:.0f}, got {}", min, max, shown(*it)));
       return false;
     }
     out = it->get<double>();
     return true;
   };
-  double hbm = 0, intra = 0, inter = 0, per_node = 0;
-  if (!positive(j, "hbm_gbps", hbm) || !positive(j, "gpus_per_node", per_node)) return std::nullopt;
-  if (j.contains("nccl")) {
-    if (!j["nccl"].is_object()) {
-      error = fmt::format("{}: field \"nccl\" must be an object", path);
+  double hbm = 0, intra = 0, inter = 0;
+  if (!positive(j, "hbm_gbps", "hbm_gbps", kMinRate, kMaxGbps, hbm, false)) return std::nullopt;
+  if (auto it = j.find("gpus_per_node"); it != j.end()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > kMaxGpusPerNode ||
+        (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(kMaxGpusPerNode))) {
+      error = field_error(where, "gpus_per_node",
+                          fmt::format("must be an integer from 1 to {}, got {}", kMaxGpusPerNode, shown(*it)));
       return std::nullopt;
     }
-    if (!positive(j["nccl"], "intra_node_busbw_gbps", intra) || !positive(j["nccl"], "inter_node_busbw_gbps", inter))
+    c.gpu.gpus_per_node = static_cast<int>(it->get<int64_t>());
+  }
+  if (j.contains("nccl")) {
+    if (!j["nccl"].is_object()) {
+      error = fmt::format("{}: field \"nccl\" must be an object", where);
+      return std::nullopt;
+    }
+    if (!positive(j["nccl"], "intra_node_busbw_gbps", "nccl.intra_node_busbw_gbps", kMinRate, kMaxGbps, intra, false) ||
+        !positive(j["nccl"], "inter_node_busbw_gbps", "nccl.inter_node_busbw_gbps", kMinRate, kMaxGbps, inter, false))
       return std::nullopt;
   }
   if (hbm > 0) c.gpu.hbm_fraction = hbm / c.gpu.hbm_gbps;
   if (intra > 0) c.gpu.nvlink_fraction = intra / c.gpu.nvlink_gbps;
   if (inter > 0) c.gpu.network_fraction = inter / c.gpu.network_gbps;
-  if (per_node > 0) c.gpu.gpus_per_node = static_cast<int>(per_node);
   if (j.contains("gemm")) {
     if (!j["gemm"].is_array()) {
-      error = fmt::format("{}: field \"gemm\" must be an array", path);
+      error = fmt::format("{}: field \"gemm\" must be an array", where);
       return std::nullopt;
     }
     for (size_t i = 0; i < j["gemm"].size(); ++i) {
       const auto& e = j["gemm"][i];
       GemmSample s;
-      std::string where = fmt::format("gemm[{}]", i);
+      std::string at = fmt::format("gemm[{}]", i);
       if (!e.is_object()) {
-        error = fmt::format("{}: {} must be an object", path, where);
+        error = fmt::format("{}: {} must be an object", where, at);
         return std::nullopt;
       }
-      for (auto [key, out] : {std::pair{"m", &s.m}, {"n", &s.n}, {"k", &s.k}, {"tflops", &s.tflops}}) {
-        if (!e.contains(key) || !e[key].is_number() || e[key].get<double>() <= 0) {
-          error = fmt::format("{}: {}.{} must be a positive number", path, where, key);
-          return std::nullopt;
-        }
-        *out = e[key].get<double>();
-      }
+      for (auto [key, out, min, max] :
+           {std::tuple{"m", &s.m, kMinGemmDim, kMaxGemmDim}, {"n", &s.n, kMinGemmDim, kMaxGemmDim},
+            {"k", &s.k, kMinGemmDim, kMaxGemmDim}, {"tflops", &s.tflops, kMinRate, kMaxTflops}})
+        if (!positive(e, key, at + "." + key, min, max, *out, true)) return std::nullopt;
       if (e.contains("dtype") && (!e["dtype"].is_string() || !parse_dtype(e["dtype"].get<std::string>(), s.dtype))) {
-        error = fmt::format("{}: {}.dtype must be bf16, fp16 or fp8", path, where);
+        error = fmt::format("{}: {}.dtype must be bf16, fp16 or fp8", where, at);
         return std::nullopt;
       }
       c.gemm_samples.push_back(s);
     }
   }
   return c;
+}
+
+}  // namespace
+
+std::optional<ClusterSpec> hardware_profile_from_json_text(std::string_view text, const std::string& where,
+                                                           std::string& error) {
+  std::optional<nlohmann::json> doc = parse_json_text(text, where, error);
+  if (!doc) return std::nullopt;
+  return profile_from_json(*doc, where, error);
+}
+
+std::optional<ClusterSpec> load_hardware_profile(const std::string& path, std::string& error) {
+  std::optional<nlohmann::json> doc = read_json_file(path, error);
+  if (!doc) return std::nullopt;
+  return profile_from_json(*doc, path, error);
 }
 
 }  // namespace stepscope::plan

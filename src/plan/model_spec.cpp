@@ -4,8 +4,8 @@
 
 #include <fmt/core.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 namespace stepscope::plan {
 
@@ -103,67 +103,109 @@ const ModelSpec* find_model_preset(std::string_view name) {
   return nullptr;
 }
 
+bool is_printable_label(std::string_view s) {
+  if (s.empty() || s.size() > 256) return false;
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return false;
+  return true;
+}
+
 std::string validate_model(const ModelSpec& m) {
-  if (m.layers <= 0) return "layers must be positive";
-  if (m.hidden <= 0) return "hidden must be positive";
-  if (m.heads <= 0) return "heads must be positive";
-  if (m.kv_heads <= 0) return "kv_heads must be positive";
-  if (m.ffn_hidden <= 0) return "ffn_hidden must be positive";
-  if (m.vocab <= 0) return "vocab must be positive";
-  if (m.seq <= 0) return "seq must be positive";
+  for (auto [name, v, max] : {std::tuple{"layers", m.layers, ModelLimits::kLayers},
+                              {"hidden", m.hidden, ModelLimits::kHidden},
+                              {"heads", m.heads, ModelLimits::kHeads},
+                              {"kv_heads", m.kv_heads, ModelLimits::kHeads},
+                              {"ffn_hidden", m.ffn_hidden, ModelLimits::kFfnHidden},
+                              {"vocab", m.vocab, ModelLimits::kVocab},
+                              {"seq", m.seq, ModelLimits::kSeq}}) {
+    if (v <= 0) return fmt::format("{} must be positive", name);
+    if (v > max) return fmt::format("{} ({}) must be at most {}", name, v, max);
+  }
   if (m.hidden % m.heads != 0) return fmt::format("hidden ({}) not divisible by heads ({})", m.hidden, m.heads);
   if (m.heads % m.kv_heads != 0) return fmt::format("heads ({}) not divisible by kv_heads ({})", m.heads, m.kv_heads);
   return "";
 }
 
-std::optional<ModelSpec> load_model_json(const std::string& path, std::string& error) {
-  std::optional<nlohmann::json> doc = read_json_file(path, error);
-  if (!doc) return std::nullopt;
-  const nlohmann::json& j = *doc;
+namespace {
+
+// The JSON value as it would print, cut short: for error messages.
+std::string shown(const nlohmann::json& v) {
+  std::string s = v.dump();
+  return s.size() > 40 ? s.substr(0, 40) + "..." : s;
+}
+
+std::optional<ModelSpec> model_from_json(const nlohmann::json& j, const std::string& where, std::string& error) {
   if (!j.is_object()) {
-    error = fmt::format("{}: expected a JSON object", path);
+    error = fmt::format("{}: expected a JSON object", where);
     return std::nullopt;
   }
   ModelSpec m;
-  m.name = j.value("name", path);
-  auto read_int = [&](const char* key, int& out, bool required) {
+  m.name = where;
+  if (auto it = j.find("name"); it != j.end()) {
+    if (!it->is_string() || !is_printable_label(it->get<std::string>())) {
+      error = field_error(where, "name", "must be a string of 1 to 256 characters without control characters");
+      return std::nullopt;
+    }
+    m.name = it->get<std::string>();
+  }
+  auto read_int = [&](const char* key, int& out, int max, bool required) {
     auto it = j.find(key);
     if (it == j.end()) {
-      if (required) error = fmt::format("{}: missing field \"{}\"", path, key);
+      if (required) error = fmt::format("{}: missing field \"{}\"", where, key);
       return !required;
     }
-    if (!it->is_number_integer() || it->get<int64_t>() <= 0 || it->get<int64_t>() > (int64_t{1} << 24)) {
-      error = fmt::format("{}: field \"{}\" must be a positive integer", path, key);
+    // An integer literal only: 4096.0 or 1e3 is refused rather than rounded.
+    const bool in_range = (it->is_number_unsigned() && it->get<uint64_t>() <= static_cast<uint64_t>(max) &&
+                           it->get<uint64_t>() >= 1) ||
+                          (it->is_number_integer() && it->get<int64_t>() >= 1 && it->get<int64_t>() <= max);
+    if (!in_range) {
+      error = field_error(where, key, fmt::format("must be an integer from 1 to {}, got {}", max, shown(*it)));
       return false;
     }
-    out = it->get<int>();
+    out = static_cast<int>(it->get<int64_t>());
     return true;
   };
   auto read_bool = [&](const char* key, bool& out) {
     auto it = j.find(key);
     if (it == j.end()) return true;
     if (!it->is_boolean()) {
-      error = fmt::format("{}: field \"{}\" must be true or false", path, key);
+      error = field_error(where, key, fmt::format("must be true or false, got {}", shown(*it)));
       return false;
     }
     out = it->get<bool>();
     return true;
   };
-  if (!read_int("layers", m.layers, true) || !read_int("hidden", m.hidden, true) || !read_int("heads", m.heads, true) ||
-      !read_int("vocab", m.vocab, true) || !read_int("seq", m.seq, true))
+  using L = ModelLimits;
+  if (!read_int("layers", m.layers, L::kLayers, true) || !read_int("hidden", m.hidden, L::kHidden, true) ||
+      !read_int("heads", m.heads, L::kHeads, true) || !read_int("vocab", m.vocab, L::kVocab, true) ||
+      !read_int("seq", m.seq, L::kSeq, true))
     return std::nullopt;
   m.kv_heads = m.heads;
-  m.ffn_hidden = 4 * m.hidden;
-  if (!read_int("kv_heads", m.kv_heads, false) || !read_int("ffn_hidden", m.ffn_hidden, false) ||
+  m.ffn_hidden = 4 * m.hidden;  // ≤ 2^22: hidden ≤ 2^20
+  if (!read_int("kv_heads", m.kv_heads, L::kHeads, false) || !read_int("ffn_hidden", m.ffn_hidden, L::kFfnHidden, false) ||
       !read_bool("gated_mlp", m.gated_mlp) || !read_bool("tied_embeddings", m.tied_embeddings) ||
       !read_bool("learned_positions", m.learned_positions) || !read_bool("dropout", m.dropout) ||
       !read_bool("biases", m.biases))
     return std::nullopt;
   if (std::string bad = validate_model(m); !bad.empty()) {
-    error = fmt::format("{}: {}", path, bad);
+    error = fmt::format("{}: {}", where, bad);
     return std::nullopt;
   }
   return m;
+}
+
+}  // namespace
+
+std::optional<ModelSpec> model_from_json_text(std::string_view text, const std::string& where, std::string& error) {
+  std::optional<nlohmann::json> doc = parse_json_text(text, where, error);
+  if (!doc) return std::nullopt;
+  return model_from_json(*doc, where, error);
+}
+
+std::optional<ModelSpec> load_model_json(const std::string& path, std::string& error) {
+  std::optional<nlohmann::json> doc = read_json_file(path, error);
+  if (!doc) return std::nullopt;
+  return model_from_json(*doc, path, error);
 }
 
 }  // namespace stepscope::plan

@@ -6,8 +6,8 @@
 
 namespace stepscope::plan {
 namespace {
-constexpr int kMaxSize = 1 << 20;
-constexpr int64_t kMaxGpus = 1 << 24;
+constexpr int kMaxSize = LayoutLimits::kSize;
+constexpr int64_t kMaxGpus = LayoutLimits::kGpus;
 }  // namespace
 
 std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
@@ -33,6 +33,8 @@ std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSet
     return out;
   }
   if (t.global_batch < 1) out.push_back(fmt::format("global batch ({}) must be at least 1", t.global_batch));
+  if (t.global_batch > LayoutLimits::kGlobalBatch)
+    out.push_back(fmt::format("global batch ({}) must be at most {}", t.global_batch, LayoutLimits::kGlobalBatch));
   if (t.activation_bits != 16 && t.activation_bits != 8 && t.activation_bits != 4)
     out.push_back(fmt::format("activation bits ({}) must be 16, 8 or 4", t.activation_bits));
   if (m.heads > 0 && m.heads % p.tp != 0)

@@ -3,10 +3,10 @@
 #include <fmt/core.h>
 
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 
+#include "plan/json_file.h"
 #include "plan/memory_model.h"
 #include "plan/plan_constraints.h"
 #include "plan/step_time_model.h"
@@ -51,6 +51,11 @@ bool parse_int(const std::string& s, int& out) {
   return true;
 }
 
+// Measured values (seconds, milliseconds, TFLOP/s) lie in [1e-6, 1e9]: far
+// outside any training run, and inside the range where the relative error
+// (predicted - measured) / measured stays finite.
+constexpr double kMinMeasured = 1e-6, kMaxMeasured = 1e9;
+
 bool parse_double(const std::string& s, double& out) {
   if (s.empty()) return false;
   size_t used = 0;
@@ -59,7 +64,7 @@ bool parse_double(const std::string& s, double& out) {
   } catch (const std::exception&) {
     return false;
   }
-  return used == s.size() && std::isfinite(out);
+  return used == s.size() && std::isfinite(out) && out >= kMinMeasured && out <= kMaxMeasured;
 }
 
 bool is_ampere(const std::string& gpu) {
@@ -115,6 +120,11 @@ std::optional<std::vector<ValidationRow>> parse_validation_csv(const std::string
     r.source = field("source");
     ModelSpec& m = r.model;
     m.name = field("model");
+    for (const char* label : {"source", "model", "gpu"})
+      if (!is_printable_label(field(label)) && !(field(label).empty() && label == std::string_view("source"))) {
+        error = fmt::format("{}: expected 1 to 256 characters without control characters", where(label));
+        return std::nullopt;
+      }
     if (!integer("layers", m.layers) || !integer("hidden", m.hidden) || !integer("heads", m.heads) ||
         !integer("kv_heads", m.kv_heads) || !integer("ffn_hidden", m.ffn_hidden) || !integer("vocab", m.vocab) ||
         !integer("seq", m.seq) || !integer("n_gpu", r.n_gpu) || !integer("tp", r.parallel.tp) ||
@@ -171,8 +181,8 @@ std::optional<std::vector<ValidationRow>> parse_validation_csv(const std::string
     }
     r.metric = field("metric");
     double value = 0;
-    if (!parse_double(field("value"), value) || value <= 0) {
-      error = fmt::format("{}: expected a positive number, got \"{}\"", where("value"), field("value"));
+    if (!parse_double(field("value"), value)) {
+      error = fmt::format("{}: expected a number from 1e-6 to 1e9, got \"{}\"", where("value"), field("value"));
       return std::nullopt;
     }
     if (r.metric == "layer_fwd_bwd_ms") {
@@ -180,8 +190,8 @@ std::optional<std::vector<ValidationRow>> parse_validation_csv(const std::string
     } else if (r.metric == "step_seconds" || r.metric == "tflops_per_gpu") {
       std::string ss = field("step_seconds");
       if (ss.empty() && r.metric == "step_seconds") ss = field("value");
-      if (!parse_double(ss, r.measured) || r.measured <= 0) {
-        error = fmt::format("{}: expected a positive number, got \"{}\"", where("step_seconds"), ss);
+      if (!parse_double(ss, r.measured)) {
+        error = fmt::format("{}: expected a number from 1e-6 to 1e9, got \"{}\"", where("step_seconds"), ss);
         return std::nullopt;
       }
     } else {
@@ -196,15 +206,10 @@ std::optional<std::vector<ValidationRow>> parse_validation_csv(const std::string
 
 std::optional<std::vector<ValidationRow>> read_validation_csv(const std::string& path, const ValidationOptions& o,
                                                               std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = fmt::format("{}: cannot open", path);
-    return std::nullopt;
-  }
-  std::stringstream buf;
-  buf << in.rdbuf();
+  std::optional<std::string> text = read_input_file(path, error);  // at most 64 MiB
+  if (!text) return std::nullopt;
   std::string inner;
-  auto rows = parse_validation_csv(buf.str(), o, inner);
+  auto rows = parse_validation_csv(*text, o, inner);
   if (!rows) error = fmt::format("{}: {}", path, inner);
   return rows;
 }

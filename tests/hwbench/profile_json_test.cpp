@@ -64,7 +64,7 @@ TEST(ProfileJson, ErrorsNameTheField) {
   json j = profile_to_json(testing::h200_profile());
   j["stepscope_bench"]["memory"][0]["gbps"] = "fast";
   EXPECT_FALSE(profile_from_json(j, "p.json", error));
-  EXPECT_EQ(error, "p.json: field \"stepscope_bench.memory[0].gbps\" must be a non-negative number");
+  EXPECT_EQ(error, "p.json: field \"stepscope_bench.memory[0].gbps\" must be a number from 0.001 to 1000000, got \"fast\"");
 
   j = profile_to_json(testing::h200_profile());
   j.erase("stepscope_bench");

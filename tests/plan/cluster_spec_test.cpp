@@ -60,7 +60,7 @@ TEST(HardwareProfile, ErrorsNameTheField) {
   EXPECT_EQ(error, unknown + ": field \"gpu\": unknown GPU \"v100\"");
   std::string bad = dir.write("b.json", R"({"gpu": "h100-sxm", "gemm": [{"m": 1, "n": 1, "k": 0, "tflops": 1}]})");
   EXPECT_FALSE(load_hardware_profile(bad, error));
-  EXPECT_EQ(error, bad + ": gemm[0].k must be a positive number");
+  EXPECT_EQ(error, bad + ": field \"gemm[0].k\" must be a number from 1 to 16777216, got 0");
   EXPECT_FALSE(load_hardware_profile(dir.file("missing.json"), error));
   EXPECT_EQ(error, dir.file("missing.json") + ": cannot open");
 }

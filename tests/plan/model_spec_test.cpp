@@ -64,7 +64,7 @@ TEST(ModelSpec, JsonErrorsNameFileAndField) {
   EXPECT_EQ(error, missing + ": missing field \"seq\"");
   std::string bad = dir.write("b.json", R"({"layers": 2, "hidden": 64, "heads": 4, "vocab": 100, "seq": -1})");
   EXPECT_FALSE(load_model_json(bad, error));
-  EXPECT_EQ(error, bad + ": field \"seq\" must be a positive integer");
+  EXPECT_EQ(error, bad + ": field \"seq\" must be an integer from 1 to 16777216, got -1");
   std::string indivisible = dir.write("c.json", R"({"layers": 2, "hidden": 66, "heads": 4, "vocab": 100, "seq": 8})");
   EXPECT_FALSE(load_model_json(indivisible, error));
   EXPECT_EQ(error, indivisible + ": hidden (66) not divisible by heads (4)");

@@ -40,7 +40,7 @@ TEST(PlanCli, ValidateMalformedRow) {
           "S,GPT,22,48,6144,64,64,24576,51200,2048,A100-SXM4-80GB,8,8,1,1,1,1,4,4,full,no,step_seconds,fast,,\n");
   expect_error(
       run_cli(dir, {"plan", "validate", path}),
-      "stepscope: error: " + path + ": row 0 (line 2), column \"value\": expected a positive number, got \"fast\"");
+      "stepscope: error: " + path + ": row 0 (line 2), column \"value\": expected a number from 1e-6 to 1e9, got \"fast\"");
 }
 
 TEST(PlanCli, ValidateJsonRowsInInputOrder) {

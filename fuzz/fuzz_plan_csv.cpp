@@ -1,0 +1,36 @@
+// libFuzzer entry point for `plan validate`'s CSV reader: the bytes are the
+// file. A bad row must be refused with one error line naming row and column;
+// nothing may crash, throw or hang. Accepted rows are predicted
+// (validate_rows), and every prediction and relative error must be finite.
+//
+//   ./build-fuzz/fuzz/fuzz_plan_csv -max_total_time=60 fuzz/corpus_fuzz_plan_csv   (docs/fuzzing.md)
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "plan/plan_validation.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace stepscope::plan;
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  std::string error;
+  ValidationOptions o;
+  auto rows = parse_validation_csv(text, o, error);
+  if (!rows) {
+    if (error.empty() || error.find('\n') != std::string::npos) std::abort();
+    return 0;
+  }
+  error.clear();
+  auto summary = validate_rows(*rows, o, error);
+  if (!summary) {
+    if (error.empty() || error.find('\n') != std::string::npos) std::abort();
+    return 0;
+  }
+  for (const ValidationResult& r : summary->results)
+    if (!std::isfinite(r.predicted) || !(r.predicted > 0) || !std::isfinite(r.error_pct)) std::abort();
+  for (double v : {summary->step_mean_abs_pct, summary->step_max_abs_pct, summary->layer_mean_abs_pct,
+                   summary->layer_max_abs_pct})
+    if (!std::isfinite(v)) std::abort();
+  return 0;
+}
