@@ -52,7 +52,14 @@ int main(int argc, char** argv) {
       app.parse(argc, argv);
       code = stepscope::cli::exit_code();
     } catch (const CLI::ParseError& e) {
-      code = app.exit(e);
+      // --help and --version print as CLI11 does; a bad option or value is
+      // one error line and exit 2, like every other bad input.
+      if (e.get_exit_code() == 0) {
+        code = app.exit(e);
+      } else {
+        stepscope::cli::print_error(e.what());
+        code = 2;
+      }
     }
   } catch (const std::bad_alloc&) {
     // Readers report their own limits; this is for what got past them.
