@@ -8,7 +8,10 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/analysis_fixtures.h"
+#include "cli_run.h"
 #include "analysis/clock_alignment.h"
 #include "analysis/multi_rank.h"
 
@@ -173,6 +176,59 @@ TEST(ClockAlignment, NothingToAlignAndDisjointRangesIsRefused) {
   EXPECT_FALSE(m.collectives.withheld);
   EXPECT_EQ(m.collectives.matched_calls, 2);
   EXPECT_TRUE(m.warnings.empty());
+}
+
+// `text` with every `"ts": <digits>` moved by `add_us` whole µs (the
+// fraction kept): a copy of the file as a rank with another clock writes it.
+std::string shift_ts_text(const std::string& text, int64_t add_us) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 50);
+  const std::string key = "\"ts\": ";
+  size_t pos = 0;
+  for (size_t hit; (hit = text.find(key, pos)) != std::string::npos;) {
+    size_t digits = hit + key.size(), end = digits;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    out.append(text, pos, digits - pos);
+    if (end > digits) {
+      out += std::to_string(std::stoll(text.substr(digits, end - digits)) + add_us);
+    }
+    pos = end;
+  }
+  out.append(text, pos, std::string::npos);
+  return out;
+}
+
+// End to end: rank 3's file rewritten 1000 s later. `analyze` warns once
+// about the clocks, reports the offset, and keeps rank 7 the straggler with
+// the unshifted skew.
+TEST(ClockAlignment, CliRewrittenRankFileIsAlignedWithAWarning) {
+  stepscope::testing::TempDir dir;
+  const std::string src = stepscope::testing::test_data_dir() + "/dist_gloo_cpu/straggler/";
+  for (int r = 0; r < 8; ++r) {
+    std::string text = stepscope::testing::gunzip_file(src + "rank" + std::to_string(r) + ".json.gz");
+    dir.write("shifted/rank" + std::to_string(r) + ".json", r == 3 ? shift_ts_text(text, 1'000'000'000) : text);
+  }
+  auto before = stepscope::testing::run_cli(dir, {"analyze", "-q", "--json", "-", src});
+  auto after = stepscope::testing::run_cli(dir, {"analyze", "-q", "--json", "-", dir.file("shifted")});
+  ASSERT_EQ(before.exit_code, 0);
+  ASSERT_EQ(after.exit_code, 0);
+  EXPECT_TRUE(before.err_lines.empty());
+  ASSERT_EQ(after.err_lines.size(), 1u);
+  EXPECT_EQ(after.err_lines[0].rfind("stepscope: warning: rank clocks disagree: ", 0), 0u) << after.err_lines[0];
+  EXPECT_NE(after.err_lines[0].find("rank 3 by -1000.0000"), std::string::npos) << after.err_lines[0];
+  const auto b = nlohmann::json::parse(before.out)["multi_rank"];
+  const auto a = nlohmann::json::parse(after.out)["multi_rank"];
+  EXPECT_EQ(b["clock_alignment"]["status"], "aligned");
+  EXPECT_EQ(a["clock_alignment"]["status"], "corrected");
+  const auto& c3 = a["clock_alignment"]["ranks"][3];
+  EXPECT_EQ(c3["rank"], 3);
+  EXPECT_TRUE(c3["corrected"].get<bool>());
+  const double natural_us = b["clock_alignment"]["ranks"][3]["offset_us"].get<double>();
+  EXPECT_NEAR(c3["offset_us"].get<double>(), 1e9 + natural_us, 1e-3);
+  EXPECT_EQ(a["collective_skew"]["stragglers"], b["collective_skew"]["stragglers"]);
+  EXPECT_EQ(a["collective_skew"]["stragglers"][0], 7);
+  EXPECT_NEAR(a["collective_skew"]["mean_skew_us"].get<double>(), b["collective_skew"]["mean_skew_us"].get<double>(),
+              std::abs(natural_us) + 1e-3);
 }
 
 }  // namespace
