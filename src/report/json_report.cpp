@@ -164,7 +164,9 @@ ordered_json rank_json(const trace::EventStore& s, const analysis::RankAnalysis&
   }
   j["import"] = import_json(s);
   j["steps"] = steps_json(r);
-  j["salvage"] = {{"cut_section", r.steps.cut_section}, {"steps_dropped_by_cut", r.steps.dropped_by_cut}};
+  // Only for a file cut short (--salvage): whole files keep their schema.
+  if (r.steps.cut_section != "none")
+    j["salvage"] = {{"cut_section", r.steps.cut_section}, {"steps_dropped_by_cut", r.steps.dropped_by_cut}};
   j["temporal_breakdown"] = temporal_json(r.temporal.rank);
   j["comm_comp_overlap_pct"] = r.overlap.overlap_pct ? ordered_json(*r.overlap.overlap_pct) : ordered_json(nullptr);
   ordered_json idle = ordered_json::array();
