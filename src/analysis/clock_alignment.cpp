@@ -1,6 +1,7 @@
 #include "analysis/clock_alignment.h"
 
 #include <algorithm>
+#include <climits>
 #include <fmt/core.h>
 #include <map>
 #include <utility>
@@ -44,6 +45,12 @@ std::string seconds_text(int64_t ns) { return fmt::format("{:+.6f} s", static_ca
 
 }  // namespace
 
+int64_t saturating_sub(int64_t a, int64_t b) {
+  int64_t out;
+  if (!__builtin_sub_overflow(a, b, &out)) return out;
+  return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
 bool is_synchronizing_op(const std::string& op) {
   for (const char* p : {"allreduce", "allgather", "reducescatter", "alltoall", "barrier"})
     if (op.starts_with(p)) return true;
@@ -71,7 +78,7 @@ ClockAlignment align_clocks(const std::vector<const RankAnalysis*>& ranks) {
         auto it = calls[ref].find(key);
         if (it == calls[ref].end()) continue;
         const Interval& other = it->second;
-        end_diffs.push_back(own.end_ns - other.end_ns);
+        end_diffs.push_back(saturating_sub(own.end_ns, other.end_ns));
         if (own.end_ns < other.start_ns || other.end_ns < own.start_ns) ++rc.disjoint_calls;
       }
       rc.matched_calls = static_cast<int64_t>(end_diffs.size());

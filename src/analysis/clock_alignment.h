@@ -46,6 +46,9 @@ struct ClockAlignment {
   std::string warning;          // one line for the report, "" when aligned or unchecked
 };
 
+// a - b, clamped to the int64 range (absurd clocks must not overflow).
+int64_t saturating_sub(int64_t a, int64_t b);
+
 // True for operations after which every rank has waited for every other:
 // allreduce, allgather*, reducescatter*, alltoall*, barrier (normalised keys).
 bool is_synchronizing_op(const std::string& op);

@@ -82,7 +82,7 @@ CollectiveSkew collective_skew(const std::vector<const RankAnalysis*>& ranks, co
       per_rank.resize(n);
       auto& v = per_rank[i];
       if (v.size() <= c.ordinal) v.resize(c.ordinal + 1, INT64_MIN);
-      v[c.ordinal] = c.start_ns - shift;
+      v[c.ordinal] = saturating_sub(c.start_ns, shift);
     }
   }
   std::vector<long double> lateness_sum(n, 0);
@@ -105,11 +105,11 @@ CollectiveSkew collective_skew(const std::vector<const RankAnalysis*>& ranks, co
         }
       }
       ++out.matched_calls;
-      skew_sum += static_cast<long double>(latest - earliest);
-      out.max_skew_ns = std::max(out.max_skew_ns, latest - earliest);
+      skew_sum += static_cast<long double>(saturating_sub(latest, earliest));
+      out.max_skew_ns = std::max(out.max_skew_ns, saturating_sub(latest, earliest));
       ++out.ranks[last_rank].times_last;
       for (size_t i = 0; i < n; ++i) {
-        const int64_t late = per_rank[i][k] - earliest;
+        const int64_t late = saturating_sub(per_rank[i][k], earliest);
         lateness_sum[i] += static_cast<long double>(late);
         ++out.ranks[i].collectives;
         out.ranks[i].max_lateness_ns = std::max(out.ranks[i].max_lateness_ns, late);
