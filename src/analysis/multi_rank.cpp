@@ -55,7 +55,8 @@ std::vector<StepAcrossRanks> step_spread(const std::vector<const RankAnalysis*>&
   return out;
 }
 
-CollectiveSkew collective_skew(const std::vector<const RankAnalysis*>& ranks, const AnalysisOptions& options) {
+CollectiveSkew collective_skew(const std::vector<const RankAnalysis*>& ranks, const ClockAlignment& clocks,
+                               const AnalysisOptions& options) {
   CollectiveSkew out;
   const size_t n = ranks.size();
   out.ranks.resize(n);
@@ -66,16 +67,22 @@ CollectiveSkew collective_skew(const std::vector<const RankAnalysis*>& ranks, co
     host = host || r->collectives.source == CollectiveSource::kHostOps;
   }
   out.source = gpu && host ? "mixed" : gpu ? "gpu_kernels" : host ? "host_ops" : "none";
+  if (clocks.status == "refused") {
+    out.withheld = true;
+    return out;
+  }
   // op key -> per rank, start times by ordinal.
   std::map<std::string, std::vector<std::vector<int64_t>>> starts;
   for (size_t i = 0; i < n; ++i) {
     const CollectiveSequence& seq = ranks[i]->collectives;
+    // Onto the reference clock (0 unless this rank's clock was found off).
+    const int64_t shift = i < clocks.ranks.size() && clocks.ranks[i].corrected ? clocks.ranks[i].offset_ns : 0;
     for (const CollectiveCall& c : seq.calls) {
       auto& per_rank = starts[seq.ops[c.op]];
       per_rank.resize(n);
       auto& v = per_rank[i];
       if (v.size() <= c.ordinal) v.resize(c.ordinal + 1, INT64_MIN);
-      v[c.ordinal] = c.start_ns;
+      v[c.ordinal] = saturating_sub(c.start_ns, shift);
     }
   }
   std::vector<long double> lateness_sum(n, 0);
@@ -98,11 +105,11 @@ CollectiveSkew collective_skew(const std::vector<const RankAnalysis*>& ranks, co
         }
       }
       ++out.matched_calls;
-      skew_sum += static_cast<long double>(latest - earliest);
-      out.max_skew_ns = std::max(out.max_skew_ns, latest - earliest);
+      skew_sum += static_cast<long double>(saturating_sub(latest, earliest));
+      out.max_skew_ns = std::max(out.max_skew_ns, saturating_sub(latest, earliest));
       ++out.ranks[last_rank].times_last;
       for (size_t i = 0; i < n; ++i) {
-        const int64_t late = per_rank[i][k] - earliest;
+        const int64_t late = saturating_sub(per_rank[i][k], earliest);
         lateness_sum[i] += static_cast<long double>(late);
         ++out.ranks[i].collectives;
         out.ranks[i].max_lateness_ns = std::max(out.ranks[i].max_lateness_ns, late);
@@ -178,7 +185,11 @@ MultiRankAnalysis analyze_ranks(const std::vector<const RankAnalysis*>& ranks, c
                    [](const RankAnalysis* a, const RankAnalysis* b) { return a->rank < b->rank; });
   out.ranks = static_cast<int64_t>(sorted.size());
   out.steps = step_spread(sorted);
-  out.collectives = collective_skew(sorted, options);
+  // Clocks first: every figure below that compares absolute times across
+  // ranks uses the aligned times (durations need no alignment).
+  out.clocks = align_clocks(sorted);
+  if (!out.clocks.warning.empty()) out.warnings.push_back(out.clocks.warning);
+  out.collectives = collective_skew(sorted, out.clocks, options);
   out.gpu_time = gpu_time_variance(sorted);
   return out;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/analysis_options.h"
+#include "analysis/clock_alignment.h"
 #include "analysis/rank_analysis.h"
 #include "trace/event_store.h"
 
@@ -50,6 +51,9 @@ struct CollectiveSkew {
   int64_t max_skew_ns = 0;          // largest such skew, ns
   std::vector<RankLateness> ranks;  // in rank order
   std::vector<int64_t> stragglers;  // ranks flagged straggler, by mean lateness descending
+  // True when the ranks' clocks could not be compared (ClockAlignment status
+  // "refused"): no call is matched and nothing above is reported.
+  bool withheld = false;
 };
 
 struct RankGpuTime {
@@ -71,8 +75,12 @@ struct GpuTimeVariance {
 
 struct MultiRankAnalysis {
   int64_t ranks = 0;                    // ranks analysed
+  // Clock offsets checked before the collective figures; corrected ranks'
+  // call times are shifted onto the reference rank's clock.
+  ClockAlignment clocks;
+  std::vector<std::string> warnings;    // one line each (clock correction or refusal)
   std::vector<StepAcrossRanks> steps;   // steps present on at least two ranks, by step number
-  CollectiveSkew collectives;           // start skew of matched collective calls
+  CollectiveSkew collectives;           // start skew of matched collective calls (on aligned clocks)
   GpuTimeVariance gpu_time;             // GPU time per rank and its spread
 };
 

@@ -1,5 +1,7 @@
 #include "analysis/steps.h"
 
+#include "analysis/salvage_cut.h"
+
 #include <algorithm>
 #include <charconv>
 #include <unordered_map>
@@ -57,6 +59,14 @@ StepsResult analyze_steps(const trace::EventStore& store, const GpuTimeline& tim
   }
   std::stable_sort(r.steps.begin(), r.steps.end(),
                    [](const StepSpan& a, const StepSpan& b) { return a.cpu_start_ns < b.cpu_start_ns; });
+  // A step the cut may have touched would be analysed as whole: drop it.
+  const CutEffect cut = cut_effect(store);
+  r.cut_section = cut.section;
+  if (!cut.steps_whole) {
+    r.cut_touches_steps = true;
+    r.dropped_by_cut = static_cast<int64_t>(r.steps.size());
+    r.steps.clear();
+  }
   if (r.steps.empty()) {
     r.unattributed_activities = static_cast<int64_t>(timeline.activities.size());
     return r;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analysis/gpu_timeline.h"
@@ -30,9 +31,17 @@ struct StepsResult {
   std::vector<StepSpan> steps;          // sorted by cpu_start_ns
   int64_t unattributed_activities = 0;  // GPU activities that fall in no step
   int64_t duplicate_step_numbers = 0;   // annotations whose N repeated an earlier one (kept, in order)
+  // Steps left out because a truncation (--salvage) may have cut them
+  // (salvage_cut.h): they are in no per-step figure, and their GPU activities
+  // count as unattributed. cut_section says where the cut came ("none" when
+  // the file was whole).
+  int64_t dropped_by_cut = 0;
+  std::string cut_section = "none";
+  bool cut_touches_steps = false;  // the cut may have touched every step (all dropped, even when there were none)
 };
 
-// Steps of one rank. A GPU activity belongs to the step whose CPU span holds
+// Steps of one rank; when the file was cut (salvaged), only the steps the
+// cut cannot have touched (salvage_cut.h). A GPU activity belongs to the step whose CPU span holds
 // its launch start (runtime call start); one without a matched launch belongs
 // to the step whose CPU span holds its GPU start.
 StepsResult analyze_steps(const trace::EventStore& store, const GpuTimeline& timeline);

@@ -86,10 +86,17 @@ int run_analyze(const AnalyzeArgs& args) {
   for (const auto& s : loaded.set.ranks) rep.stores.push_back(s.get());
   // Ranks are independent: analyse them on the same threads that read them.
   rep.ranks = pipeline::analyze_ranks_parallel(rep.stores, options, args.threads);
+  pipeline::SalvageCheck salvage = pipeline::check_salvaged_steps(rep.ranks);
+  if (!salvage.error.empty()) {
+    fmt::print(stderr, "stepscope: error: {}\n", salvage.error);
+    return 2;
+  }
+  for (auto& w : salvage.warnings) rep.warnings.push_back(std::move(w));
   if (rep.ranks.size() >= 2) {
     std::vector<const analysis::RankAnalysis*> ptrs;
     for (const auto& r : rep.ranks) ptrs.push_back(&r);
     rep.multi = analysis::analyze_ranks(ptrs, options);
+    for (const auto& w : rep.multi.warnings) rep.warnings.push_back(w);
   }
   if (auto release = analysis::hta::release_of_compat_mode(args.compat)) {
     rep.hta = analysis::hta::run_hta_compat(rep.stores, *release);

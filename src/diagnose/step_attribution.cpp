@@ -70,7 +70,9 @@ std::vector<Window> step_windows(const analysis::StepsResult& steps, const analy
     if (!w.empty()) start = std::max(start, w.back().end_ns);
     if (end > start) w.push_back({s[i].step, start, end});
   }
-  if (w.empty() && !timeline.activities.empty()) {
+  // Without steps, the whole timeline is one window; not when the steps were
+  // dropped for a cut (their activities would be analysed as whole).
+  if (w.empty() && steps.dropped_by_cut == 0 && !timeline.activities.empty()) {
     from_steps = false;
     int64_t lo = timeline.activities.front().start_ns, hi = lo;
     for (const auto& a : timeline.activities) hi = std::max(hi, a.end_ns);

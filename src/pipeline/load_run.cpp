@@ -6,6 +6,8 @@
 #include <system_error>
 #include <thread>
 
+#include <fmt/core.h>
+
 namespace stepscope::pipeline {
 
 std::vector<analysis::RankAnalysis> analyze_ranks_parallel(const std::vector<const trace::EventStore*>& stores,
@@ -33,6 +35,31 @@ std::vector<analysis::RankAnalysis> analyze_ranks_parallel(const std::vector<con
   return out;
 }
 
+SalvageCheck check_salvaged_steps(const std::vector<analysis::RankAnalysis>& ranks) {
+  SalvageCheck out;
+  for (const analysis::RankAnalysis& r : ranks) {
+    const analysis::StepsResult& s = r.steps;
+    if (s.cut_section == "none") continue;
+    // A trace without ProfilerStep annotations has no per-step figure to
+    // protect: what was read is analysed as before (docs/architecture.md).
+    if (s.cut_touches_steps && s.dropped_by_cut > 0) {
+      if (out.error.empty())
+        out.error = fmt::format(
+            "{}: the file is cut {}: any step may have lost records, so all {} steps are dropped and nothing "
+            "whole remains to analyse (docs/robustness.md, \"Salvaged steps\")",
+            r.source_path,
+            s.cut_section == "host" ? "before its device records (kernels, copies, runtime calls)"
+                                    : "inside its device records, which Kineto writes buffer by buffer, not in time order",
+            s.dropped_by_cut);
+      continue;
+    }
+    if (s.cut_section == "after_device")
+      out.warnings.push_back(fmt::format("{}: the file is cut after its device records: 0 steps dropped, {} whole",
+                                         r.source_path, s.steps.size()));
+  }
+  return out;
+}
+
 LoadedRun load_run(const std::vector<std::string>& inputs, const RunOptions& options) {
   using clock = std::chrono::steady_clock;
   LoadedRun run;
@@ -47,10 +74,17 @@ LoadedRun load_run(const std::vector<std::string>& inputs, const RunOptions& opt
   run.set = std::move(loaded.set);
   for (const auto& s : run.set.ranks) run.stores.push_back(s.get());
   run.ranks = analyze_ranks_parallel(run.stores, options.analysis, options.threads);
+  SalvageCheck salvage = check_salvaged_steps(run.ranks);
+  if (!salvage.error.empty()) {
+    run.error = std::move(salvage.error);
+    return run;
+  }
+  for (auto& w : salvage.warnings) run.set.warnings.push_back(std::move(w));
   if (run.ranks.size() >= 2) {
     std::vector<const analysis::RankAnalysis*> ptrs;
     for (const auto& r : run.ranks) ptrs.push_back(&r);
     run.multi = analysis::analyze_ranks(ptrs, options.analysis);
+    for (const auto& w : run.multi.warnings) run.set.warnings.push_back(w);
   }
   auto t2 = clock::now();
   run.analysis_seconds = std::chrono::duration<double>(t2 - t1).count();

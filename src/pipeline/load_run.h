@@ -37,7 +37,19 @@ struct LoadedRun {
   double diagnose_seconds = 0;  // wall time of the diagnosis, s
 };
 
+// Also fails when a salvaged file has no whole step left (check_salvaged_steps),
+// and adds the salvage and clock warnings to set.warnings.
 LoadedRun load_run(const std::vector<std::string>& inputs, const RunOptions& options);
+
+// What truncation (--salvage) left of each rank's steps: a warning per cut
+// file (where the cut came, how many steps were dropped and why), and an
+// error naming the first file whose steps the cut may all have touched:
+// nothing whole remains to analyse per step. Both empty for whole files.
+struct SalvageCheck {
+  std::vector<std::string> warnings;
+  std::string error;
+};
+SalvageCheck check_salvaged_steps(const std::vector<analysis::RankAnalysis>& ranks);
 
 // analyze_rank over every store, `threads` at a time (0 = hardware threads).
 std::vector<analysis::RankAnalysis> analyze_ranks_parallel(const std::vector<const trace::EventStore*>& stores,

@@ -164,6 +164,9 @@ ordered_json rank_json(const trace::EventStore& s, const analysis::RankAnalysis&
   }
   j["import"] = import_json(s);
   j["steps"] = steps_json(r);
+  // Only for a file cut short (--salvage): whole files keep their schema.
+  if (r.steps.cut_section != "none")
+    j["salvage"] = {{"cut_section", r.steps.cut_section}, {"steps_dropped_by_cut", r.steps.dropped_by_cut}};
   j["temporal_breakdown"] = temporal_json(r.temporal.rank);
   j["comm_comp_overlap_pct"] = r.overlap.overlap_pct ? ordered_json(*r.overlap.overlap_pct) : ordered_json(nullptr);
   ordered_json idle = ordered_json::array();
@@ -272,10 +275,20 @@ ordered_json multi_json(const analysis::MultiRankAnalysis& m) {
                    {"busy_us", us(r.busy_time_ns)},
                    {"compute_us", us(r.compute_time_ns)},
                    {"communication_us", us(r.communication_time_ns)}});
+  ordered_json clocks = ordered_json::array();
+  for (const auto& c : m.clocks.ranks)
+    clocks.push_back({{"rank", c.rank},
+                      {"matched_calls", c.matched_calls},
+                      {"disjoint_calls", c.disjoint_calls},
+                      {"offset_us", us(c.offset_ns)},
+                      {"corrected", c.corrected}});
   return {{"ranks", m.ranks},
+          {"clock_alignment",
+           {{"status", m.clocks.status}, {"reference_rank", m.clocks.reference_rank}, {"ranks", clocks}}},
           {"steps", steps},
           {"collective_skew",
            {{"source", m.collectives.source},
+            {"withheld", m.collectives.withheld},
             {"matched_calls", m.collectives.matched_calls},
             {"unmatched_calls", m.collectives.unmatched_calls},
             {"mean_skew_us", m.collectives.mean_skew_us},

@@ -301,6 +301,14 @@ std::string multi_rank_section(const AnalyzeReport& r, const TerminalOptions& o)
     out += t.render();
   }
   const auto& c = m.collectives;
+  if (c.withheld) {
+    out += "  collective skew and stragglers withheld: the ranks' clocks cannot be compared (see the warning)\n";
+    return out;
+  }
+  if (m.clocks.status == "corrected")
+    out += fmt::format("  clocks aligned to rank {} from matched collective end times before the figures below "
+                       "(offsets in the JSON report)\n",
+                       m.clocks.reference_rank);
   out += fmt::format("  collectives matched across ranks: {} (unmatched {}); start skew mean {} µs, max {} µs\n",
                      fmt_count(c.matched_calls), fmt_count(c.unmatched_calls), fmt_us(c.mean_skew_us),
                      fmt_us(us(c.max_skew_ns)));

@@ -13,15 +13,17 @@ namespace {
 using namespace testing_support;
 
 // One rank: a step of `step_ns`, two all-reduces starting at `late_ns` past
-// 1 ms and 5 ms; rank 0 also runs an all-gather the others never do.
+// 1 ms and 5 ms and, as synchronous collectives do, ending at the same
+// instant on every rank (2 ms and 6 ms); rank 0 also runs an all-gather the
+// others never do.
 std::unique_ptr<trace::EventStore> rank_store(int rank, int64_t step_ns, int64_t late_ns, bool new_nccl) {
   const std::string ar = new_nccl ? "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
                                   : "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)";
   std::vector<std::string> events = {
       step(1, 0, step_ns),
       launch(100'000, 1000, 1), kernel("volta_sgemm_128x64_nn", 200'000, 700'000 + rank * 100'000, 7, 1),
-      launch(900'000, 1000, 2), kernel(ar, 1'000'000 + late_ns, 500'000, 20, 2),
-      launch(4'000'000, 1000, 3), kernel(ar, 5'000'000 + late_ns, 500'000, 20, 3),
+      launch(900'000, 1000, 2), kernel(ar, 1'000'000 + late_ns, 1'000'000 - late_ns, 20, 2),
+      launch(4'000'000, 1000, 3), kernel(ar, 5'000'000 + late_ns, 1'000'000 - late_ns, 20, 3),
   };
   if (rank == 0) {
     events.push_back(launch(6'000'000, 1000, 4));
@@ -51,12 +53,13 @@ TEST(MultiRank, LateRankIsTheStraggler) {
   EXPECT_EQ(s.cpu.fastest_rank, 0);
   EXPECT_EQ(s.cpu.slowest_rank, 2);
   // GPU span of the step: first kernel start (200 µs) to the last end: the
-  // all-reduce ending at 5.5 ms + lateness, or rank 0's all-gather at 7.001 ms.
-  EXPECT_EQ(s.gpu.min_ns, 5'500'000 + 50'000 - 200'000);
+  // all-reduce ending at 6 ms, or rank 0's all-gather at 7.001 ms.
+  EXPECT_EQ(s.gpu.min_ns, 6'000'000 - 200'000);
   EXPECT_EQ(s.gpu.fastest_rank, 1);
   EXPECT_EQ(s.gpu.max_ns, 7'001'000 - 200'000);
   EXPECT_EQ(s.gpu.slowest_rank, 0);
-  EXPECT_EQ(s.gpu.median_ns, 5'500'000 + 600'000 - 200'000);
+  EXPECT_EQ(s.gpu.median_ns, 6'000'000 - 200'000);
+  EXPECT_EQ(m.clocks.status, "aligned");  // late starts, common ends: no clock offset
 
   const CollectiveSkew& c = m.collectives;
   EXPECT_EQ(c.matched_calls, 2);    // both all-reduces, across naming generations
@@ -106,7 +109,8 @@ TEST(Collectives, HostRangeNames) {
 }
 
 // One CPU-only (gloo) rank: two steps, each with a broadcast and an
-// all-reduce on the gloo thread starting `late_ns[k]` past its nominal time.
+// all-reduce on the gloo thread starting `late_ns[k]` past its nominal time;
+// the all-reduce ends at the same instant on every rank (85 ms into the step).
 std::unique_ptr<trace::EventStore> gloo_rank(int rank, const std::vector<int64_t>& late_ns) {
   auto gloo = [](const std::string& op, int64_t ts, int64_t dur) {
     return stepscope::testing::x_event("user_annotation", "gloo:" + op, us_text(ts), us_text(dur), "1", "9");
@@ -116,7 +120,7 @@ std::unique_ptr<trace::EventStore> gloo_rank(int rank, const std::vector<int64_t
     const int64_t t0 = s * 100'000'000;
     events.push_back(step(s + 1, t0, 90'000'000));
     events.push_back(gloo("broadcast", t0 + 1'000'000 + late_ns[2 * s], 500'000));
-    events.push_back(gloo("all_reduce", t0 + 50'000'000 + late_ns[2 * s + 1], 5'000'000));
+    events.push_back(gloo("all_reduce", t0 + 40'000'000 + late_ns[2 * s + 1], 45'000'000 - late_ns[2 * s + 1]));
   }
   auto store = load_inline(events);
   store->rank = rank;

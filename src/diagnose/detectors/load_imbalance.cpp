@@ -101,8 +101,12 @@ DetectorOutput run(const DetectorContext& ctx) {
   m.push_back({"min_rank_work_us_per_step", lo / 1e3, "us"});
   m.push_back({"max_rank_work_us_per_step", hi / 1e3, "us"});
   m.push_back({"compute_time_cv_across_ranks", multi.gpu_time.cv_compute, "ratio"});
-  m.push_back({"collective_start_skew_mean_us", multi.collectives.mean_skew_us, "us"});
-  m.push_back({"straggler_ranks", static_cast<double>(multi.collectives.stragglers.size()), "count"});
+  // Skew and stragglers compare clocks; left out when they could not be
+  // aligned (multi_rank.h, CollectiveSkew::withheld), never shown as 0.
+  if (!multi.collectives.withheld) {
+    m.push_back({"collective_start_skew_mean_us", multi.collectives.mean_skew_us, "us"});
+    m.push_back({"straggler_ranks", static_cast<double>(multi.collectives.stragglers.size()), "count"});
+  }
   for (int64_t s : multi.collectives.stragglers) {
     for (const auto& rl : multi.collectives.ranks) {
       if (rl.rank != s) continue;
