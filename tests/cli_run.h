@@ -45,6 +45,13 @@ inline CliRun run_cli(const TempDir& dir, const std::vector<std::string>& args, 
   return r;
 }
 
+// stderr lines joined back, for a failed expectation's message.
+inline std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
 // Runs `cmd` through /bin/sh and returns its stdout; `exit_code` gets the
 // exit status (128 when it did not exit normally).
 inline std::string run_shell(const std::string& cmd, int& exit_code) {

@@ -21,15 +21,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CliRun;
+using testing::joined;
 using testing::run_cli;
 using testing::shell_quote;
 using testing::TempDir;
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const auto& l : lines) s += l + "\n";
-  return s;
-}
 
 // Like run_cli, but stdout goes to `stdout_path` (e.g. /dev/full).
 CliRun run_cli_to(const TempDir& dir, const std::vector<std::string>& args, const std::string& stdout_path,

@@ -15,14 +15,9 @@ namespace stepscope::cli {
 namespace {
 
 using testing::CliRun;
+using testing::joined;
 using testing::run_cli;
 using testing::TempDir;
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const auto& l : lines) s += l + "\n";
-  return s;
-}
 
 // Exit 2, nothing on stdout, and one stderr
 // line holding `needle` (the option or file, the field and the value).

@@ -19,13 +19,8 @@ namespace {
 using testing::TempDir;
 
 using testing::CliRun;
+using testing::joined;
 using testing::run_cli;
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const auto& l : lines) s += l + "\n";
-  return s;
-}
 
 // Exit != 0 and one stderr line "stepscope: error: <file>: ...".
 void expect_one_line_error(const CliRun& r, const std::string& file) {

@@ -15,14 +15,9 @@ namespace stepscope {
 namespace {
 
 using testing::CliRun;
+using testing::joined;
 using testing::run_cli;
 using testing::TempDir;
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const auto& l : lines) s += l + "\n";
-  return s;
-}
 
 std::string example_text() {
   return testing::gunzip_file(std::string(STEPSCOPE_SOURCE_DIR) + "/examples/eager_bf16_baseline/rank0.json.gz");
