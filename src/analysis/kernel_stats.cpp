@@ -41,9 +41,18 @@ struct Moments {
     if (count > 0) s.mean_us = static_cast<double>(sum) / static_cast<double>(count) / 1000.0;
     if (count > 1) {
       // n*Σx² - (Σx)² is exact in 128 bits; divide once at the end.
+      // Past that (durations near the 2^61 ns limit) the product would
+      // overflow: the same formula in long double.
       __int128 n = count;
-      __int128 num = n * sum_sq - static_cast<__int128>(sum) * sum;
-      long double var_ns2 = static_cast<long double>(num) / (static_cast<long double>(n) * static_cast<long double>(n - 1));
+      constexpr __int128 kMax = static_cast<__int128>(~static_cast<unsigned __int128>(0) >> 1);
+      long double num_ld;
+      if (sum_sq <= kMax / n) {
+        num_ld = static_cast<long double>(n * sum_sq - static_cast<__int128>(sum) * sum);
+      } else {
+        num_ld = static_cast<long double>(n) * static_cast<long double>(sum_sq) -
+                 static_cast<long double>(sum) * static_cast<long double>(sum);
+      }
+      long double var_ns2 = num_ld / (static_cast<long double>(n) * static_cast<long double>(n - 1));
       s.stddev_us = static_cast<double>(std::sqrt(std::max<long double>(var_ns2, 0)) / 1000.0L);
     }
     return s;
