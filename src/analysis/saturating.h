@@ -25,6 +25,10 @@ inline __int128 saturating_add(__int128 a, __int128 b) {
   return r;
 }
 
+// acc += v without wrapping: the form every sum of times or bytes over a
+// trace's events takes (e.g. durations near the 2^61 ns limit, summed).
+inline void add_into(int64_t& acc, int64_t v) { acc = saturating_add(acc, v); }
+
 // -a, with -INT64_MIN taken as INT64_MAX.
 inline int64_t saturating_negate(int64_t a) {
   return a == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -a;

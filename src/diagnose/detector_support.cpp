@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 
 StepTimes zero_step_times(const DetectorContext& ctx) {
   StepTimes t(ctx.ranks.size());
@@ -100,11 +103,11 @@ std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, 
         outside.clear();
         within->split(p.start_ns, p.end_ns, inside, outside);
         for (const Interval& i : inside) {
-          out[s.step_index] += i.end_ns - i.start_ns;
+          add_into(out[s.step_index], i.end_ns - i.start_ns);
           if (counted) counted->push_back(i);
         }
       } else {
-        out[s.step_index] += p.end_ns - p.start_ns;
+        add_into(out[s.step_index], p.end_ns - p.start_ns);
         if (counted) counted->push_back(p);
       }
     }

@@ -3,8 +3,11 @@
 #include <algorithm>
 
 #include "diagnose/detector_support.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 
 int64_t gpu_busy_within(const RankAttribution& a, int64_t start_ns, int64_t end_ns) {
   const int32_t k = step_index_at(a, start_ns);
@@ -16,7 +19,7 @@ int64_t gpu_busy_within(const RankAttribution& a, int64_t start_ns, int64_t end_
                              [](int64_t t, const BucketSpan& s) { return t < s.end_ns; });
   int64_t idle = 0;
   for (; it != a.spans.end() && it->start_ns < end_ns; ++it)
-    if (is_idle(it->bucket)) idle += std::min(end_ns, it->end_ns) - std::max(start_ns, it->start_ns);
+    if (is_idle(it->bucket)) add_into(idle, std::min(end_ns, it->end_ns) - std::max(start_ns, it->start_ns));
   return end_ns - start_ns - idle;
 }
 
@@ -41,7 +44,7 @@ IdleTaken take_idle_after(const DetectorContext& ctx, size_t ri, std::vector<Hos
     for (; next < delays.size() && delays[next].at_ns <= t; ++next) {
       const HostDelay& d = delays[next];
       if (static_cast<int64_t>(d.step_index) != credit_step) credit = 0, credit_step = d.step_index;
-      credit += d.ns;
+      add_into(credit, d.ns);
     }
   };
   std::vector<Interval> in_claim, free_parts;
@@ -53,7 +56,7 @@ IdleTaken take_idle_after(const DetectorContext& ctx, size_t ri, std::vector<Hos
     for (const Interval& p : free_parts) {
       int64_t take = std::min(p.end_ns - p.start_ns, credit);
       if (take <= 0) break;
-      out.per_step[s.step_index] += take;
+      add_into(out.per_step[s.step_index], take);
       out.claims.push_back({r.store->rank, p.start_ns, p.start_ns + take});
       credit -= take;
     }
@@ -78,8 +81,8 @@ int64_t claim_idle_after(const DetectorContext& ctx, size_t ri, std::vector<Host
   IdleTaken taken = take_idle_after(ctx, ri, std::move(delays));
   int64_t total = 0;
   for (size_t k = 0; k < taken.per_step.size() && k < saving.size(); ++k) {
-    saving[k] += taken.per_step[k];
-    total += taken.per_step[k];
+    add_into(saving[k], taken.per_step[k]);
+    add_into(total, taken.per_step[k]);
   }
   claims.insert(claims.end(), taken.claims.begin(), taken.claims.end());
   return total;

@@ -5,8 +5,11 @@
 #include "diagnose/detector_support.h"
 #include "diagnose/host_delay.h"
 #include "diagnose/interval_set.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 
 std::vector<int64_t> host_wait_on_gpu(const RankView& r) {
   const RankAttribution& a = *r.attribution;
@@ -24,7 +27,7 @@ std::vector<int64_t> host_wait_on_gpu(const RankView& r) {
       const int32_t k = step_index_at(a, t);
       if (k < 0) break;
       const int64_t step_end = a.steps[static_cast<size_t>(k)].end_ns;
-      wait[static_cast<size_t>(k)] += gpu_busy_within(a, t, std::min(i.end_ns, step_end));
+      add_into(wait[static_cast<size_t>(k)], gpu_busy_within(a, t, std::min(i.end_ns, step_end)));
       t = step_end;
     }
   }
@@ -38,7 +41,7 @@ int64_t cap_at_host_wait(const RankView& r, std::vector<int64_t>& saving) {
   int64_t removed = 0;
   for (size_t k = 0; k + 1 < a.steps.size() && k < saving.size(); ++k) {
     if (saving[k] <= wait[k]) continue;
-    removed += saving[k] - wait[k];
+    add_into(removed, saving[k] - wait[k]);
     saving[k] = wait[k];
   }
   return removed;

@@ -1,8 +1,11 @@
 #include "diagnose/interval_set.h"
 
 #include <algorithm>
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 
 IntervalSet::IntervalSet(std::vector<Interval> intervals) {
   std::erase_if(intervals, [](const Interval& i) { return i.end_ns <= i.start_ns; });
@@ -18,7 +21,7 @@ IntervalSet::IntervalSet(std::vector<Interval> intervals) {
   prefix_.reserve(merged_.size());
   int64_t total = 0;
   for (const Interval& i : merged_) {
-    total += i.end_ns - i.start_ns;
+    add_into(total, i.end_ns - i.start_ns);
     prefix_.push_back(total);
   }
 }

@@ -5,8 +5,11 @@
 #include <queue>
 
 #include "diagnose/matmul_path.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 namespace {
 
 using analysis::GpuActivity;
@@ -197,7 +200,7 @@ std::string_view to_string(Bucket b) { return kBucketNames[static_cast<size_t>(b
 int64_t StepAttribution::idle_ns() const {
   int64_t t = 0;
   for (int b = 0; b < kBucketCount; ++b)
-    if (is_idle(static_cast<Bucket>(b))) t += ns[static_cast<size_t>(b)];
+    if (is_idle(static_cast<Bucket>(b))) add_into(t, ns[static_cast<size_t>(b)]);
   return t;
 }
 
@@ -281,8 +284,8 @@ RankAttribution attribute_steps(const trace::EventStore& store, const analysis::
   r.total.start_ns = r.steps.front().start_ns;
   r.total.end_ns = r.steps.front().start_ns;
   for (const StepAttribution& s : r.steps) {
-    for (int b = 0; b < kBucketCount; ++b) r.total.ns[static_cast<size_t>(b)] += s.ns[static_cast<size_t>(b)];
-    r.total.end_ns += s.wall_ns();
+    for (int b = 0; b < kBucketCount; ++b) add_into(r.total.ns[static_cast<size_t>(b)], s.ns[static_cast<size_t>(b)]);
+    add_into(r.total.end_ns, s.wall_ns());
   }
   return r;
 }

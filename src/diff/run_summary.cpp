@@ -6,8 +6,12 @@
 
 #include "analysis/gpu_timeline.h"
 #include "analysis/steps.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diff {
+
+using analysis::add_into;
+
 namespace {
 
 double per(double total, int64_t n) { return n > 0 ? total / static_cast<double>(n) : 0.0; }
@@ -40,7 +44,7 @@ void add_rank_kernels(const trace::EventStore& store, const analysis::RankAnalys
       k = &it->second;
     }
     ++k->count;
-    k->total_ns += a.duration_ns();
+    add_into(k->total_ns, a.duration_ns());
   }
 }
 
@@ -62,8 +66,8 @@ RunSummary summarize_run(const RunInput& run, const analysis::AnalysisOptions& o
     const diagnose::RankAttribution& a = d.attribution[i];
     s.windows += static_cast<int64_t>(a.steps.size());
     if (!a.from_profiler_steps) s.from_profiler_steps = false;
-    wall_ns += a.total.wall_ns();
-    for (size_t b = 0; b < bucket_ns.size(); ++b) bucket_ns[b] += a.total.ns[b];
+    add_into(wall_ns, a.total.wall_ns());
+    for (size_t b = 0; b < bucket_ns.size(); ++b) add_into(bucket_ns[b], a.total.ns[b]);
     add_rank_kernels(*stores[i], ranks[i], options, by_name);
   }
   if (n == 0) s.from_profiler_steps = false;
@@ -74,15 +78,15 @@ RunSummary summarize_run(const RunInput& run, const analysis::AnalysisOptions& o
   for (size_t b = 0; b < bucket_ns.size(); ++b) {
     auto bucket = static_cast<diagnose::Bucket>(b);
     s.bucket_us[b] = per(static_cast<double>(bucket_ns[b]) / 1000.0, s.windows);
-    if (diagnose::is_idle(bucket)) idle_ns += bucket_ns[b];
-    if (bucket <= diagnose::Bucket::kComputeOther) compute_ns += bucket_ns[b];
+    if (diagnose::is_idle(bucket)) add_into(idle_ns, bucket_ns[b]);
+    if (bucket <= diagnose::Bucket::kComputeOther) add_into(compute_ns, bucket_ns[b]);
   }
   if (wall_ns > 0) {
     auto share = [&](int64_t ns) { return 100.0 * static_cast<double>(ns) / static_cast<double>(wall_ns); };
-    s.busy_pct = share(wall_ns - idle_ns);
+    s.busy_pct = share(std::max<int64_t>(0, wall_ns - idle_ns));
     s.compute_pct = share(compute_ns);
-    s.effective_compute_pct = share(bucket_ns[static_cast<size_t>(diagnose::Bucket::kComputeTensorCore)] +
-                                    bucket_ns[static_cast<size_t>(diagnose::Bucket::kComputeOther)]);
+    s.effective_compute_pct = share(analysis::saturating_add(bucket_ns[static_cast<size_t>(diagnose::Bucket::kComputeTensorCore)],
+                                                          bucket_ns[static_cast<size_t>(diagnose::Bucket::kComputeOther)]));
   }
 
   int64_t kernel_ns = 0;
@@ -92,7 +96,7 @@ RunSummary summarize_run(const RunInput& run, const analysis::AnalysisOptions& o
     k.count_per_step = per(static_cast<double>(k.count), s.windows);
     k.us_per_step = per(static_cast<double>(k.total_ns) / 1000.0, s.windows);
     k.mean_us = per(static_cast<double>(k.total_ns) / 1000.0, k.count);
-    kernel_ns += k.total_ns;
+    add_into(kernel_ns, k.total_ns);
     kernel_count += k.count;
     s.kernels.push_back(std::move(k));
   }

@@ -5,8 +5,11 @@
 #include "report/printable_text.h"
 #include "report/rank_spread.h"
 #include "report/text_table.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::report {
+
+using analysis::add_into;
 
 namespace dg = diagnose;
 
@@ -80,7 +83,7 @@ std::string attribution_summary(const dg::Diagnosis& d) {
   t.add_column("max rank");
   t.add_column("share");
   int64_t all_wall_ns = 0;
-  for (const auto& a : d.attribution) all_wall_ns += a.total.wall_ns();
+  for (const auto& a : d.attribution) add_into(all_wall_ns, a.total.wall_ns());
   auto summary_row = [&](const std::string& label, auto us_of_rank, int64_t ns_all_ranks) {
     std::vector<std::pair<double, int64_t>> v;  // (µs per step, rank)
     for (const auto& a : d.attribution) v.emplace_back(us_of_rank(a), a.rank);
@@ -92,11 +95,11 @@ std::string attribution_summary(const dg::Diagnosis& d) {
   for (const auto& g : groups()) {
     auto ns_of = [&](const dg::RankAttribution& a) {
       int64_t ns = 0;
-      for (auto b : g.buckets) ns += a.total.of(b);
+      for (auto b : g.buckets) add_into(ns, a.total.of(b));
       return ns;
     };
     int64_t all = 0;
-    for (const auto& a : d.attribution) all += ns_of(a);
+    for (const auto& a : d.attribution) add_into(all, ns_of(a));
     if (all <= 0) continue;
     summary_row(g.label, [&](const dg::RankAttribution& a) { return mean_per_step_us(a, ns_of(a)); }, all);
   }
@@ -122,7 +125,7 @@ std::string attribution_table(const dg::Diagnosis& d, size_t max_side_by_side) {
     std::vector<std::string> pcts;
     for (const auto& a : d.attribution) {
       int64_t ns = 0;
-      for (auto b : g.buckets) ns += a.total.of(b);
+      for (auto b : g.buckets) add_into(ns, a.total.of(b));
       any = any || ns > 0;
       row.push_back(fmt_ms(mean_per_step_us(a, ns)));
       pcts.push_back(fmt_pct(a.total.wall_ns() > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(a.total.wall_ns()) : 0.0));

@@ -257,6 +257,27 @@ def m_clock_skew(rng, _doc):
     return Case(files, check=clock_skew_check)
 
 
+def m_all_near_limit(rng, doc):
+    # Valid, but every sum overflows int64: each event (on one rank, or on
+    # four copies of it) lasts nearly the whole 2^61 ns range, so that sums
+    # over events, steps and ranks must saturate, never wrap.
+    limit_us = 2**61 / 1000
+    evs = events_of(doc, lambda e: isinstance(e.get("ts"), (int, float)))
+    t0 = min((e["ts"] for e in evs), default=0)
+    for e in evs:
+        e["ts"] = e["ts"] - t0
+        if isinstance(e.get("dur"), (int, float)):
+            e["dur"] = limit_us - e["ts"] - rng.uniform(0, 1000)
+    ranks = rng.choice([1, 4])
+    if ranks == 1:
+        return Case([("rank0.json", dumps(doc))], must_read=True)
+    files = []
+    for r in range(ranks):
+        doc["distributedInfo"] = {"rank": r, "world_size": ranks, "backend": "nccl"}
+        files.append((f"rank{r}.json", dumps(doc)))
+    return Case(files)
+
+
 def m_same_file_twice(rng, doc):
     return Case([("rank0.json", dumps(doc))], ["@same"], check=one_rank_check)
 
@@ -279,6 +300,7 @@ MUTATIONS = {
     "empty_and_odd": m_empty_and_odd,
     "clock_skew": m_clock_skew,
     "same_file_twice": m_same_file_twice,
+    "all_near_limit": m_all_near_limit,
 }
 
 
@@ -363,6 +385,13 @@ def run_cli(stepscope, workdir, case):
         term = subprocess.run([stepscope, "analyze", *paths, *flags], capture_output=True, timeout=TIME_LIMIT_S * 4)
         if CONTROL.search(term.stdout.decode("utf-8", "replace").replace("\n", "")):
             problems.append("control character in the terminal report")
+        # The same input as both runs of `diff`: it must end as cleanly.
+        d = subprocess.run([stepscope, "diff", paths[0], paths[0]], capture_output=True, timeout=TIME_LIMIT_S * 4)
+        if d.returncode not in (0, 2):
+            problems.append(f"diff: exit code {d.returncode}")
+        for line in d.stderr.decode("utf-8", "replace").splitlines():
+            if not re.match(r"stepscope: (error|warning|note): ", line) or CONTROL.search(line):
+                problems.append(f"diff: stderr line not of the one-line form: {line[:120]!r}")
     elif os.path.exists(json_out):
         problems.append("a JSON report was left behind by a failed run")
     # Messages name the case's folder: compare them without it.

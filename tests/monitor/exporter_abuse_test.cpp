@@ -16,21 +16,13 @@
 #include "monitor/exporter.h"
 #include "monitor/http_get.h"
 #include "monitor/listen_socket.h"
+#include "monitor/loopback_sockets.h"
 
 namespace stepscope::monitor {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-int raw_connect(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  return fd;
-}
+using test::Clock;
+using test::raw_connect;
 
 struct Latency {
   int failed = 0;

@@ -13,7 +13,7 @@
 
 #include "monitor/push_client.h"
 #include "monitor/push_server.h"
-#include "monitor/push_test_sockets.h"
+#include "monitor/loopback_sockets.h"
 
 namespace stepscope::monitor {
 namespace {

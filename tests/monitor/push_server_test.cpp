@@ -10,9 +10,12 @@
 #include <thread>
 
 #include "monitor/push_client.h"
+#include "monitor/loopback_sockets.h"
 
 namespace stepscope::monitor {
 namespace {
+
+using test::raw_connect;
 
 // Waits (bounded: 20 s, for loaded sanitizer runs) until `done` holds for the
 // state's snapshot.
@@ -24,16 +27,6 @@ TrainingSnapshot wait_for(const TrainingState& s, Pred done) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return s.snapshot();
-}
-
-int raw_connect(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  return fd;
 }
 
 struct Server {

@@ -58,15 +58,6 @@ void check_numbers(const nlohmann::json& j, const std::string& key, const std::s
 }
 
 TEST(OverflowCli, NoNegativeIdleOrShareOutsideRangeExactAndHta) {
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  // Known open defect (issue #25): with durations near the 2^61 ns limit some
-  // diagnose detectors' plain int64 sums overflow (UBSan: compute_efficiency);
-  // the Release result is checked here, the sanitizer tree skips until they
-  // saturate.
-  GTEST_SKIP() << "detector sums near the time limit overflow under UBSan (open)";
-#endif
-#endif
   testing::TempDir dir;
   const std::string path = dir.write("overflow.json", overflow_trace());
   for (const std::vector<std::string>& mode : {std::vector<std::string>{}, std::vector<std::string>{"--compat", "hta"}}) {

@@ -14,8 +14,11 @@
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
 #include "diagnose/host_wait.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 namespace {
 
 constexpr const char* kName = "communication";
@@ -95,7 +98,7 @@ DetectorOutput run(const DetectorContext& ctx) {
     // No collective kernel, or a world of one rank: nothing crosses a link.
     if (!any || world <= 1) continue;
     ++ranks_with_comm;
-    steps_total += static_cast<int64_t>(a.steps.size());
+    add_into(steps_total, static_cast<int64_t>(a.steps.size()));
     if (r.peaks && r.peaks->link_gbps > 0) link_peak = r.peaks->link_gbps / 2;  // one direction
     IntervalSet exposed_set;
     {
@@ -103,15 +106,15 @@ DetectorOutput run(const DetectorContext& ctx) {
       for (const BucketSpan& s : a.spans)
         if (s.bucket == Bucket::kCommunication) {
           v.push_back({s.start_ns, s.end_ns});
-          saving[ri][s.step_index] += s.end_ns - s.start_ns;
-          exposed_ns += s.end_ns - s.start_ns;
+          add_into(saving[ri][s.step_index], s.end_ns - s.start_ns);
+          add_into(exposed_ns, s.end_ns - s.start_ns);
         }
       exposed_set = IntervalSet(std::move(v));
     }
     for (const auto& act : r.timeline->activities) {
       if (act.cls != analysis::KernelClass::kCommunication || step_index_at(a, act.start_ns) < 0) continue;
       ++kernels;
-      comm_ns += act.duration_ns();
+      add_into(comm_ns, act.duration_ns());
       std::string op = analysis::normalize_op(analysis::collective_op_of(r.store->strings.get(act.name)));
       Sized sz = size_of(r, act.row, act.launch_row);
       std::string detail;
@@ -123,7 +126,7 @@ DetectorOutput run(const DetectorContext& ctx) {
         double algbw = static_cast<double>(sz.bytes) / static_cast<double>(act.duration_ns());  // GB/s
         double busbw = algbw * bus_factor(op, group);
         busbw_weighted += busbw * static_cast<double>(act.duration_ns());
-        busbw_ns += act.duration_ns();
+        add_into(busbw_ns, act.duration_ns());
         detail = fmt::format("{} B over {} ranks: bus bandwidth {:.1f} GB/s{}; {} not hidden by compute", sz.bytes,
                              group, busbw, link_peak > 0 ? fmt::format(" ({:.0f}% of the link)", 100 * busbw / link_peak) : "",
                              human_time(static_cast<double>(ex)));
@@ -141,7 +144,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   if (exposed_ns <= 0) return out;
   // Hidden communication shortens a step only where the host waited for the GPU.
   int64_t beyond_wait_ns = 0;
-  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) beyond_wait_ns += cap_at_host_wait(ctx.ranks[ri], saving[ri]);
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) add_into(beyond_wait_ns, cap_at_host_wait(ctx.ranks[ri], saving[ri]));
 
   Finding f;
   f.category = Category::kCommunication;

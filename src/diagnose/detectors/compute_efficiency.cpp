@@ -28,8 +28,11 @@
 #include "diagnose/launch_precision.h"
 #include "diagnose/matmul_path.h"
 #include "diagnose/op_args.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 namespace {
 
 constexpr const char* kName = "compute_efficiency";
@@ -82,7 +85,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     const RankView& r = ctx.ranks[ri];
     const RankAttribution& a = *r.attribution;
-    steps_total += static_cast<int64_t>(a.steps.size());
+    add_into(steps_total, static_cast<int64_t>(a.steps.size()));
     const GpuPeaks* peaks = r.peaks;
     if (!peaks) unknown_peaks = true;
     OpArgReader args(*r.store);
@@ -97,7 +100,7 @@ DetectorOutput run(const DetectorContext& ctx) {
     if (peaks && target > peaks->fp32_tflops)
       for (size_t k = 0; k < a.steps.size(); ++k) {
         double s = static_cast<double>(a.steps[k].of(Bucket::kComputeSimtMatmul)) * (1.0 - peaks->fp32_tflops / target);
-        saving[ri][k] += static_cast<int64_t>(s);
+        add_into(saving[ri][k], static_cast<int64_t>(s));
         simt_saving_ns += s;
       }
 
@@ -115,14 +118,14 @@ DetectorOutput run(const DetectorContext& ctx) {
       if (si < 0) continue;
       std::string_view name = r.store->strings.get(act.name);
       if (act.cls == analysis::KernelClass::kComputation) {
-        compute_ns += act.duration_ns();
+        add_into(compute_ns, act.duration_ns());
         if (occ_key != trace::StringTable::kMissing) {
           if (auto occ = r.store->arg_number(act.row, occ_key)) {
             any_occupancy = true;
             if (*occ < opt.low_occupancy_pct) {
-              low_occ_ns += act.duration_ns();
+              add_into(low_occ_ns, act.duration_ns());
               auto& t = low_occ_kernels[std::string(name)];
-              t.ns += act.duration_ns();
+              add_into(t.ns, act.duration_ns());
               ++t.calls;
               t.row = act.row;
               t.rank = r.store->rank;
@@ -133,17 +136,17 @@ DetectorOutput run(const DetectorContext& ctx) {
       }
       MatmulPath path = paths.of(act.name, act.family);
       if (path == MatmulPath::kNotMatmul) continue;
-      matmul_ns += act.duration_ns();
-      rank_matmul_ns += act.duration_ns();
-      if (path == MatmulPath::kSimt) rank_fp32_matmul_ns += act.duration_ns();
+      add_into(matmul_ns, act.duration_ns());
+      add_into(rank_matmul_ns, act.duration_ns());
+      if (path == MatmulPath::kSimt) add_into(rank_fp32_matmul_ns, act.duration_ns());
       if (path == MatmulPath::kTensorCore && precision.of_matmul(act.name, act.launch_row) == OpFloat::kFloat32) {
-        float_tc_step[static_cast<size_t>(si)] += act.duration_ns();
-        rank_fp32_matmul_ns += act.duration_ns();
+        add_into(float_tc_step[static_cast<size_t>(si)], act.duration_ns());
+        add_into(rank_fp32_matmul_ns, act.duration_ns());
       }
       if (path == MatmulPath::kSimt) {
-        simt_ns += act.duration_ns();
+        add_into(simt_ns, act.duration_ns());
         auto& t = simt_kernels[std::string(name)];
-        t.ns += act.duration_ns();
+        add_into(t.ns, act.duration_ns());
         ++t.calls;
         t.row = act.row;
         t.rank = r.store->rank;
@@ -152,7 +155,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       uint32_t op = matmul_op_of_launch(r, act.launch_row);
       if (op == HostTree::kNoRow) continue;
       OpTime& slot = op_ns[op];
-      slot.ns += act.duration_ns();
+      add_into(slot.ns, act.duration_ns());
       slot.step = si;
       slot.simt = slot.simt || path == MatmulPath::kSimt;
     }
@@ -168,7 +171,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       auto flops = matmul_flops(op_name, oa.shapes);
       if (!flops || *flops <= 0 || ns <= 0) continue;
       all_flops += *flops;
-      all_flop_ns += ns;
+      add_into(all_flop_ns, ns);
       double peak = peaks ? matmul_peak_tflops(*peaks, dtype, true) : 0;
       std::string key = fmt::format("{}|{}|{}", op_name, oa.dims_text, dtype);
       MatmulGroup& g = groups[key];
@@ -181,15 +184,15 @@ DetectorOutput run(const DetectorContext& ctx) {
         g.rank_index = ri;
       }
       g.flops += *flops;
-      g.ns += ns;
+      add_into(g.ns, ns);
       ++g.calls;
       // Shape-limited matmuls of low-precision types (FP32 is covered above).
       if (peak > 0 && !is_float32(dtype)) {
         double floor_ns = *flops / (opt.matmul_efficient_fraction * peak * 1e3);
         if (static_cast<double>(ns) > floor_ns) {
           int64_t s = static_cast<int64_t>(static_cast<double>(ns) - floor_ns);
-          saving[ri][static_cast<size_t>(si)] += s;
-          slow_ns_saved += s;
+          add_into(saving[ri][static_cast<size_t>(si)], s);
+          add_into(slow_ns_saved, s);
         }
       }
     }
@@ -210,21 +213,21 @@ DetectorOutput run(const DetectorContext& ctx) {
         if (si < 0) continue;
         LaunchPrecision p = precision.of_launch(act.launch_row);
         // The optimizer keeps FP32 master weights under mixed precision.
-        if (p.type == OpFloat::kFloat32 && !p.in_optimizer) float_other_step[static_cast<size_t>(si)] += act.duration_ns();
+        if (p.type == OpFloat::kFloat32 && !p.in_optimizer) add_into(float_other_step[static_cast<size_t>(si)], act.duration_ns());
       }
     const bool tf32_below_bf16 = peaks && peaks->tf32_tflops > 0 && peaks->bf16_tflops > peaks->tf32_tflops;
     for (size_t k = 0; k < a.steps.size(); ++k) {
-      float_tc_ns += float_tc_step[k];
+      add_into(float_tc_ns, float_tc_step[k]);
       if (tf32_below_bf16) {
         double s = static_cast<double>(float_tc_step[k]) * (1.0 - peaks->tf32_tflops / peaks->bf16_tflops);
-        saving[ri][k] += static_cast<int64_t>(s);
+        add_into(saving[ri][k], static_cast<int64_t>(s));
         float_saving_ns += s;
       }
       if (!rank_fp32_model) continue;
-      float_other_ns += float_other_step[k];
+      add_into(float_other_ns, float_other_step[k]);
       if (peaks && peaks->bf16_tflops > 0) {  // a GPU with bf16 at all
         double s = static_cast<double>(float_other_step[k]) * kBf16ByteSaving;
-        saving[ri][k] += static_cast<int64_t>(s);
+        add_into(saving[ri][k], static_cast<int64_t>(s));
         float_other_saving_ns += s;
       }
     }
@@ -247,7 +250,7 @@ DetectorOutput run(const DetectorContext& ctx) {
 
   // Faster kernels shorten a step only where the host waited for them.
   int64_t beyond_wait_ns = 0;
-  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) beyond_wait_ns += cap_at_host_wait(ctx.ranks[ri], saving[ri]);
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) add_into(beyond_wait_ns, cap_at_host_wait(ctx.ranks[ri], saving[ri]));
 
   Finding f;
   f.category = Category::kComputeEfficiency;

@@ -13,8 +13,11 @@
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
 #include "diagnose/host_delay.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 namespace {
 
 constexpr const char* kName = "data_pipeline";
@@ -35,16 +38,16 @@ DetectorOutput run(const DetectorContext& ctx) {
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     const RankView& r = ctx.ranks[ri];
     const RankAttribution& a = *r.attribution;
-    steps_total += static_cast<int64_t>(a.steps.size());
+    add_into(steps_total, static_cast<int64_t>(a.steps.size()));
     // GPU idle inside DataLoader calls, per call and per step.
     std::map<uint32_t, int64_t> idle_by_call;
     std::vector<Interval> copy_spans;
     std::vector<uint32_t> copy_step;
     for (const BucketSpan& s : a.spans) {
       if (s.bucket == Bucket::kDataPipeline) {
-        saving[ri][s.step_index] += s.end_ns - s.start_ns;
-        idle_by_call[s.cause_row] += s.end_ns - s.start_ns;
-        loader_idle_ns += s.end_ns - s.start_ns;
+        add_into(saving[ri][s.step_index], s.end_ns - s.start_ns);
+        add_into(idle_by_call[s.cause_row], s.end_ns - s.start_ns);
+        add_into(loader_idle_ns, s.end_ns - s.start_ns);
       } else if (s.bucket == Bucket::kMemoryCopy) {
         copy_spans.push_back({s.start_ns, s.end_ns});
         copy_step.push_back(s.step_index);
@@ -55,9 +58,9 @@ DetectorOutput run(const DetectorContext& ctx) {
       const int32_t si = step_index_at(a, c.start_ns);
       if (si < 0) continue;
       ++loader_calls;
-      loader_host_ns += c.end_ns - c.start_ns;
+      add_into(loader_host_ns, c.end_ns - c.start_ns);
       const int64_t lead = gpu_busy_within(a, c.start_ns, c.end_ns);
-      lead_lost_ns += lead;
+      add_into(lead_lost_ns, lead);
       delays.push_back({c.start_ns, static_cast<uint32_t>(si), lead});
       std::string_view name = r.store->name_of(c.row);
       if (name.find("SingleProcess") != std::string_view::npos) ++single_process;
@@ -67,7 +70,7 @@ DetectorOutput run(const DetectorContext& ctx) {
                                          fmt::format("GPU idle {} of this {} call", human_time(static_cast<double>(idle)),
                                                      human_time(static_cast<double>(c.end_ns - c.start_ns))))});
     }
-    later_idle_ns += claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims);
+    add_into(later_idle_ns, claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims));
     // Host-to-device copies and the part of them no kernel hides.
     IntervalSet exposed(copy_spans);
     const trace::StringId bytes_key = r.store->strings.find("bytes");
@@ -77,15 +80,15 @@ DetectorOutput run(const DetectorContext& ctx) {
       int32_t si = step_index_at(a, act.start_ns);
       if (si < 0) continue;
       ++htod;
-      htod_ns += act.duration_ns();
+      add_into(htod_ns, act.duration_ns());
       int64_t ex = exposed.overlap(act.start_ns, act.end_ns);
-      exposed_htod_ns += ex;
-      saving[ri][static_cast<size_t>(si)] += ex;
+      add_into(exposed_htod_ns, ex);
+      add_into(saving[ri][static_cast<size_t>(si)], ex);
       int64_t bytes = 0;
       if (bytes_key != bytes_key_missing) bytes = r.store->arg_int(act.row, bytes_key).value_or(0);
       if (is_pageable(name)) {
         ++pageable;
-        pageable_bytes += bytes;
+        add_into(pageable_bytes, bytes);
       }
       if (ex > 0 || is_pageable(name))
         examples.push_back({static_cast<double>(ex),
@@ -101,7 +104,8 @@ DetectorOutput run(const DetectorContext& ctx) {
     out.not_assessed.push_back({kName, "GPU idle while the DataLoader runs",
                                 "no DataLoader __next__ spans in the steps (the loop does not iterate a "
                                 "torch.utils.data.DataLoader): time spent producing batches shows up as host_overhead"});
-  int64_t total = loader_idle_ns + later_idle_ns + exposed_htod_ns;
+  const int64_t loader_ns = analysis::saturating_add(loader_idle_ns, later_idle_ns);
+  const int64_t total = analysis::saturating_add(loader_ns, exposed_htod_ns);
   if (total <= 0) return out;
 
   Finding f;
@@ -110,7 +114,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   set_saving(f, ctx, saving);
   f.claims = std::move(claims);
   double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
-  if (loader_idle_ns + later_idle_ns >= exposed_htod_ns) {
+  if (loader_ns >= exposed_htod_ns) {
     f.title = fmt::format("GPU idle while the DataLoader produces batches: {} per step ({:.0f}% of the step)",
                           human_time(f.estimated_saving_us * 1e3), f.estimated_saving_pct);
     f.confidence = Confidence::kHigh;
@@ -134,7 +138,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.evidence.examples = top_examples(std::move(examples));
 
   std::string remedy;
-  if (loader_idle_ns + later_idle_ns > 0) {
+  if (loader_ns > 0) {
     remedy = single_process > 0
                  ? "The DataLoader runs in the training process (num_workers=0): use DataLoader(..., num_workers=N "
                    "(4-8 per GPU), persistent_workers=True, prefetch_factor=2) so batches are built while the GPU "

@@ -24,8 +24,11 @@
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
 #include "diagnose/op_args.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 namespace {
 
 constexpr const char* kName = "fusion_opportunity";
@@ -43,7 +46,7 @@ DetectorOutput run(const DetectorContext& ctx) {
     const RankView& r = ctx.ranks[ri];
     const RankAttribution& a = *r.attribution;
     const auto& ev = r.store->events;
-    steps_total += static_cast<int64_t>(a.steps.size());
+    add_into(steps_total, static_cast<int64_t>(a.steps.size()));
     OpArgReader args(*r.store);
     std::vector<Interval> extra_calls, chain_insides;
     any_shapes = any_shapes || args.has_shapes();
@@ -72,14 +75,14 @@ DetectorOutput run(const DetectorContext& ctx) {
           if (si >= 0) {
             int64_t sum = 0, longest = 0;
             for (uint32_t g : group) {
-              sum += ev.dur_ns[g];
+              add_into(sum, ev.dur_ns[g]);
               longest = std::max(longest, ev.dur_ns[g]);
             }
             for (size_t g = 1; g < group.size(); ++g)
               extra_calls.push_back({ev.ts_ns[group[g]], ev.ts_ns[group[g]] + ev.dur_ns[group[g]]});
-            group_host_ns += sum - longest;
+            add_into(group_host_ns, sum - longest);
             ++groups;
-            grouped_ops += static_cast<int64_t>(group.size());
+            add_into(grouped_ops, static_cast<int64_t>(group.size()));
             Example e = example_of_row(r, group.front(),
                                        fmt::format("{} {} calls back to back on the same input {}; one fused call "
                                                    "saves {} of host time",
@@ -128,13 +131,13 @@ DetectorOutput run(const DetectorContext& ctx) {
           if (si >= 0) {
             int64_t sum = 0, longest = 0;
             for (auto* x : chain) {
-              sum += x->duration_ns();
+              add_into(sum, x->duration_ns());
               longest = std::max(longest, x->duration_ns());
             }
             chain_insides.push_back({chain.front()->end_ns, chain.back()->start_ns});
-            chain_gpu_ns += sum;
+            add_into(chain_gpu_ns, sum);
             ++chains;
-            chain_kernels += static_cast<int64_t>(chain.size());
+            add_into(chain_kernels, static_cast<int64_t>(chain.size()));
             if (examples.size() < 64) {
               Example e = example_of_row(r, chain.front()->row,
                                          fmt::format("{} elementwise kernels in a row from separate ops, {} of GPU "
@@ -171,10 +174,10 @@ DetectorOutput run(const DetectorContext& ctx) {
     IntervalSet fusable(std::move(both));
     std::vector<Interval> counted;
     std::vector<int64_t> idle = unclaimed_host_idle(ctx, ri, &fusable, &counted);
-    for (size_t k = 0; k < idle.size(); ++k) saving[ri][k] += idle[k];
+    for (size_t k = 0; k < idle.size(); ++k) add_into(saving[ri][k], idle[k]);
     for (const Interval& i : counted) {
-      group_idle_ns += calls.overlap(i.start_ns, i.end_ns);
-      chain_idle_ns += insides.overlap(i.start_ns, i.end_ns);
+      add_into(group_idle_ns, calls.overlap(i.start_ns, i.end_ns));
+      add_into(chain_idle_ns, insides.overlap(i.start_ns, i.end_ns));
     }
   }
   if (!any_shapes)
@@ -183,7 +186,7 @@ DetectorOutput run(const DetectorContext& ctx) {
 
   int64_t total = 0;
   for (const auto& v : saving)
-    for (int64_t x : v) total += x;
+    for (int64_t x : v) add_into(total, x);
   if (total <= 0) return out;
 
   Finding f;

@@ -16,8 +16,11 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 namespace {
 
 constexpr const char* kName = "host_overhead";
@@ -48,15 +51,15 @@ DetectorOutput run(const DetectorContext& ctx) {
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     const RankView& r = ctx.ranks[ri];
     const RankAttribution& a = *r.attribution;
-    steps_total += static_cast<int64_t>(a.steps.size());
-    graph_launches += r.host->graph_launches;
+    add_into(steps_total, static_cast<int64_t>(a.steps.size()));
+    add_into(graph_launches, r.host->graph_launches);
     std::vector<int64_t> left = unclaimed_host_idle(ctx, ri, nullptr);
     for (size_t k = 0; k < a.steps.size(); ++k) {
       int64_t idle = a.steps[k].of(Bucket::kHostOverhead);
-      raw_idle += idle;
-      claimed += idle - left[k];
-      busy_ns += a.steps[k].wall_ns() - a.steps[k].idle_ns();
-      wall_ns += a.steps[k].wall_ns();
+      add_into(raw_idle, idle);
+      add_into(claimed, idle - left[k]);
+      add_into(busy_ns, a.steps[k].wall_ns() - a.steps[k].idle_ns());
+      add_into(wall_ns, a.steps[k].wall_ns());
       saving[ri][k] = left[k];
     }
     for (const auto& act : r.timeline->activities) {
@@ -67,7 +70,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       if (!act.has_launch()) continue;
       ++launched;
       int64_t call = act.launch_end_ns - act.launch_start_ns;
-      launch_call_ns += call;
+      add_into(launch_call_ns, call);
       if (act.duration_ns() < call) ++shorter_than_launch;
     }
     // The largest gaps, with the op whose launch ended each (formatted only

@@ -16,8 +16,11 @@
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
 #include "diagnose/host_delay.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 namespace {
 
 constexpr const char* kName = "host_sync";
@@ -92,7 +95,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     const RankView& r = ctx.ranks[ri];
     const RankAttribution& a = *r.attribution;
-    steps_total += static_cast<int64_t>(a.steps.size());
+    add_into(steps_total, static_cast<int64_t>(a.steps.size()));
     // The step-closing sync of each step: its last sync, with no launch after it.
     std::vector<int64_t> launches;
     for (const auto& act : r.timeline->activities)
@@ -116,12 +119,12 @@ DetectorOutput run(const DetectorContext& ctx) {
     for (const BucketSpan& s : a.spans) {
       if (s.bucket != Bucket::kHostSync) continue;
       if (std::binary_search(closing.begin(), closing.end(), s.cause_row)) {
-        tolerated_ns += s.end_ns - s.start_ns;
+        add_into(tolerated_ns, s.end_ns - s.start_ns);
         continue;
       }
-      saving[ri][s.step_index] += s.end_ns - s.start_ns;
-      idle_by_call[s.cause_row] += s.end_ns - s.start_ns;
-      idle_ns += s.end_ns - s.start_ns;
+      add_into(saving[ri][s.step_index], s.end_ns - s.start_ns);
+      add_into(idle_by_call[s.cause_row], s.end_ns - s.start_ns);
+      add_into(idle_ns, s.end_ns - s.start_ns);
     }
     std::vector<HostDelay> delays;
     for (const HostCall& c : r.host->syncs.calls()) {
@@ -132,7 +135,7 @@ DetectorOutput run(const DetectorContext& ctx) {
         continue;
       }
       ++syncs;
-      sync_host_ns += c.end_ns - c.start_ns;
+      add_into(sync_host_ns, c.end_ns - c.start_ns);
       const uint32_t trigger_row = trigger_row_of(r, c.row);
       std::string trigger =
           trigger_row == HostTree::kNoRow ? "(called directly)" : std::string(r.store->name_of(trigger_row));
@@ -143,11 +146,11 @@ DetectorOutput run(const DetectorContext& ctx) {
         to = std::max(to, r.store->events.ts_ns[trigger_row] + r.store->events.dur_ns[trigger_row]);
       }
       const int64_t lead = gpu_busy_within(a, from, to);
-      lead_lost_ns += lead;
+      add_into(lead_lost_ns, lead);
       delays.push_back({from, static_cast<uint32_t>(si), lead});
       std::string call(r.store->name_of(c.row));
       int64_t idle = idle_by_call.count(c.row) ? idle_by_call[c.row] : 0;
-      idle_by_trigger[trigger] += idle;
+      add_into(idle_by_trigger[trigger], idle);
       ++count_by_trigger[trigger];
       ++count_by_call[call];
       Example e = example_of_row(r, c.row,
@@ -158,7 +161,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       e.name = trigger + " -> " + call;
       examples.push_back({static_cast<double>(idle), std::move(e)});
     }
-    later_idle_ns += claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims);
+    add_into(later_idle_ns, claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims));
     for (const auto& act : r.timeline->activities)
       if (act.kind == trace::EventKind::kMemcpy && r.store->strings.get(act.name).starts_with("Memcpy DtoH") &&
           step_index_at(a, act.start_ns) >= 0)
@@ -171,7 +174,7 @@ DetectorOutput run(const DetectorContext& ctx) {
          fmt::format("{} step(s) end with one sync and no GPU work after it (the loop reading its loss); the GPU idle "
                      "it causes ({} per step) is tolerated as the loop's per-step read and not offered as a saving",
                      tolerated_calls, human_time(static_cast<double>(tolerated_ns) / steps))});
-  if (idle_ns + later_idle_ns <= 0) return out;
+  if (analysis::saturating_add(idle_ns, later_idle_ns) <= 0) return out;
 
   Finding f;
   f.category = Category::kHostSync;

@@ -11,8 +11,11 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 namespace {
 
 constexpr const char* kName = "load_imbalance";
@@ -50,7 +53,7 @@ DetectorOutput run(const DetectorContext& ctx) {
     for (size_t ri = 0; ri < v.size(); ++ri) {
       if (v[ri].first < 0) continue;
       ++n;
-      sum += v[ri].second;
+      add_into(sum, v[ri].second);
       rank_work[ri] += static_cast<double>(v[ri].second);
       ++rank_steps[ri];
       if (v[ri].second > best) best = v[ri].second, slow = ri;

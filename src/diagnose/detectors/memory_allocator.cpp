@@ -12,8 +12,11 @@
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
 #include "diagnose/host_delay.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 namespace {
 
 constexpr const char* kName = "memory_allocator";
@@ -31,22 +34,22 @@ DetectorOutput run(const DetectorContext& ctx) {
     const RankView& r = ctx.ranks[ri];
     const RankAttribution& a = *r.attribution;
     const size_t first = a.steps.size() > 1 ? 1 : 0;  // steady state: from the second step on
-    steady_steps += static_cast<int64_t>(a.steps.size() - first);
+    add_into(steady_steps, static_cast<int64_t>(a.steps.size() - first));
     std::map<uint32_t, int64_t> idle_by_call;
     for (const BucketSpan& s : a.spans) {
       if (s.bucket != Bucket::kAllocator) continue;
-      saving[ri][s.step_index] += s.end_ns - s.start_ns;
-      idle_by_call[s.cause_row] += s.end_ns - s.start_ns;
-      if (s.step_index >= first) idle_ns += s.end_ns - s.start_ns;
+      add_into(saving[ri][s.step_index], s.end_ns - s.start_ns);
+      add_into(idle_by_call[s.cause_row], s.end_ns - s.start_ns);
+      if (s.step_index >= first) add_into(idle_ns, s.end_ns - s.start_ns);
     }
     std::vector<HostDelay> delays;
     for (const HostCall& c : r.host->allocator.calls()) {
       int32_t si = step_index_at(a, c.start_ns);
       if (si < static_cast<int32_t>(first)) continue;
       ++calls;
-      host_ns += c.end_ns - c.start_ns;
+      add_into(host_ns, c.end_ns - c.start_ns);
       const int64_t lead = gpu_busy_within(a, c.start_ns, c.end_ns);
-      lead_lost_ns += lead;
+      add_into(lead_lost_ns, lead);
       delays.push_back({c.start_ns, static_cast<uint32_t>(si), lead});
       std::string name(r.store->name_of(c.row));
       ++count_by_call[name];
@@ -57,7 +60,7 @@ DetectorOutput run(const DetectorContext& ctx) {
                                                      human_time(static_cast<double>(c.end_ns - c.start_ns)),
                                                      human_time(static_cast<double>(idle))))});
     }
-    later_idle_ns += claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims);
+    add_into(later_idle_ns, claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims));
     // The cache shrinking (Total Reserved falling) means blocks went back to
     // the driver: empty_cache() or a retry after a failed allocation.
     const trace::StringId reserved_key = r.store->strings.find("Total Reserved");
@@ -71,14 +74,14 @@ DetectorOutput run(const DetectorContext& ctx) {
       if (si >= static_cast<int32_t>(first)) {
         if (prev >= 0 && *reserved < prev) {
           ++reserved_drops;
-          released_bytes += prev - *reserved;
+          add_into(released_bytes, prev - *reserved);
         }
         if (r.store->arg_int(row, bytes_key).value_or(0) > 0) ++alloc_samples;
       }
       prev = *reserved;
     }
   }
-  if (calls == 0 || idle_ns + later_idle_ns <= 0) return out;
+  if (calls == 0 || analysis::saturating_add(idle_ns, later_idle_ns) <= 0) return out;
 
   Finding f;
   f.category = Category::kMemoryAllocator;

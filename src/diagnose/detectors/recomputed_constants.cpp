@@ -19,8 +19,11 @@
 #include "diagnose/detectors/detectors.h"
 #include "diagnose/host_delay.h"
 #include "diagnose/op_args.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 namespace {
 
 constexpr const char* kName = "recomputed_constants";
@@ -144,7 +147,7 @@ DetectorOutput run(const DetectorContext& ctx) {
                                  [](int64_t t, const Occurrence* o) { return t < o->start_ns; });
       if (it == mine.begin()) continue;
       Occurrence* o = *(it - 1);
-      if (act.launch_start_ns <= o->end_ns) o->gpu_ns += act.duration_ns();
+      if (act.launch_start_ns <= o->end_ns) add_into(o->gpu_ns, act.duration_ns());
     }
   }
 
@@ -159,17 +162,17 @@ DetectorOutput run(const DetectorContext& ctx) {
     return x->rank_index != y->rank_index ? x->rank_index < y->rank_index : x->start_ns < y->start_ns;
   });
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
-    steps_total += static_cast<int64_t>(ctx.ranks[ri].attribution->steps.size());
+    add_into(steps_total, static_cast<int64_t>(ctx.ranks[ri].attribution->steps.size()));
     std::vector<HostDelay> delays;
     for (const Occurrence* o : repeated) {
       if (o->rank_index != ri) continue;
       delays.push_back({o->start_ns, o->step_index, o->end_ns - o->start_ns});
-      saving[ri][o->step_index] += o->gpu_ns;
-      host_total += o->end_ns - o->start_ns;
-      gpu_total += o->gpu_ns;
+      add_into(saving[ri][o->step_index], o->gpu_ns);
+      add_into(host_total, o->end_ns - o->start_ns);
+      add_into(gpu_total, o->gpu_ns);
       ++occurrences;
     }
-    idle_total += claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims);
+    add_into(idle_total, claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims));
   }
 
   Finding f;

@@ -13,8 +13,11 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
+
+using analysis::add_into;
 namespace {
 
 constexpr const char* kName = "unfused_optimizer";
@@ -69,16 +72,16 @@ DetectorOutput run(const DetectorContext& ctx) {
     for (const HostCall& c : opt.calls())
       if (step_index_at(a, c.start_ns) >= 0) {
         ++rank_spans;
-        host_ns += c.end_ns - c.start_ns;
+        add_into(host_ns, c.end_ns - c.start_ns);
         if (cls.empty()) cls = optimizer_class(r.store->name_of(c.row));
       }
     if (rank_spans == 0) continue;
     double per_step = static_cast<double>(rank_kernels) / static_cast<double>(rank_spans);
     double share = rank_kernels > 0 ? static_cast<double>(rank_multi) / static_cast<double>(rank_kernels) : 1.0;
-    spans += rank_spans;
-    kernels += rank_kernels;
-    multi += rank_multi;
-    steps_total += static_cast<int64_t>(a.steps.size());
+    add_into(spans, rank_spans);
+    add_into(kernels, rank_kernels);
+    add_into(multi, rank_multi);
+    add_into(steps_total, static_cast<int64_t>(a.steps.size()));
     if (per_step < kMinKernelsPerStep || share >= kMaxMultiTensorShare) continue;
 
     // Host-caused idle inside the optimizer steps.
@@ -86,8 +89,8 @@ DetectorOutput run(const DetectorContext& ctx) {
     std::vector<Interval> counted;
     std::vector<int64_t> per_step_idle = unclaimed_host_idle(ctx, ri, &opt_set, &counted);
     for (size_t k = 0; k < a.steps.size(); ++k) {
-      saving[ri][k] += per_step_idle[k];
-      idle_ns += per_step_idle[k];
+      add_into(saving[ri][k], per_step_idle[k]);
+      add_into(idle_ns, per_step_idle[k]);
     }
     for (const Interval& i : counted) claims.push_back({r.store->rank, i.start_ns, i.end_ns});
     for (const HostCall& c : opt.calls()) {
@@ -95,7 +98,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       int64_t idle = 0;
       for (const BucketSpan& s : a.spans)
         if (s.bucket == Bucket::kHostOverhead && s.end_ns > c.start_ns && s.start_ns < c.end_ns)
-          idle += std::min(s.end_ns, c.end_ns) - std::max(s.start_ns, c.start_ns);
+          add_into(idle, std::min(s.end_ns, c.end_ns) - std::max(s.start_ns, c.start_ns));
       int64_t nk = kernels_by_span.count(c.row) ? kernels_by_span[c.row] : 0;
       examples.push_back({static_cast<double>(idle),
                           example_of_row(r, c.row,

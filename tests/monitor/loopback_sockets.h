@@ -1,6 +1,6 @@
-// Raw loopback sockets for the push-server tests: what a misbehaving client
-// does (connect and say nothing, trickle bytes, read until closed). Every
-// wait is bounded.
+// Raw loopback sockets for the monitor's server tests (push server and
+// /metrics): what a misbehaving client does (connect and say nothing, trickle
+// bytes, read until closed). Every wait is bounded.
 #pragma once
 
 #include <arpa/inet.h>
