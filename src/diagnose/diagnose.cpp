@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "diagnose/hardware_table.h"
+#include "diagnose/replay_graph.h"
 
 namespace stepscope::diagnose {
 namespace {
@@ -15,6 +16,7 @@ struct RankInputs {
   analysis::GpuTimeline timeline;
   HostIndex host;
   std::unique_ptr<HostTree> tree;
+  whatif::StepGraph graph;  // the replay graph (docs/whatif.md)
 };
 
 bool by_saving(const Finding& a, const Finding& b) {
@@ -41,6 +43,8 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     inputs[i].host = build_host_index(store);
     inputs[i].tree = std::make_unique<HostTree>(store);
     d.attribution[i] = attribute_steps(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
+    inputs[i].graph = build_replay_graph(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
+    d.replay.push_back(whatif::summarize_replay(store.rank, inputs[i].graph));
     RankView v;
     v.store = &store;
     v.analysis = &ranks[i];

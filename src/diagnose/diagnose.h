@@ -18,11 +18,13 @@
 #include "diagnose/finding.h"
 #include "diagnose/step_attribution.h"
 #include "trace/event_store.h"
+#include "whatif/rank_replay.h"
 
 namespace stepscope::diagnose {
 
 struct Diagnosis {
   std::vector<RankAttribution> attribution;  // one per rank, rank order
+  std::vector<whatif::RankReplay> replay;     // one per rank: the replay's fidelity (docs/whatif.md)
   // Findings whose saving reaches options.min_saving_pct (and findings that
   // save no time but carry a medium or high risk), largest saving first. In a
   // healthy run (primary "none") only compute_efficiency findings among those

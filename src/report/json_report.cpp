@@ -2,6 +2,7 @@
 
 #include "analysis/kernel_class.h"
 #include "report/diagnosis_json.h"
+#include "report/replay_json.h"
 #include "report/hta_json.h"
 
 namespace stepscope::report {
@@ -323,6 +324,7 @@ ordered_json build_analyze_json(const AnalyzeReport& report) {
     ordered_json rj = rank_json(*report.stores[i], report.ranks[i]);
     if (report.diagnosis && i < report.diagnosis->attribution.size())
       rj["attribution"] = attribution_json(report.diagnosis->attribution[i]);
+    if (report.diagnosis && i < report.diagnosis->replay.size()) rj["replay"] = replay_json(report.diagnosis->replay[i]);
     if (report.hta) {
       static const std::vector<analysis::hta::HtaKernelTypeRow> kNone;
       apply_hta_to_rank(*report.hta, i < report.hta_rank_kernel_types.size() ? report.hta_rank_kernel_types[i] : kNone,

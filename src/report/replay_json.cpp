@@ -1,0 +1,34 @@
+#include "report/replay_json.h"
+
+namespace stepscope::report {
+
+namespace {
+double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+}  // namespace
+
+nlohmann::ordered_json replay_json(const whatif::RankReplay& r) {
+  nlohmann::ordered_json j;
+  j["replayed"] = r.replayed;
+  j["host_marks"] = r.host_marks;
+  j["gpu_nodes"] = r.gpu_nodes;
+  nlohmann::ordered_json edges;
+  for (int k = 0; k < whatif::kEdgeKindCount; ++k)
+    edges[std::string(whatif::to_string(static_cast<whatif::EdgeKind>(k)))] = r.edges[static_cast<size_t>(k)];
+  j["edges"] = edges;
+  j["blocking_calls"] = r.blocking_calls;
+  j["launch_latency_us"] = us(r.launch_latency_ns);
+  j["stream_gap_us"] = us(r.stream_gap_ns);
+  j["sync_release_us"] = us(r.sync_release_ns);
+  j["gpu_residual_us"] = us(r.gpu_residual_ns);
+  j["host_residual_us"] = us(r.host_residual_ns);
+  j["max_abs_error_pct"] = r.max_abs_error_pct;
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (const auto& s : r.steps)
+    steps.push_back({{"step", s.step}, {"measured_us", us(s.measured_ns)}, {"replayed_us", us(s.replayed_ns)},
+                     {"error_pct", s.error_pct()}});
+  j["steps"] = steps;
+  j["notes"] = r.notes;
+  return j;
+}
+
+}  // namespace stepscope::report

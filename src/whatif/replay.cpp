@@ -1,0 +1,72 @@
+#include "whatif/replay.h"
+
+#include <algorithm>
+
+#include "analysis/saturating.h"
+
+namespace stepscope::whatif {
+
+namespace {
+
+using analysis::saturating_add;
+
+// The windows of the steps given node times and GPU durations.
+std::vector<StepWindow> windows_of(const StepGraph& g, const std::vector<int64_t>& time,
+                                   const std::vector<int64_t>& dur) {
+  std::vector<StepWindow> w;
+  for (size_t i = 0; i < g.steps.size(); ++i) {
+    const StepGraph::Step& s = g.steps[i];
+    if (s.start_mark == kNoNode || s.end_mark == kNoNode) continue;
+    int64_t start = time[s.start_mark];
+    int64_t end = time[s.end_mark];
+    if (i + 1 < g.steps.size() && g.steps[i + 1].start_mark != kNoNode) end = std::min(end, time[g.steps[i + 1].start_mark]);
+    if (i + 1 == g.steps.size())
+      for (uint32_t k : s.activities) end = std::max(end, saturating_add(time[g.gpu_node(k)], dur[k]));
+    if (!w.empty()) start = std::max(start, w.back().end_ns);
+    if (end > start) w.push_back({s.step, start, end});
+  }
+  return w;
+}
+
+}  // namespace
+
+ReplayInput recorded_input(const StepGraph& g) {
+  ReplayInput in;
+  in.gpu_dur_ns = g.gpu_dur_ns;
+  in.edge_w_ns.reserve(g.edges.size());
+  for (const Edge& e : g.edges) in.edge_w_ns.push_back(e.w_ns);
+  in.residual_ns = g.residual_ns;
+  return in;
+}
+
+ReplayResult replay(const StepGraph& g, const ReplayInput& in) {
+  ReplayResult r;
+  const size_t n = g.node_count();
+  r.time_ns.assign(n, 0);
+  r.binding.assign(n, kNoEdge);
+  for (uint32_t v : g.order) {
+    int64_t t = INT64_MIN;
+    uint32_t bind = kNoEdge;
+    for (uint32_t i = g.in_begin[v]; i < g.in_begin[v + 1]; ++i) {
+      if (in.edge_w_ns[i] == kDropped) continue;
+      const uint32_t u = g.edges[i].from;
+      // Work's successors wait for its end; a launch and an anchor leave
+      // from a host mark, whose time is the point itself.
+      const int64_t out = g.is_gpu(u) ? saturating_add(r.time_ns[u], in.gpu_dur_ns[g.activity_of(u)]) : r.time_ns[u];
+      const int64_t bound = saturating_add(out, in.edge_w_ns[i]);
+      if (bind == kNoEdge || bound > t) {
+        t = bound;
+        bind = i;
+      }
+    }
+    r.time_ns[v] = bind == kNoEdge ? g.recorded_ns[v] : saturating_add(t, in.residual_ns[v]);
+    r.binding[v] = bind;
+  }
+  r.windows = windows_of(g, r.time_ns, in.gpu_dur_ns);
+  for (const StepWindow& w : r.windows) r.total_ns = saturating_add(r.total_ns, w.wall_ns());
+  return r;
+}
+
+std::vector<StepWindow> recorded_windows(const StepGraph& g) { return windows_of(g, g.recorded_ns, g.gpu_dur_ns); }
+
+}  // namespace stepscope::whatif
