@@ -41,7 +41,7 @@ GLOO = os.path.join(ROOT, "tests", "data", "dist_gloo_cpu", "healthy")
 # Fields that docs/json_schema.md defines as signed differences (a launch
 # delay can be negative when clocks of host and GPU disagree; deltas and
 # changes are differences of two runs).
-SIGNED_FIELDS = re.compile(r"(change|delta|diff|offset|negative_launch|launch_delay|slack|gain|lateness|_vs_)")
+SIGNED_FIELDS = re.compile(r"(change|delta|diff|offset|negative_launch|launch_delay|slack|gain|lateness|_vs_|error_pct)")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 TIME_LIMIT_S = 60
 MEMORY_LIMIT_BYTES = 4 << 30
