@@ -38,6 +38,11 @@ using PathRule = analysis::NameRule<MatmulPath>;
 constexpr std::array kPathRules = {
     // Matrix-vector kernels are memory-bound by nature: not counted as matmuls.
     PathRule{{Match::kContains, "gemv"}, MatmulPath::kNotMatmul},
+    // cuDNN's helpers around a convolution (index offsets, the split-K wgrad
+    // reduction) compute no products: cask_cudnn::computeOffsetsKernel,
+    // computeWgradBOffsetsKernel, cudnn::cnn::reduce_wgrad_nchw_helper.
+    PathRule{{Match::kContains, "offsetskernel"}, MatmulPath::kNotMatmul},
+    PathRule{{Match::kContains, "reduce_wgrad"}, MatmulPath::kNotMatmul},
     // --- Tensor-core markers; they win over SIMT-looking words in long
     // template names ("cutlass_80_tensorop_s1688gemm").
     // CUTLASS 2.x/3.x operator class.
@@ -85,15 +90,17 @@ constexpr std::array kPathRules = {
     PathRule{{Match::kContains, "scudnn"}, MatmulPath::kSimt},
     PathRule{{Match::kContains, "hcudnn"}, MatmulPath::kSimt},
     PathRule{{Match::kContains, "dcudnn"}, MatmulPath::kSimt},
-    // cuDNN's direct, FFT and non-fused Winograd engines are CUDA-core code:
+    // cuDNN's direct, FFT and Winograd-transform engines are CUDA-core code:
     // cudnn::detail::dgrad_engine<float,...>, wgrad_alg0_engine<float,...>,
-    // dgrad2d_alg1_1, fft2d_r2c_*, cudnn::winograd_nonfused::winograd*.
+    // cudnn::cnn::wgrad_alg1_engine<float,...>, dgrad2d_alg1_1, fft2d_r2c_*,
+    // cudnn::winograd_nonfused::winograd*, cudnn::winograd::generateWinogradTilesKernel.
     PathRule{{Match::kContains, "dgrad_engine"}, MatmulPath::kSimt},
     PathRule{{Match::kContains, "wgrad_alg0_engine"}, MatmulPath::kSimt},
     PathRule{{Match::kContains, "wgrad_alg1_engine"}, MatmulPath::kSimt},
     PathRule{{Match::kContains, "dgrad2d_alg"}, MatmulPath::kSimt},
     PathRule{{Match::kContains, "fft2d_"}, MatmulPath::kSimt},
     PathRule{{Match::kContains, "winograd_nonfused"}, MatmulPath::kSimt},
+    PathRule{{Match::kContains, "cudnn::winograd::"}, MatmulPath::kSimt},  // generateWinogradTilesKernel
     // Maxwell and Pascal (sm5x/sm6x; cuBLAS/cuDNN name Pascal kernels
     // maxwell_*) have no tensor cores at all.
     PathRule{{Match::kContains, "maxwell_"}, MatmulPath::kSimt},

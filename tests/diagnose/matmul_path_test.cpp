@@ -50,6 +50,19 @@ TEST(MatmulPathTable, VoltaFp32ConvolutionsAreSimt) {
        "int, cudnn::reduced_divisor, bool, int2, int, int)",
        MatmulPath::kSimt},
       {"volta_sgemm_128x64_nn", MatmulPath::kSimt},
+      {"void cudnn::cnn::wgrad_alg1_engine<float, float, 128, 6, 7, 3, 3, 5, false, true>(int, int, int, float "
+       "const*, int, float*, float const*, kernel_grad_params, unsigned long long, int, float, int, int, int*, int)",
+       MatmulPath::kSimt},
+      {"void cudnn::winograd::generateWinogradTilesKernel<0, float, float>(cudnn::winograd::"
+       "GenerateWinogradTilesParams<float, float>)",
+       MatmulPath::kSimt},
+  });
+  // cuDNN's helpers compute offsets or reduce partial sums: not matmuls at all.
+  expect_all({
+      {"void cask_cudnn::computeOffsetsKernel<false, false>(cask_cudnn::ComputeOffsetsParams)", MatmulPath::kNotMatmul},
+      {"cask_cudnn::computeWgradBOffsetsKernel(cask_cudnn::ComputeWgradBOffsetsParams)", MatmulPath::kNotMatmul},
+      {"void cudnn::cnn::reduce_wgrad_nchw_helper<float, float>(void*, void const*, float, int, int)",
+       MatmulPath::kNotMatmul},
   });
 }
 
@@ -73,6 +86,7 @@ TEST(MatmulPathTable, MaxwellAndPascalHaveNoTensorCores) {
 TEST(MatmulPathTable, TuringAndAmpere) {
   expect_all({
       {"cudnn_turing_scudnn_128x64_stridedB_splitK_xregs_large_nn_v1", MatmulPath::kSimt},
+      {"cudnn_infer_ampere_scudnn_128x64_relu_xregs_large_nn_v1", MatmulPath::kSimt},
       {"turing_h1688gemm_128x128_ldg8_nn", MatmulPath::kTensorCore},
       {"turing_fp16_s1688gemm_fp16_256x128_ldg8_f2f_tn", MatmulPath::kTensorCore},
       {"ampere_sgemm_128x64_nn", MatmulPath::kSimt},
@@ -116,6 +130,9 @@ TEST(MatmulPathTable, RocmMfmaFromTheTensileName) {
       {"Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI32x32x8x1_SN_1LDSB0_APM1_ABV0_ACED0_AF0EM1", MatmulPath::kTensorCore},
       {"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_SN_LDSB1_AFC1", MatmulPath::kTensorCore},
       {"Cijk_Ailk_Bljk_SB_MT64x64x8_SE_1LDSB0_APM1_AF0EM1_AF1EM1_AMAS3_ASE_ASGT", MatmulPath::kSimt},
+      // FP32 on an MI250 (gfx90a has FP32 MFMA), from the shared HTA conformance trace.
+      {"Cijk_Ailk_Bjlk_SB_Bias_AS_SAV_UserArgs_MT64x16x16_MI16x16x1_SN_LDSB0_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_EPS0",
+       MatmulPath::kTensorCore},
       {"void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<ck::tensor_layout::gemm::RowMajor>>",
        MatmulPath::kTensorCore},
   });
