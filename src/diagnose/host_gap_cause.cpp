@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <iterator>
 
 #include "diagnose/detector_support.h"
 
@@ -34,6 +35,9 @@ HostGapClassifier::HostGapClassifier(const trace::EventStore& store, const analy
     captures_.push_back({store.events.ts_ns[r], store.events.ts_ns[r] + store.events.dur_ns[r]});
   }
   std::sort(captures_.begin(), captures_.end());
+  // Each entry's end becomes the latest end up to it, so one binary search
+  // answers "does any capture call overlap [a, b)".
+  for (size_t i = 1; i < captures_.size(); ++i) captures_[i].second = std::max(captures_[i].second, captures_[i - 1].second);
   for (const auto& act : timeline.activities) {
     const int32_t k = step_index_at(attribution, act.start_ns);
     if (k >= 0) first_gpu_start_[static_cast<size_t>(k)] = std::min(first_gpu_start_[static_cast<size_t>(k)], act.start_ns);
@@ -46,11 +50,9 @@ std::array<int64_t, kHostGapCauseCount> HostGapClassifier::split(const BucketSpa
   auto put = [&](HostGapCause c, int64_t ns) { parts[static_cast<size_t>(c)] += ns; };
   // A capture or instantiation inside the gap: the whole gap is its cost.
   auto it = std::lower_bound(captures_.begin(), captures_.end(), std::pair<int64_t, int64_t>{s.end_ns, INT64_MIN});
-  for (auto c = captures_.begin(); c != it; ++c) {
-    if (c->second > s.start_ns) {
-      put(HostGapCause::kGraphCapture, len);
-      return parts;
-    }
+  if (it != captures_.begin() && std::prev(it)->second > s.start_ns) {
+    put(HostGapCause::kGraphCapture, len);
+    return parts;
   }
   // The work that ended the gap had been submitted (its launch call had
   // returned) long before the gap ended: from then on it waited on a dependency.

@@ -53,7 +53,8 @@ class HostGapClassifier {
 
  private:
   const trace::EventStore& store_;
-  std::vector<std::pair<int64_t, int64_t>> captures_;  // capture calls [start, end), by start
+  // Capture calls by start: (start, latest end of this and every earlier call).
+  std::vector<std::pair<int64_t, int64_t>> captures_;
   std::vector<int64_t> first_gpu_start_;                // per step: start of its first GPU activity (INT64_MAX: none)
 };
 

@@ -150,7 +150,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   std::string why;
   switch (main_cause) {
     case HostGapCause::kStreamWait:
-      why = ": mostly work already launched but queued behind a cross-stream dependency, not launch overhead";
+      why = ", mostly on work already launched but queued behind a cross-stream dependency, not on the host";
       break;
     case HostGapCause::kPreprocessing:
       why = ": mostly host work before the step's first kernel (preprocessing), not launch overhead";
@@ -164,8 +164,12 @@ DetectorOutput run(const DetectorContext& ctx) {
                                        std::lround(per_step_kernels) == 1 ? "" : "s");
       break;
   }
-  f.title = fmt::format("GPU waits on the host {} per step ({:.0f}% of the step){}", human_time(f.estimated_saving_us * 1e3),
-                        f.estimated_saving_pct, why);
+  // A stream wait is not the host's: the title does not say the GPU waits on it.
+  f.title = main_cause == HostGapCause::kStreamWait
+                ? fmt::format("GPU idle {} per step ({:.0f}% of the step){}", human_time(f.estimated_saving_us * 1e3),
+                              f.estimated_saving_pct, why)
+                : fmt::format("GPU waits on the host {} per step ({:.0f}% of the step){}",
+                              human_time(f.estimated_saving_us * 1e3), f.estimated_saving_pct, why);
   auto& m = f.evidence.metrics;
   m.push_back({"gpu_idle_waiting_on_host_us_per_step", static_cast<double>(raw_idle) / steps / 1e3, "us"});
   m.push_back({"claimed_by_other_findings_us_per_step", static_cast<double>(claimed) / steps / 1e3, "us"});

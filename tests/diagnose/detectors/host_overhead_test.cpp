@@ -104,6 +104,7 @@ TEST(HostOverhead, WorkQueuedBehindAStreamWaitIsADependencyNotLaunchOverhead) {
   EXPECT_DOUBLE_EQ(causes_sum_us(*f), bucket_us(*run));
   EXPECT_NE(f->title.find("cross-stream dependency"), std::string::npos) << f->title;
   EXPECT_EQ(f->title.find("launch-bound"), std::string::npos) << f->title;
+  EXPECT_EQ(f->title.find("waits on the host"), std::string::npos) << f->title;
   EXPECT_TRUE(f->remedy.starts_with("The work was already launched and waited on another stream")) << f->remedy;
   ASSERT_FALSE(f->evidence.examples.empty());
   EXPECT_NE(f->evidence.examples[0].detail.find("waited 285"), std::string::npos) << f->evidence.examples[0].detail;
@@ -158,6 +159,24 @@ TEST(HostOverhead, GraphCaptureInsideTheGapIsAOneTimeCost) {
   EXPECT_DOUBLE_EQ(causes_sum_us(*f), bucket_us(*run));
   EXPECT_NE(f->title.find("CUDA-graph capture"), std::string::npos) << f->title;
   EXPECT_NE(f->remedy.find("one-time cost"), std::string::npos) << f->remedy;
+}
+
+// A long instantiation that began before a shorter, later capture call still
+// covers the gap; a gap after every capture call is launch overhead again.
+TEST(HostOverhead, OnlyGapsACaptureCallOverlapsAreCaptureCost) {
+  auto run = diagnose_inline({
+      step(1, 0, 1'000'000),
+      launch(0, 5'000, 1), kernel(kElementwise, 5'000, 95'000, 7, 1),
+      launch(20'000, 460'000, 93, "cudaGraphInstantiate"),  // 20-480 us
+      launch(30'000, 10'000, 92, "cudaStreamEndCapture"),   // 30-40 us, nested
+      launch(505'000, 5'000, 2), kernel(kElementwise, 515'000, 85'000, 7, 2),
+      launch(690'000, 5'000, 3), kernel(kElementwise, 700'000, 300'000, 7, 3),
+  });
+  const Finding* f = any_finding(run->d, Category::kHostOverhead);
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(*metric(*f, "graph_capture_us_per_step"), 415.0);         // 100-515 us
+  EXPECT_DOUBLE_EQ(*metric(*f, "launch_overhead_us_per_step"), 5.0 + 100.0);  // 0-5 us, 600-700 us
+  EXPECT_DOUBLE_EQ(causes_sum_us(*f), bucket_us(*run));
 }
 
 TEST(HostGapCause, CaptureCallNames) {
