@@ -23,8 +23,9 @@ using analysis::NamePatterns;
 // instruction shape (884 = Volta HMMA.884, 1688 = Turing/Ampere HMMA.1688,
 // 16816 = Ampere HMMA.16816, 8816/16832 = IMMA) means tensor cores; a bare
 // letter ("sgemm", "hgemm", "scudnn" = FP32 / FP16 math on CUDA cores) means
-// none (NVIDIA Deep Learning Performance guide, "Tensor Core Requirements";
-// Nsight Systems' tensor-core kernel patterns). CUTLASS names its operator
+// none (the tensor-core name list of NVIDIA PyProf, pyprof/prof/tc.py, which
+// the PyTorch TensorBoard profiler plugin reuses as TC_Allowlist in
+// pytorch/kineto tb_plugin). CUTLASS names its operator
 // class ("tensorop", "wmma_tensorop" vs "simt"; cutlass/library/src/
 // generator naming). Hopper/Blackwell cuBLASLt kernels ("sm90_xmma_*",
 // "sm100_xmma_*", "nvjet_*") are warp-group MMA unless they say "ffma".

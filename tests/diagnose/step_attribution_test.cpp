@@ -145,6 +145,21 @@ TEST(StepAttribution, VoltaFp32ConvolutionIsSimtNotTensorCore) {
   EXPECT_EQ(s.of(Bucket::kComputeTensorCore), 20'000);
 }
 
+// A real FP32 training trace from a V100 (HTA's ns_resolution_trace, in the
+// shared conformance set): its convolutions are cuDNN's scudnn, dgrad/wgrad
+// engines and Winograd kernels, its matmuls volta_sgemm; none uses tensor
+// cores. Before the per-architecture table, 37.5% of the step was counted
+// as tensor-core compute.
+TEST(StepAttribution, VoltaFp32TraceHasNoTensorCoreTime) {
+  SKIP_WITHOUT_SHARED();
+  auto run = diagnose_folder(stepscope::testing::shared_dir() +
+                             "/conformance/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+  ASSERT_EQ(run->d.attribution.size(), 1u);
+  const StepAttribution& t = run->d.attribution[0].total;
+  EXPECT_LT(t.pct(Bucket::kComputeTensorCore), 2.0);
+  EXPECT_GT(t.pct(Bucket::kComputeSimtMatmul), 50.0);
+}
+
 // DeepEP's all-to-all and PyTorch's symmetric-memory all-reduce carry no
 // nccl prefix; their time is exposed communication, not compute.
 TEST(StepAttribution, DeepEpAndSymmetricMemoryKernelsAreCommunication) {
