@@ -46,6 +46,9 @@ constexpr std::array kClassRules = {
     ClassRule{{Match::kContains, "one_shot_all_reduce"}, KernelClass::kCommunication},
     ClassRule{{Match::kContains, "two_shot_all_reduce"}, KernelClass::kCommunication},
     ClassRule{{Match::kContains, "symmetric_memory::"}, KernelClass::kCommunication},
+    // PyTorch's NVSHMEM all-to-all-v (symm_mem/nvshmem_extension.cu):
+    // c10d::nvshmem_extension::allToAllV, exchangeSplitAndOffset*, allToAllV_2d.
+    ClassRule{{Match::kContains, "nvshmem_extension::"}, KernelClass::kCommunication},
     ClassRule{{Match::kContains, "gloo:"}, KernelClass::kCommunication},
     ClassRule{{Match::kContains, "cross_device_reduce"}, KernelClass::kCommunication},  // custom all-reduce
     ClassRule{{Match::kContains, "userbuffers"}, KernelClass::kCommunication},          // TE comm overlap

@@ -54,6 +54,8 @@ TEST(KernelClass, CommunicationWithoutANcclPrefix) {
       "void (anonymous namespace)::multimem_all_gather_kernel<16>(char*, char*, unsigned long, unsigned int**, "
       "unsigned long, unsigned long)",
       "void c10d::symmetric_memory::barrier_kernel(unsigned int**, int, int, unsigned long, unsigned long)",
+      "c10d::nvshmem_extension::allToAllV(void*, void*, long*, unsigned long, int)",
+      "void c10d::nvshmem_extension::exchangeSplitAndOffset_2d<true>(long*, long*, int, int, unsigned long, bool)",
   };
   for (const char* name : comm) {
     EXPECT_EQ(kernel_kind(name).cls, KernelClass::kCommunication) << name;
