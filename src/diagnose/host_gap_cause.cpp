@@ -18,6 +18,24 @@ std::string_view to_string(HostGapCause c) {
   return "launch_overhead";
 }
 
+std::string_view remedy_of(HostGapCause c) {
+  switch (c) {
+    case HostGapCause::kStreamWait:
+      return "The work was already launched and waited on another stream (cudaStreamWaitEvent / an event recorded on "
+             "another stream), a dependency rather than host overhead: find what the other stream waits for, record "
+             "the event earlier, or overlap the dependency with independent work.";
+    case HostGapCause::kPreprocessing:
+      return "Host work runs before the step's first kernel (data preparation, tokenisation, building inputs on the "
+             "CPU): move it out of the step into DataLoader workers or a prefetch thread so it overlaps the previous "
+             "step.";
+    case HostGapCause::kGraphCapture:
+      return "CUDA graphs are captured and instantiated here, a one-time cost: leave warm-up and capture steps out of "
+             "the profiled steps (torch.profiler schedule with warmup) before judging the steady state.";
+    case HostGapCause::kLaunchOverhead: break;
+  }
+  return "";
+}
+
 bool is_graph_capture_call(std::string_view name) {
   // CUDA runtime API: cudaStreamBeginCapture(ToGraph), cudaStreamEndCapture,
   // cudaGraphInstantiate(WithFlags|WithParams); driver: cuStreamBeginCapture,

@@ -28,6 +28,10 @@ enum class HostGapCause : uint8_t {
 constexpr int kHostGapCauseCount = 4;
 
 std::string_view to_string(HostGapCause c);  // "launch_overhead", "stream_wait", "preprocessing", "graph_capture"
+// The change that removes a cause's idle (docs/findings.md, host_overhead).
+// Launch overhead's remedy depends on the run (graphs, compiled, eager): the
+// detector chooses it; this returns "" for it.
+std::string_view remedy_of(HostGapCause c);
 
 // A launched kernel reaches an idle GPU within a few microseconds of its
 // launch call's return (CUDA launch latency, ~5 us; the profiler adds a

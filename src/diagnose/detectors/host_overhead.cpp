@@ -206,29 +206,13 @@ DetectorOutput run(const DetectorContext& ctx) {
   std::vector<std::string> parts;
   auto add = [&](HostGapCause c, const std::string& text) {
     if (c == main_cause || share(c) >= 0.1)
-      parts.push_back(c == main_cause ? text : fmt::format("{:.0f}% of it: {}", 100.0 * share(c), text));
+      parts.push_back(c == main_cause ? text : fmt::format("For {:.0f}% of this idle: {}", 100.0 * share(c), text));
   };
-  const std::string wait_remedy =
-      "The work was already launched and waited on another stream (cudaStreamWaitEvent / an event recorded on "
-      "another stream), a dependency rather than host overhead: find what the other stream waits for, record the "
-      "event earlier, or overlap the dependency with independent work.";
-  const std::string prep_remedy =
-      "Host work runs before the step's first kernel (data preparation, tokenisation, building inputs on the CPU): "
-      "move it out of the step into DataLoader workers or a prefetch thread so it overlaps the previous step.";
-  const std::string capture_remedy =
-      "CUDA graphs are captured and instantiated here, a one-time cost: leave warm-up and capture steps out of the "
-      "profiled steps (torch.profiler schedule with warmup) before judging the steady state.";
-  // The main cause first.
-  const std::pair<HostGapCause, const std::string*> order[] = {
-      {HostGapCause::kLaunchOverhead, &launch_remedy},
-      {HostGapCause::kStreamWait, &wait_remedy},
-      {HostGapCause::kPreprocessing, &prep_remedy},
-      {HostGapCause::kGraphCapture, &capture_remedy},
-  };
-  for (const auto& [c, text] : order)
-    if (c == main_cause) add(c, *text);
-  for (const auto& [c, text] : order)
-    if (c != main_cause) add(c, *text);
+  // The main cause first; launch overhead's remedy is the one chosen above.
+  auto remedy = [&](HostGapCause c) { return c == HostGapCause::kLaunchOverhead ? launch_remedy : std::string(remedy_of(c)); };
+  add(main_cause, remedy(main_cause));
+  for (int c = 0; c < kHostGapCauseCount; ++c)
+    if (static_cast<HostGapCause>(c) != main_cause) add(static_cast<HostGapCause>(c), remedy(static_cast<HostGapCause>(c)));
   f.remedy.clear();
   for (const std::string& p : parts) f.remedy += (f.remedy.empty() ? "" : " ") + p;
   if (main_cause != HostGapCause::kLaunchOverhead) f.confidence = Confidence::kMedium;
