@@ -26,7 +26,29 @@ constexpr std::array kClassRules = {
     ClassRule{{Match::kPrefix, "rccl"}, KernelClass::kCommunication},
     ClassRule{{Match::kPrefix, "msccl"}, KernelClass::kCommunication},
     ClassRule{{Match::kPrefix, "hccl"}, KernelClass::kCommunication},    // Huawei HCCL
-    ClassRule{{Match::kPrefix, "nvshmem"}, KernelClass::kCommunication}, // NVSHMEM collectives
+    // NVSHMEM's device and host-launched kernels: nvshmem_*, nvshmemx_*,
+    // nvshmemi_* (NVSHMEM API naming: nvshmem = public, nvshmemx = extensions,
+    // nvshmemi = internal).
+    ClassRule{{Match::kPrefix, "nvshmem"}, KernelClass::kCommunication},
+    // DeepEP's expert-parallel all-to-all (github.com/deepseek-ai/DeepEP,
+    // csrc/kernels/intranode.cu, internode.cu, internode_ll.cu): kernels live
+    // in namespaces deep_ep::intranode (notify_dispatch, dispatch, combine,
+    // cached_notify_*, barrier), deep_ep::internode and deep_ep::internode_ll.
+    // deep_ep::layout::get_dispatch_layout only counts tokens: computation.
+    ClassRule{{Match::kContains, "deep_ep::intranode::"}, KernelClass::kCommunication},
+    ClassRule{{Match::kContains, "deep_ep::internode"}, KernelClass::kCommunication},
+    // PyTorch symmetric memory (torch/csrc/distributed/c10d/symm_mem/
+    // CUDASymmetricMemoryOps.cu): multimem_all_reduce_kernel,
+    // multimem_one_shot_reduce_kernel, multimem_all_gather_kernel (NVLS
+    // multicast), one_shot_all_reduce_kernel, two_shot_all_reduce_kernel,
+    // and the c10d::symmetric_memory barrier / signal kernels.
+    ClassRule{{Match::kContains, "multimem_"}, KernelClass::kCommunication},
+    ClassRule{{Match::kContains, "one_shot_all_reduce"}, KernelClass::kCommunication},
+    ClassRule{{Match::kContains, "two_shot_all_reduce"}, KernelClass::kCommunication},
+    ClassRule{{Match::kContains, "symmetric_memory::"}, KernelClass::kCommunication},
+    // PyTorch's NVSHMEM all-to-all-v (symm_mem/nvshmem_extension.cu):
+    // c10d::nvshmem_extension::allToAllV, exchangeSplitAndOffset*, allToAllV_2d.
+    ClassRule{{Match::kContains, "nvshmem_extension::"}, KernelClass::kCommunication},
     ClassRule{{Match::kContains, "gloo:"}, KernelClass::kCommunication},
     ClassRule{{Match::kContains, "cross_device_reduce"}, KernelClass::kCommunication},  // custom all-reduce
     ClassRule{{Match::kContains, "userbuffers"}, KernelClass::kCommunication},          // TE comm overlap
@@ -63,6 +85,11 @@ constexpr std::array kFamilyRules = {
     FamilyRule{{Match::kContains, "winograd"}, KernelFamily::kConvolution},
     FamilyRule{{Match::kContains, "scudnn"}, KernelFamily::kConvolution},
     FamilyRule{{Match::kContains, "hcudnn"}, KernelFamily::kConvolution},
+    // cuDNN's tensor-core convolutions: <arch>_<type><MMA shape>cudnn_...
+    // (volta_h884cudnn_*, volta_fp16_s884cudnn_fp16_*, turing_s1688cudnn_fp16_*).
+    FamilyRule{{Match::kContains, "884cudnn"}, KernelFamily::kConvolution},
+    FamilyRule{{Match::kContains, "1688cudnn"}, KernelFamily::kConvolution},
+    FamilyRule{{Match::kContains, "16816cudnn"}, KernelFamily::kConvolution},
     FamilyRule{{Match::kContains, "fft2d"}, KernelFamily::kConvolution},
     FamilyRule{{Match::kContains, "cask_cudnn"}, KernelFamily::kConvolution},
     FamilyRule{{Match::kContains, "conv2d"}, KernelFamily::kConvolution},
@@ -140,7 +167,11 @@ KernelKind classify_kernel(std::string_view name, trace::EventKind kind) {
   static const NameRules<KernelClass> rules(kClassRules, /*fold_case=*/false);
   if (kind == trace::EventKind::kMemcpy || kind == trace::EventKind::kMemset)
     return {KernelClass::kMemory, KernelFamily::kNotCompute};
-  if (const auto cls = rules.match(name)) return {*cls, KernelFamily::kNotCompute};
+  // Prefix rules see the kernel's own name: C++ kernels are written with
+  // their return type first ("void nvshmemi_..."), C-style ones without.
+  std::string_view own = name;
+  if (own.starts_with("void ")) own.remove_prefix(5);
+  if (const auto cls = rules.match(own)) return {*cls, KernelFamily::kNotCompute};
   return {KernelClass::kComputation, family_of(name)};
 }
 

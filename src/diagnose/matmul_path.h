@@ -15,8 +15,8 @@ namespace stepscope::diagnose {
 
 enum class MatmulPath : uint8_t {
   kNotMatmul,   // not a GEMM / attention / convolution kernel
-  kTensorCore,  // a matmul kernel on tensor cores (HMMA/WGMMA, nvjet, tensorop, Triton mm templates)
-  kSimt,        // a matmul kernel on the FFMA/SIMT path: "simt", "ffma", "sgemm", "dgemm" in the name
+  kTensorCore,  // a matmul kernel on tensor / matrix cores (HMMA/WGMMA/MFMA: h884, s1688, tensorop, nvjet, Tensile MI*, Triton mm templates)
+  kSimt,        // a matmul kernel on the FFMA/SIMT path: sgemm, scudnn, simt, ffma, cuDNN's direct/FFT/Winograd engines, Tensile without MFMA
 };
 
 // `family` is the kernel's analysis family (kernel_class.h). Matrix-vector

@@ -26,6 +26,48 @@ TEST(KernelClass, CommunicationAcrossNcclGenerations) {
             KernelClass::kComputation);
 }
 
+// Communication kernels without an nccl/rccl prefix, named as their sources
+// declare them (DeepEP csrc/kernels/{intranode,internode,internode_ll}.cu,
+// PyTorch torch/csrc/distributed/c10d/symm_mem/CUDASymmetricMemoryOps.cu,
+// NVSHMEM's nvshmem/nvshmemx/nvshmemi API prefixes) and as CUPTI writes them
+// (return type first for C++ kernels).
+TEST(KernelClass, CommunicationWithoutANcclPrefix) {
+  const char* comm[] = {
+      "void deep_ep::intranode::notify_dispatch<8>(int const*, int*, int, int const*, int*, int, int, int, bool "
+      "const*, int*, int*, int, int, int**, int)",
+      "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*, float*, int*, int*, int4 const*, "
+      "float const*, long const*, float const*, bool const*, int const*, int, int, int, int, int, int, int, int, void**, "
+      "int, int, int)",
+      "void deep_ep::intranode::combine<__nv_bfloat16, 8, 768, 4096>(__nv_bfloat16*, float*, __nv_bfloat16 const*, "
+      "float const*, int const*, int const*, int, int, int, int, void**, int, int, int)",
+      "void deep_ep::internode::combine<false, 2, 8, 32, 8, 4, 4>(int4*, float*, bool const*, int4 const*, float const*)",
+      "void deep_ep::internode_ll::dispatch<false, false, 7168>(void*, float*, int*, long*, int*, int*, void*, int*)",
+      "void deep_ep::intranode::cached_notify_combine<8>(void**, int*, int, int, int**, int)",
+      "void nvshmemi_transfer_rma_nbi<(nvshmemi_op_t)0>(void*, void*, unsigned long, int)",
+      "nvshmemx_barrier_all_on_stream_kernel",
+      "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long, "
+      "unsigned int**, unsigned long, unsigned long)",
+      "void (anonymous namespace)::one_shot_all_reduce_kernel<c10::BFloat16, 16, 8>(c10::BFloat16**, c10::BFloat16*, "
+      "c10::BFloat16*, unsigned long, unsigned long, unsigned int**, unsigned long, unsigned long)",
+      "void (anonymous namespace)::two_shot_all_reduce_kernel<float, 16, 4>(float**, float*, unsigned long, unsigned "
+      "long, unsigned int**, unsigned long, unsigned long)",
+      "void (anonymous namespace)::multimem_all_gather_kernel<16>(char*, char*, unsigned long, unsigned int**, "
+      "unsigned long, unsigned long)",
+      "void c10d::symmetric_memory::barrier_kernel(unsigned int**, int, int, unsigned long, unsigned long)",
+      "c10d::nvshmem_extension::allToAllV(void*, void*, long*, unsigned long, int)",
+      "void c10d::nvshmem_extension::exchangeSplitAndOffset_2d<true>(long*, long*, int, int, unsigned long, bool)",
+  };
+  for (const char* name : comm) {
+    EXPECT_EQ(kernel_kind(name).cls, KernelClass::kCommunication) << name;
+    EXPECT_EQ(kernel_kind(name).family, KernelFamily::kNotCompute) << name;
+  }
+  // DeepEP's layout kernel counts tokens per rank on one GPU: computation.
+  EXPECT_EQ(kernel_kind("void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long const*, int*, int*, int*, "
+                        "bool*, int, int, int, int, int)")
+                .cls,
+            KernelClass::kComputation);
+}
+
 TEST(KernelClass, MemoryByKindAndByName) {
   EXPECT_EQ(classify_kernel("Memcpy HtoD (Pageable -> Device)", EventKind::kMemcpy).cls, KernelClass::kMemory);
   EXPECT_EQ(classify_kernel("Memset (Device)", EventKind::kMemset).cls, KernelClass::kMemory);
@@ -56,6 +98,12 @@ TEST(KernelClass, ComputationFamilies) {
        KernelFamily::kAttention},
       {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64", KernelFamily::kAttention},
       {"sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw", KernelFamily::kConvolution},
+      {"volta_h884cudnn_256x64_ldg8_relu_exp_small_nhwc_tn_v1", KernelFamily::kConvolution},
+      {"volta_fp16_s884cudnn_fp16_256x128_ldg8_relu_f2f_exp_small_nhwc2nchw_tn_v1", KernelFamily::kConvolution},
+      {"turing_s1688cudnn_fp16_128x128_ldg8_relu_f2f_exp_small_nhwc_tn_v1", KernelFamily::kConvolution},
+      {"volta_scudnn_128x64_relu_interior_nn_v1", KernelFamily::kConvolution},
+      {"void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int, float const*)",
+       KernelFamily::kConvolution},
       {"sm80_xmma_dgrad_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc", KernelFamily::kConvolution},
       {"sm80_xmma_wgrad_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nhwc", KernelFamily::kConvolution},
       {"cudnn_volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1", KernelFamily::kConvolution},

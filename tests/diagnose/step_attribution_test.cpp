@@ -129,6 +129,57 @@ TEST(StepAttribution, SimtMatmulIsNotEffectiveCompute) {
   EXPECT_EQ(s.effective_compute_ns(), 0);
 }
 
+// A V100's FP32 convolutions (cuDNN's scudnn and direct engines) run on
+// CUDA cores: SIMT matmul time, not tensor-core compute.
+TEST(StepAttribution, VoltaFp32ConvolutionIsSimtNotTensorCore) {
+  auto run = diagnose_inline({
+      step(1, 0, 100'000),
+      launch(0, 1'000, 1), kernel("volta_scudnn_128x64_relu_interior_nn_v1", 0, 50'000, 7, 1),
+      launch(1'000, 1'000, 2),
+      kernel("void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int, float const*, int)",
+             50'000, 30'000, 7, 2),
+      launch(2'000, 1'000, 3), kernel("volta_h884gemm_64x64_ldg8_nn", 80'000, 20'000, 7, 3),
+  });
+  const StepAttribution& s = run->d.attribution[0].steps[0];
+  EXPECT_EQ(s.of(Bucket::kComputeSimtMatmul), 80'000);
+  EXPECT_EQ(s.of(Bucket::kComputeTensorCore), 20'000);
+}
+
+// A real FP32 training trace from a V100 (HTA's ns_resolution_trace, in the
+// shared conformance set): its convolutions are cuDNN's scudnn, dgrad/wgrad
+// engines and Winograd kernels, its matmuls volta_sgemm; none uses tensor
+// cores. Before the per-architecture table, 37.5% of the step was counted
+// as tensor-core compute.
+TEST(StepAttribution, VoltaFp32TraceHasNoTensorCoreTime) {
+  SKIP_WITHOUT_SHARED();
+  auto run = diagnose_folder(stepscope::testing::shared_dir() +
+                             "/conformance/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+  ASSERT_EQ(run->d.attribution.size(), 1u);
+  const StepAttribution& t = run->d.attribution[0].total;
+  EXPECT_LT(t.pct(Bucket::kComputeTensorCore), 2.0);
+  EXPECT_GT(t.pct(Bucket::kComputeSimtMatmul), 50.0);
+}
+
+// DeepEP's all-to-all and PyTorch's symmetric-memory all-reduce carry no
+// nccl prefix; their time is exposed communication, not compute.
+TEST(StepAttribution, DeepEpAndSymmetricMemoryKernelsAreCommunication) {
+  auto run = diagnose_inline({
+      step(1, 0, 100'000),
+      launch(0, 1'000, 1), kernel("void at::native::vectorized_elementwise_kernel<4>", 0, 20'000, 7, 1),
+      launch(1'000, 1'000, 2),
+      kernel("void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*)", 20'000, 30'000, 7, 2),
+      launch(2'000, 1'000, 3),
+      kernel("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long)",
+             50'000, 25'000, 7, 3),
+      launch(3'000, 1'000, 4),
+      kernel("void deep_ep::internode::combine<false, 2, 8, 32, 8, 4, 4>(int4*, float*)", 75'000, 25'000, 7, 4),
+  });
+  const StepAttribution& s = run->d.attribution[0].steps[0];
+  EXPECT_EQ(s.of(Bucket::kCommunication), 80'000);
+  EXPECT_EQ(s.of(Bucket::kComputeOther), 20'000);
+  EXPECT_EQ(s.effective_compute_ns(), 20'000);
+}
+
 // Without ProfilerStep markers the GPU's active span is one window, and the
 // diagnosis says so.
 TEST(StepAttribution, NoStepMarkersGivesOneWindowAndANote) {

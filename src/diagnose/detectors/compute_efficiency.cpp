@@ -79,6 +79,9 @@ DetectorOutput run(const DetectorContext& ctx) {
   int64_t all_flop_ns = 0;
   int64_t compute_ns = 0, low_occ_ns = 0;
   bool any_dims = false, any_types = false, any_occupancy = false, unknown_peaks = false;
+  // Every rank's GPU is known and its tensor cores take FP16 only (Volta,
+  // Turing: no TF32, no bf16): the remedy is FP16 autocast, not TF32 / bf16.
+  bool fp16_only_tensor_cores = !ctx.ranks.empty();
   std::map<std::string, KernelTotal> simt_kernels, low_occ_kernels;
   std::map<std::string, MatmulGroup> groups;
 
@@ -88,6 +91,8 @@ DetectorOutput run(const DetectorContext& ctx) {
     add_into(steps_total, static_cast<int64_t>(a.steps.size()));
     const GpuPeaks* peaks = r.peaks;
     if (!peaks) unknown_peaks = true;
+    if (!peaks || peaks->tf32_tflops > 0 || peaks->bf16_tflops > 0 || peaks->fp16_tflops <= 0)
+      fp16_only_tensor_cores = false;
     OpArgReader args(*r.store);
     MatmulPathCache paths(r.store->strings);
     LaunchPrecisionReader precision(*r.store, *r.tree, args);
@@ -310,12 +315,18 @@ DetectorOutput run(const DetectorContext& ctx) {
                           100 * opt.matmul_efficient_fraction, human_time(static_cast<double>(slow_ns_saved) / steps));
     f.confidence = Confidence::kMedium;
   }
-  if (simt_ns > 0)
-    remedies.push_back("enable TF32 for FP32 matmuls and convolutions (torch.set_float32_matmul_precision('high'), "
-                       "torch.backends.cudnn.allow_tf32 = True) or, better, train in bf16");
-  if (float_tc_ns > 0 || simt_ns > 0 || float_other_ns > 0)
-    remedies.push_back("run the model in bf16 with torch.autocast(device_type='cuda', dtype=torch.bfloat16) (or "
-                       "bf16 parameters) so matmuls use the full tensor-core rate");
+  if (fp16_only_tensor_cores && (float_tc_ns > 0 || simt_ns > 0 || float_other_ns > 0))
+    remedies.push_back("this GPU's tensor cores take FP16 only (no TF32 or bf16): run the model in mixed precision "
+                       "with torch.autocast(device_type='cuda', dtype=torch.float16) and torch.amp.GradScaler so "
+                       "matmuls and convolutions use the tensor cores");
+  else {
+    if (simt_ns > 0)
+      remedies.push_back("enable TF32 for FP32 matmuls and convolutions (torch.set_float32_matmul_precision('high'), "
+                         "torch.backends.cudnn.allow_tf32 = True) or, better, train in bf16");
+    if (float_tc_ns > 0 || simt_ns > 0 || float_other_ns > 0)
+      remedies.push_back("run the model in bf16 with torch.autocast(device_type='cuda', dtype=torch.bfloat16) (or "
+                         "bf16 parameters) so matmuls use the full tensor-core rate");
+  }
   if (slow_ns_saved > 0)
     remedies.push_back("make matmul dimensions multiples of 64 (128 on Hopper) and large enough to fill every SM "
                        "(larger batch, fused projections), and try torch.compile(mode='max-autotune') for better "

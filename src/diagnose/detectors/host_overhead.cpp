@@ -7,15 +7,21 @@
 // their launch calls, many tiny kernels) from Python-bound ones, and the
 // remedy depends on what the run already uses: CUDA graph replays
 // (cudaGraphLaunch) get no CUDA-graph advice, compiled runs get
-// mode="reduce-overhead", eager runs get torch.compile.
+// mode="reduce-overhead", eager runs get torch.compile. The gaps are split
+// by cause (host_gap_cause.h): launch overhead proper, work queued behind a
+// cross-stream dependency, host preprocessing before the step's first
+// kernel, CUDA-graph capture; the title and the remedy follow the cause that
+// holds most of the time, and the other causes' remedies follow.
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/host_gap_cause.h"
 #include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
@@ -47,6 +53,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   int64_t raw_idle = 0, claimed = 0, kernels = 0, tiny = 0, shorter_than_launch = 0, launched = 0;
   int64_t launch_call_ns = 0, graph_launches = 0, triton = 0, steps_total = 0, busy_ns = 0, wall_ns = 0;
   std::vector<WeightedExample> examples;
+  std::array<int64_t, kHostGapCauseCount> by_cause{};
 
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     const RankView& r = ctx.ranks[ri];
@@ -75,9 +82,14 @@ DetectorOutput run(const DetectorContext& ctx) {
     }
     // The largest gaps, with the op whose launch ended each (formatted only
     // for the few kept: a trace can hold millions of gaps).
+    const HostGapClassifier causes(*r.store, *r.timeline, a);
     std::vector<const BucketSpan*> gaps;
-    for (const BucketSpan& s : a.spans)
-      if (s.bucket == Bucket::kHostOverhead) gaps.push_back(&s);
+    for (const BucketSpan& s : a.spans) {
+      if (s.bucket != Bucket::kHostOverhead) continue;
+      gaps.push_back(&s);
+      const auto parts = causes.split(s);
+      for (int c = 0; c < kHostGapCauseCount; ++c) add_into(by_cause[static_cast<size_t>(c)], parts[static_cast<size_t>(c)]);
+    }
     size_t keep = std::min(gaps.size(), kMaxExamples);
     std::partial_sort(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(keep), gaps.end(),
                       [](const BucketSpan* x, const BucketSpan* y) {
@@ -91,8 +103,28 @@ DetectorOutput run(const DetectorContext& ctx) {
       e.ts_ns = s.start_ns;
       e.dur_ns = s.end_ns - s.start_ns;
       e.name = launcher_of(r, s.cause_row);
-      e.detail = fmt::format("GPU idle {} until the host launched {}", human_time(static_cast<double>(e.dur_ns)),
-                             s.cause_row == HostTree::kNoRow ? "the next work" : std::string(r.store->name_of(s.cause_row)));
+      const auto parts = causes.split(s);
+      const auto main = static_cast<HostGapCause>(std::max_element(parts.begin(), parts.end()) - parts.begin());
+      const std::string launch =
+          s.cause_row == HostTree::kNoRow ? "the next work" : std::string(r.store->name_of(s.cause_row));
+      switch (main) {
+        case HostGapCause::kStreamWait:
+          e.detail = fmt::format("GPU idle {}: {} was launched but waited {} on a dependency (another stream's event)",
+                                 human_time(static_cast<double>(e.dur_ns)), launch,
+                                 human_time(static_cast<double>(parts[static_cast<size_t>(HostGapCause::kStreamWait)])));
+          break;
+        case HostGapCause::kPreprocessing:
+          e.detail = fmt::format("GPU idle {} before the step's first kernel: host work ahead of the step's GPU work",
+                                 human_time(static_cast<double>(e.dur_ns)));
+          break;
+        case HostGapCause::kGraphCapture:
+          e.detail = fmt::format("GPU idle {} while a CUDA graph was captured or instantiated (one-time cost)",
+                                 human_time(static_cast<double>(e.dur_ns)));
+          break;
+        case HostGapCause::kLaunchOverhead:
+          e.detail = fmt::format("GPU idle {} until the host launched {}", human_time(static_cast<double>(e.dur_ns)), launch);
+          break;
+      }
       examples.push_back({static_cast<double>(e.dur_ns), std::move(e)});
     }
   }
@@ -112,11 +144,32 @@ DetectorOutput run(const DetectorContext& ctx) {
   bool compiled = triton > 0;
   f.confidence = launch_bound ? Confidence::kHigh : Confidence::kMedium;
   const double per_step_kernels = static_cast<double>(kernels) / steps;
-  f.title = fmt::format("GPU waits on the host {} per step ({:.0f}% of the step){}", human_time(f.estimated_saving_us * 1e3),
-                        f.estimated_saving_pct,
-                        launch_bound ? fmt::format(": launch-bound, {:.0f}% of kernels shorter than their launch call", short_pct)
-                                     : fmt::format(": {:.0f} kernel{} per step, launched from Python", per_step_kernels,
-                                                   std::lround(per_step_kernels) == 1 ? "" : "s"));
+  const auto cause_ns = [&](HostGapCause c) { return by_cause[static_cast<size_t>(c)]; };
+  const auto main_cause =
+      static_cast<HostGapCause>(std::max_element(by_cause.begin(), by_cause.end()) - by_cause.begin());
+  std::string why;
+  switch (main_cause) {
+    case HostGapCause::kStreamWait:
+      why = ", mostly on work already launched but queued behind a cross-stream dependency, not on the host";
+      break;
+    case HostGapCause::kPreprocessing:
+      why = ": mostly host work before the step's first kernel (preprocessing), not launch overhead";
+      break;
+    case HostGapCause::kGraphCapture:
+      why = ": mostly CUDA-graph capture and instantiation, a one-time cost";
+      break;
+    case HostGapCause::kLaunchOverhead:
+      why = launch_bound ? fmt::format(": launch-bound, {:.0f}% of kernels shorter than their launch call", short_pct)
+                         : fmt::format(": {:.0f} kernel{} per step, launched from Python", per_step_kernels,
+                                       std::lround(per_step_kernels) == 1 ? "" : "s");
+      break;
+  }
+  // A stream wait is not the host's: the title does not say the GPU waits on it.
+  f.title = main_cause == HostGapCause::kStreamWait
+                ? fmt::format("GPU idle {} per step ({:.0f}% of the step){}", human_time(f.estimated_saving_us * 1e3),
+                              f.estimated_saving_pct, why)
+                : fmt::format("GPU waits on the host {} per step ({:.0f}% of the step){}",
+                              human_time(f.estimated_saving_us * 1e3), f.estimated_saving_pct, why);
   auto& m = f.evidence.metrics;
   m.push_back({"gpu_idle_waiting_on_host_us_per_step", static_cast<double>(raw_idle) / steps / 1e3, "us"});
   m.push_back({"claimed_by_other_findings_us_per_step", static_cast<double>(claimed) / steps / 1e3, "us"});
@@ -127,6 +180,10 @@ DetectorOutput run(const DetectorContext& ctx) {
   m.push_back({"mean_launch_call_us", launched > 0 ? static_cast<double>(launch_call_ns) / static_cast<double>(launched) / 1e3 : 0.0, "us"});
   m.push_back({"cuda_graph_launches_per_step", static_cast<double>(graph_launches) / steps, "count"});
   m.push_back({"triton_kernel_pct", kernels > 0 ? 100.0 * static_cast<double>(triton) / static_cast<double>(kernels) : 0.0, "%"});
+  // The bucket's idle by cause (they sum to gpu_idle_waiting_on_host_us_per_step).
+  for (int c = 0; c < kHostGapCauseCount; ++c)
+    m.push_back({fmt::format("{}_us_per_step", to_string(static_cast<HostGapCause>(c))),
+                 static_cast<double>(by_cause[static_cast<size_t>(c)]) / steps / 1e3, "us"});
   f.evidence.examples = top_examples(std::move(examples));
   if (graphs)
     f.remedy = "CUDA graphs are already replayed (cudaGraphLaunch), so launches inside the graph cost nothing: the "
@@ -141,6 +198,24 @@ DetectorOutput run(const DetectorContext& ctx) {
     f.remedy = "Launch fewer, larger kernels: torch.compile(model) fuses small ops, and mode=\"reduce-overhead\" (or "
                "torch.cuda.graphs / make_graphed_callables for static shapes) replays the step as a CUDA graph; raise "
                "the batch size per step; keep Python work (logging, hooks, per-op checks) out of the step.";
+  // The remedies of the other causes, for those holding a tenth of the idle or more.
+  const auto share = [&](HostGapCause c) {
+    return raw_idle > 0 ? static_cast<double>(cause_ns(c)) / static_cast<double>(raw_idle) : 0.0;
+  };
+  const std::string launch_remedy = f.remedy;
+  std::vector<std::string> parts;
+  auto add = [&](HostGapCause c, const std::string& text) {
+    if (c == main_cause || share(c) >= 0.1)
+      parts.push_back(c == main_cause ? text : fmt::format("For {:.0f}% of this idle: {}", 100.0 * share(c), text));
+  };
+  // The main cause first; launch overhead's remedy is the one chosen above.
+  auto remedy = [&](HostGapCause c) { return c == HostGapCause::kLaunchOverhead ? launch_remedy : std::string(remedy_of(c)); };
+  add(main_cause, remedy(main_cause));
+  for (int c = 0; c < kHostGapCauseCount; ++c)
+    if (static_cast<HostGapCause>(c) != main_cause) add(static_cast<HostGapCause>(c), remedy(static_cast<HostGapCause>(c)));
+  f.remedy.clear();
+  for (const std::string& p : parts) f.remedy += (f.remedy.empty() ? "" : " ") + p;
+  if (main_cause != HostGapCause::kLaunchOverhead) f.confidence = Confidence::kMedium;
   out.findings.push_back(std::move(f));
   return out;
 }

@@ -40,6 +40,27 @@ TEST(ComputeEfficiency, Fp32WithoutTf32RunsSimtGemms) {
   EXPECT_LE(f.estimated_saving_us, run->d.attribution[0].mean_step_ns() / 1e3);
 }
 
+// A V100's tensor cores take FP16 only: an FP32 model there is told to use
+// FP16 autocast, never TF32 or bf16, which the GPU does not have.
+TEST(ComputeEfficiency, VoltaFp32ModelIsToldFp16NotTf32) {
+  const std::string v100 =
+      R"("deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-32GB", "totalGlobalMem": 34089730048, )"
+      R"("computeMajor": 7, "computeMinor": 0}])";
+  auto run = diagnose_inline(
+      {
+          step(1, 0, 1'000'000),
+          launch(0, 5'000, 1), kernel("volta_scudnn_128x64_relu_interior_nn_v1", 5'000, 600'000, 7, 1),
+          launch(6'000, 5'000, 2), kernel("volta_sgemm_128x64_nn", 605'000, 395'000, 7, 2),
+      },
+      v100);
+  const Finding* f = any_finding(run->d, Category::kComputeEfficiency);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->title.find("SIMT"), std::string::npos) << f->title;
+  EXPECT_NE(f->remedy.find("dtype=torch.float16"), std::string::npos) << f->remedy;
+  EXPECT_EQ(f->remedy.find("TF32 for FP32"), std::string::npos) << f->remedy;
+  EXPECT_EQ(f->remedy.find("bfloat16"), std::string::npos) << f->remedy;
+}
+
 TEST(ComputeEfficiency, HealthyBf16RunHasNoFinding) {
   auto run = diagnose_folder(examples_dir() + "/baseline_compiled");
   EXPECT_EQ(any_finding(run->d, Category::kComputeEfficiency), nullptr);

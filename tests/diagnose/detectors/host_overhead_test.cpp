@@ -3,11 +3,24 @@
 #include <gtest/gtest.h>
 
 #include "diagnose/diagnose_fixtures.h"
+#include "diagnose/host_gap_cause.h"
 
 namespace stepscope::diagnose {
 namespace {
 
 using namespace testing_support;
+using analysis::testing_support::kernel;
+using analysis::testing_support::launch;
+using analysis::testing_support::step;
+
+constexpr const char* kElementwise = "void at::native::vectorized_elementwise_kernel<4>";
+
+// The host_overhead bucket of the only step, and that it equals the causes' sum.
+double bucket_us(const Diagnosed& run) { return run.d.attribution[0].steps[0].of(Bucket::kHostOverhead) / 1e3; }
+double causes_sum_us(const Finding& f) {
+  return *metric(f, "launch_overhead_us_per_step") + *metric(f, "stream_wait_us_per_step") +
+         *metric(f, "preprocessing_us_per_step") + *metric(f, "graph_capture_us_per_step");
+}
 
 bool suggests_cuda_graphs(const std::string& remedy) {
   return remedy.find("reduce-overhead") != std::string::npos ||
@@ -71,6 +84,108 @@ TEST(HostOverhead, CompiledRunIsToldReduceOverhead) {
   ASSERT_NE(f, nullptr);
   EXPECT_GT(*metric(*f, "triton_kernel_pct"), 0.0);
   EXPECT_NE(f->remedy.find("mode=\"reduce-overhead\""), std::string::npos) << f->remedy;
+}
+
+// (a) The kernel that ended the gap was launched at 110-115 us but started at
+// 400 us: it sat behind a cudaStreamWaitEvent on another stream's event. Only
+// the 15 us before its launch returned are the host's; the rest is a
+// cross-stream dependency, and the finding says so instead of torch.compile.
+TEST(HostOverhead, WorkQueuedBehindAStreamWaitIsADependencyNotLaunchOverhead) {
+  auto run = diagnose_inline({
+      step(1, 0, 1'000'000),
+      launch(0, 5'000, 1), kernel(kElementwise, 5'000, 95'000, 7, 1),  // GPU busy 5-100 us
+      launch(105'000, 3'000, 90, "cudaStreamWaitEvent"),
+      launch(110'000, 5'000, 2), kernel(kElementwise, 400'000, 100'000, 7, 2),
+  });
+  const Finding* f = any_finding(run->d, Category::kHostOverhead);
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(*metric(*f, "stream_wait_us_per_step"), 285.0);  // 115-400 us
+  EXPECT_DOUBLE_EQ(*metric(*f, "launch_overhead_us_per_step"), 5.0 + 15.0);  // 0-5 us, 100-115 us
+  EXPECT_DOUBLE_EQ(causes_sum_us(*f), bucket_us(*run));
+  EXPECT_NE(f->title.find("cross-stream dependency"), std::string::npos) << f->title;
+  EXPECT_EQ(f->title.find("launch-bound"), std::string::npos) << f->title;
+  EXPECT_EQ(f->title.find("waits on the host"), std::string::npos) << f->title;
+  EXPECT_TRUE(f->remedy.starts_with("The work was already launched and waited on another stream")) << f->remedy;
+  ASSERT_FALSE(f->evidence.examples.empty());
+  EXPECT_NE(f->evidence.examples[0].detail.find("waited 285"), std::string::npos) << f->evidence.examples[0].detail;
+}
+
+// (b) 5 ms of host work before the step's first kernel (building the batch
+// on the CPU): preprocessing, to be moved out of the step.
+TEST(HostOverhead, HostWorkBeforeTheFirstKernelIsPreprocessing) {
+  auto run = diagnose_inline({
+      step(1, 0, 6'000'000),
+      launch(5'000'000, 5'000, 1), kernel(kElementwise, 5'010'000, 490'000, 7, 1),
+      launch(5'010'000, 5'000, 2), kernel(kElementwise, 5'500'000, 500'000, 7, 2),
+  });
+  const Finding* f = any_finding(run->d, Category::kHostOverhead);
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(*metric(*f, "preprocessing_us_per_step"), 5010.0);
+  EXPECT_DOUBLE_EQ(*metric(*f, "launch_overhead_us_per_step"), 0.0);
+  EXPECT_DOUBLE_EQ(causes_sum_us(*f), bucket_us(*run));
+  EXPECT_NE(f->title.find("before the step's first kernel"), std::string::npos) << f->title;
+  EXPECT_TRUE(f->remedy.starts_with("Host work runs before the step's first kernel")) << f->remedy;
+  EXPECT_EQ(f->remedy.find("torch.compile"), std::string::npos) << f->remedy;
+}
+
+// A short gap before the first kernel is the first launch's own cost.
+TEST(HostOverhead, AShortGapBeforeTheFirstKernelIsLaunchOverhead) {
+  auto run = diagnose_inline({
+      step(1, 0, 1'000'000),
+      launch(40'000, 5'000, 1), kernel(kElementwise, 50'000, 950'000, 7, 1),
+  });
+  const Finding* f = any_finding(run->d, Category::kHostOverhead);
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(*metric(*f, "launch_overhead_us_per_step"), 50.0);
+  EXPECT_DOUBLE_EQ(*metric(*f, "preprocessing_us_per_step"), 0.0);
+  EXPECT_TRUE(f->remedy.starts_with("Launch fewer, larger kernels")) << f->remedy;
+}
+
+// (c) cudaStreamBeginCapture ... cudaGraphInstantiate inside the gap: a
+// one-time cost of capturing a CUDA graph, to be left out of the steps judged.
+TEST(HostOverhead, GraphCaptureInsideTheGapIsAOneTimeCost) {
+  auto run = diagnose_inline({
+      step(1, 0, 1'000'000),
+      launch(0, 5'000, 1), kernel(kElementwise, 5'000, 95'000, 7, 1),
+      launch(110'000, 10'000, 91, "cudaStreamBeginCapture"),
+      launch(120'000, 10'000, 92, "cudaStreamEndCapture"),
+      launch(130'000, 370'000, 93, "cudaGraphInstantiateWithFlags"),
+      launch(505'000, 5'000, 2, "cudaGraphLaunch"), kernel(kElementwise, 515'000, 485'000, 7, 2),
+  });
+  const Finding* f = any_finding(run->d, Category::kHostOverhead);
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(*metric(*f, "graph_capture_us_per_step"), 415.0);  // 100-515 us
+  EXPECT_DOUBLE_EQ(*metric(*f, "launch_overhead_us_per_step"), 5.0);  // 0-5 us
+  EXPECT_DOUBLE_EQ(causes_sum_us(*f), bucket_us(*run));
+  EXPECT_NE(f->title.find("CUDA-graph capture"), std::string::npos) << f->title;
+  EXPECT_NE(f->remedy.find("one-time cost"), std::string::npos) << f->remedy;
+}
+
+// A long instantiation that began before a shorter, later capture call still
+// covers the gap; a gap after every capture call is launch overhead again.
+TEST(HostOverhead, OnlyGapsACaptureCallOverlapsAreCaptureCost) {
+  auto run = diagnose_inline({
+      step(1, 0, 1'000'000),
+      launch(0, 5'000, 1), kernel(kElementwise, 5'000, 95'000, 7, 1),
+      launch(20'000, 460'000, 93, "cudaGraphInstantiate"),  // 20-480 us
+      launch(30'000, 10'000, 92, "cudaStreamEndCapture"),   // 30-40 us, nested
+      launch(505'000, 5'000, 2), kernel(kElementwise, 515'000, 85'000, 7, 2),
+      launch(690'000, 5'000, 3), kernel(kElementwise, 700'000, 300'000, 7, 3),
+  });
+  const Finding* f = any_finding(run->d, Category::kHostOverhead);
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(*metric(*f, "graph_capture_us_per_step"), 415.0);         // 100-515 us
+  EXPECT_DOUBLE_EQ(*metric(*f, "launch_overhead_us_per_step"), 5.0 + 100.0);  // 0-5 us, 600-700 us
+  EXPECT_DOUBLE_EQ(causes_sum_us(*f), bucket_us(*run));
+}
+
+TEST(HostGapCause, CaptureCallNames) {
+  for (const char* n : {"cudaStreamBeginCapture", "cudaStreamBeginCaptureToGraph", "cudaStreamEndCapture",
+                        "cudaGraphInstantiate", "cudaGraphInstantiateWithFlags", "cuStreamBeginCapture_v2",
+                        "cuGraphInstantiateWithFlags", "hipStreamBeginCapture", "hipGraphInstantiate"})
+    EXPECT_TRUE(is_graph_capture_call(n)) << n;
+  for (const char* n : {"cudaGraphLaunch", "cudaStreamIsCapturing", "cudaLaunchKernel", "cudaStreamWaitEvent"})
+    EXPECT_FALSE(is_graph_capture_call(n)) << n;
 }
 
 }  // namespace
