@@ -32,6 +32,9 @@ RankReplay summarize_replay(int64_t rank, const StepGraph& g) {
     return r;
   }
   r.replayed = true;
+  if (g.steps.empty())
+    r.notes.push_back("no ProfilerStep#N in the trace: no step window to replay (the attribution's whole-trace window is not "
+                      "replayed)");
   for (size_t i = 0; i < measured.size(); ++i) {
     StepFidelity f{measured[i].step, measured[i].wall_ns(), replayed.windows[i].wall_ns()};
     r.max_abs_error_pct = std::max(r.max_abs_error_pct, std::abs(f.error_pct()));

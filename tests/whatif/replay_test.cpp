@@ -128,6 +128,14 @@ TEST(Replay, WorkThatWaitedOnAnotherStreamFollowsIt) {
   EXPECT_EQ(r.time_ns[b.graph.gpu_node(bk)], 32'000);  // 2 us after A, as recorded
 }
 
+TEST(Replay, ATraceWithoutStepsSaysSo) {
+  Built b = build({launch(1'000, 3'000, 1), kernel("void at::native::vectorized_elementwise_kernel<4>", 9'000, 5'000, 7, 1)});
+  const RankReplay r = summarize_replay(0, b.graph);
+  EXPECT_TRUE(r.steps.empty());
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("no ProfilerStep#N"), std::string::npos) << r.notes[0];
+}
+
 // Every committed trace: the replay of the recorded durations gives each
 // step's measured window, and that window is the attribution's.
 void expect_faithful(const std::string& folder) {
