@@ -148,7 +148,7 @@ class EventStore {
   std::vector<uint32_t> gpu_rows;      // kernels, memcpy, memset (is_gpu_work)
   std::vector<uint32_t> runtime_rows;  // runtime/driver calls
   std::vector<uint32_t> cpu_op_rows;
-  std::vector<uint32_t> step_rows;     // ProfilerStep#N user annotations on the host
+  std::vector<uint32_t> step_rows;     // ProfilerStep#N ranges on the host, whatever their category (step_kind)
   // launch -> GPU activity: for each gpu_rows[k], the runtime row with the same
   // correlation id, or UINT32_MAX.
   std::vector<uint32_t> launch_of_gpu;
