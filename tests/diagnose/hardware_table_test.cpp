@@ -57,31 +57,40 @@ TEST(HardwareTable, GpusAddedForTracesFromTheWild) {
     EXPECT_FALSE(p->source.empty()) << c.name;
   }
   // The H800 keeps the H100's compute but not its NVLink.
-  EXPECT_DOUBLE_EQ(find_gpu_peaks("NVIDIA H800")->link_gbps, 400);
-  EXPECT_DOUBLE_EQ(find_gpu_peaks("NVIDIA H20")->fp8_tflops, 296);
+  const GpuPeaks* h800 = find_gpu_peaks("NVIDIA H800");
+  const GpuPeaks* h20 = find_gpu_peaks("NVIDIA H20");
+  ASSERT_TRUE(h800 && h20);
+  EXPECT_DOUBLE_EQ(h800->link_gbps, 400);
+  EXPECT_DOUBLE_EQ(h20->fp8_tflops, 296);
+}
+
+// The model a name resolves to, "" for none.
+std::string_view model_of(std::string_view name) {
+  const GpuPeaks* p = find_gpu_peaks(name);
+  return p ? p->model : "";
 }
 
 TEST(HardwareTable, NearMissNamesDoNotResolveToAnotherGpu) {
   // One model's name inside another's: whole words only.
-  EXPECT_EQ(find_gpu_peaks("NVIDIA H20")->model, "NVIDIA H20");
-  EXPECT_EQ(find_gpu_peaks("NVIDIA H200")->model, "NVIDIA H200 SXM");
-  EXPECT_EQ(find_gpu_peaks("NVIDIA GH200 480GB")->model, "NVIDIA GH200 96GB HBM3");  // not the H200
-  EXPECT_EQ(find_gpu_peaks("NVIDIA H100 NVL")->model, "NVIDIA H100 NVL");          // not the SXM
-  EXPECT_EQ(find_gpu_peaks("NVIDIA L40")->model, "NVIDIA L40");
-  EXPECT_EQ(find_gpu_peaks("NVIDIA L40S")->model, "NVIDIA L40S");
-  EXPECT_EQ(find_gpu_peaks("NVIDIA L4")->model, "NVIDIA L4");
-  EXPECT_EQ(find_gpu_peaks("NVIDIA A100-SXM4-40GB")->model, "NVIDIA A100 40GB");
-  EXPECT_EQ(find_gpu_peaks("AMD Instinct MI250X")->model, "AMD Instinct MI250X (one GCD)");
+  EXPECT_EQ(model_of("NVIDIA H20"), "NVIDIA H20");
+  EXPECT_EQ(model_of("NVIDIA H200"), "NVIDIA H200 SXM");
+  EXPECT_EQ(model_of("NVIDIA GH200 480GB"), "NVIDIA GH200 96GB HBM3");  // not the H200
+  EXPECT_EQ(model_of("NVIDIA H100 NVL"), "NVIDIA H100 NVL");          // not the SXM
+  EXPECT_EQ(model_of("NVIDIA L40"), "NVIDIA L40");
+  EXPECT_EQ(model_of("NVIDIA L40S"), "NVIDIA L40S");
+  EXPECT_EQ(model_of("NVIDIA L4"), "NVIDIA L4");
+  EXPECT_EQ(model_of("NVIDIA A100-SXM4-40GB"), "NVIDIA A100 40GB");
+  EXPECT_EQ(model_of("AMD Instinct MI250X"), "AMD Instinct MI250X (one GCD)");
   // GPUs without a row of their own resolve to none, not to a neighbour.
-  EXPECT_EQ(find_gpu_peaks("NVIDIA A10G"), nullptr);                 // was the A10's row
-  EXPECT_EQ(find_gpu_peaks("NVIDIA GeForce RTX 4090 D"), nullptr);   // fewer SMs than the 4090
-  EXPECT_EQ(find_gpu_peaks("NVIDIA GeForce RTX 4090 Laptop GPU"), nullptr);
-  EXPECT_EQ(find_gpu_peaks("NVIDIA GeForce RTX 4080"), nullptr);
-  EXPECT_EQ(find_gpu_peaks("NVIDIA H20X"), nullptr);
-  EXPECT_EQ(find_gpu_peaks("NVIDIA A800 40GB Active"), nullptr);     // no datasheet row
-  EXPECT_EQ(find_gpu_peaks("NVIDIA T400"), nullptr);
-  EXPECT_EQ(find_gpu_peaks("AMD Instinct MI300A"), nullptr);
-  EXPECT_EQ(find_gpu_peaks("AMD Instinct MI2100"), nullptr);
+  EXPECT_EQ(model_of("NVIDIA A10G"), "");                 // was the A10's row
+  EXPECT_EQ(model_of("NVIDIA GeForce RTX 4090 D"), "");   // fewer SMs than the 4090
+  EXPECT_EQ(model_of("NVIDIA GeForce RTX 4090 Laptop GPU"), "");
+  EXPECT_EQ(model_of("NVIDIA GeForce RTX 4080"), "");
+  EXPECT_EQ(model_of("NVIDIA H20X"), "");
+  EXPECT_EQ(model_of("NVIDIA A800 40GB Active"), "");     // no datasheet row
+  EXPECT_EQ(model_of("NVIDIA T400"), "");
+  EXPECT_EQ(model_of("AMD Instinct MI300A"), "");
+  EXPECT_EQ(model_of("AMD Instinct MI2100"), "");
 }
 
 TEST(HardwareTable, DenseRatesPerDtype) {
