@@ -85,7 +85,14 @@ GpuTimeline build_gpu_timeline(const trace::EventStore& store, const AnalysisOpt
   return build_exact_gpu_timeline(store, options);
 }
 
+int64_t unrecorded_within(const GpuTimeline& timeline, int64_t from, int64_t to) {
+  int64_t n = 0;
+  for (const auto& [a, b] : timeline.unrecorded) n += std::max<int64_t>(0, std::min(b, to) - std::max(a, from));
+  return n;
+}
+
 void finalize_gpu_timeline(const trace::EventStore& store, GpuTimeline& t) {
+  t.unrecorded = store.meta.unrecorded;
   // The store is time-sorted, so the exact builder's rows are in start order
   // and only each run of equal starts (ordered by end here) needs sorting; a
   // custom builder's rows may be in any order.

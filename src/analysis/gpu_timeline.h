@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "analysis/analysis_options.h"
@@ -44,7 +45,13 @@ struct GpuTimeline {
   std::vector<GpuActivity> activities;  // sorted by (start_ns, end_ns, row)
   std::vector<Lane> lanes;              // sorted by (device, stream); GpuActivity::lane indexes it
   int64_t dropped_negative = 0;         // activities skipped because their duration was negative
+  // The store's meta.unrecorded: [start, end) ns between windows of one
+  // process read as one rank; spans leave it out (nothing was recorded).
+  std::vector<std::pair<int64_t, int64_t>> unrecorded;
 };
+
+// ns of [from, to) that fall in the timeline's unrecorded intervals.
+int64_t unrecorded_within(const GpuTimeline& timeline, int64_t from, int64_t to);
 
 // Exact view: every gpu_rows entry of the store, times in ns as imported,
 // classified by classify_kernel, launch from launch_of_gpu.

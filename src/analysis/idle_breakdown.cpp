@@ -9,6 +9,7 @@ struct LaneState {
   bool started = false;
   int64_t first_start_ns = 0;
   int64_t prev_end_ns = 0;  // latest end seen so far on the lane
+  int64_t unrecorded_ns = 0;  // unrecorded time inside the lane's span (gpu_timeline.h)
   UnionLength busy;
 };
 
@@ -40,6 +41,13 @@ IdleBreakdownResult analyze_idle(const GpuTimeline& timeline, const AnalysisOpti
       continue;
     }
     int64_t gap = a.start_ns - st.prev_end_ns;
+    // Time between windows of one process read as one rank was not
+    // recorded: neither idle nor span.
+    if (gap > 0) {
+      const int64_t unrecorded = unrecorded_within(timeline, st.prev_end_ns, a.start_ns);
+      gap -= unrecorded;
+      st.unrecorded_ns += unrecorded;
+    }
     if (gap > 0) {
       // HTA's rule: the CPU was late if this activity's runtime call began
       // after the previous activity had finished; otherwise a short gap is
@@ -62,7 +70,7 @@ IdleBreakdownResult analyze_idle(const GpuTimeline& timeline, const AnalysisOpti
     StreamIdle& out = r.streams[l];
     const LaneState& st = state[l];
     if (!st.started) continue;
-    out.span_ns = st.prev_end_ns - st.first_start_ns;
+    out.span_ns = st.prev_end_ns - st.first_start_ns - st.unrecorded_ns;
     out.busy_ns = st.busy.length();
     out.idle_ns = out.host_wait_ns + out.kernel_wait_ns + out.other_ns;
     out.host_wait_ratio = ratio(out.host_wait_ns, out.idle_ns);

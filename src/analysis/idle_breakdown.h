@@ -21,7 +21,7 @@ struct StreamIdle {
   int32_t device = -1;         // device ordinal
   int32_t stream = -1;         // stream id
   int64_t activities = 0;      // activities on the stream
-  int64_t span_ns = 0;         // first start to last end on this stream, ns
+  int64_t span_ns = 0;         // first start to last end on this stream, less unrecorded time (gpu_timeline.h), ns
   int64_t busy_ns = 0;         // union of the stream's activity intervals, ns
   int64_t idle_ns = 0;         // sum of positive gaps between consecutive activities, ns
   int64_t host_wait_ns = 0;    // gaps classified host_wait, ns

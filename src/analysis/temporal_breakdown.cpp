@@ -69,6 +69,16 @@ TemporalResult analyze_temporal(const GpuTimeline& timeline, const StepsResult& 
     if (i < step_of.size() && step_of[i] >= 0) per_step[static_cast<size_t>(step_of[i])].add(a);
   }
   r.rank = whole.finish();
+  // Windows of one process read as one rank: the time between them is no
+  // part of the GPU span (nothing was recorded there), so not idle either.
+  if (const int64_t gap = unrecorded_within(timeline, r.rank.start_ns, r.rank.end_ns); gap > 0) {
+    TemporalBreakdown& b = r.rank;
+    b.kernel_time_ns -= gap;
+    b.idle_time_ns -= gap;
+    b.idle_pct = pct(b.idle_time_ns, b.kernel_time_ns);
+    b.compute_pct = pct(b.compute_time_ns, b.kernel_time_ns);
+    b.non_compute_pct = pct(b.non_compute_time_ns, b.kernel_time_ns);
+  }
   r.steps.reserve(per_step.size());
   for (size_t s = 0; s < per_step.size(); ++s) r.steps.push_back({steps.steps[s].step, per_step[s].finish()});
   return r;

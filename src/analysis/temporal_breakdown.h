@@ -16,7 +16,7 @@ struct TemporalBreakdown {
   int64_t activities = 0;             // GPU activities counted
   int64_t start_ns = 0;               // first activity start, ns (0 when none)
   int64_t end_ns = 0;                 // last activity end, ns (0 when none)
-  int64_t kernel_time_ns = 0;         // end_ns - start_ns: span of GPU activity over all streams, ns
+  int64_t kernel_time_ns = 0;         // end_ns - start_ns less unrecorded time (gpu_timeline.h): span of GPU activity over all streams, ns
   int64_t busy_time_ns = 0;           // length of the union of all activity intervals, ns
   int64_t idle_time_ns = 0;           // kernel_time_ns - busy_time_ns, ns
   int64_t compute_time_ns = 0;        // length of the union of computation-kernel intervals, ns

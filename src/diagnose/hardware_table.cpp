@@ -74,37 +74,135 @@ constexpr std::array kPeaks = {
     // 4.5 PF*, FP8 9 PF* (* with sparsity); 180 GB HBM3e at 7.7 TB/s; NVLink 5
     // 1.8 TB/s.
     GpuPeaks{"NVIDIA B200", 75, 1100, 2250, 2250, 4500, 7700, 1800, 180, "NVIDIA HGX B200 datasheet"},
+    // NVIDIA H800 Tensor Core GPU datasheet, SXM column: the H100 SXM's
+    // compute (FP32 67 TF; TF32 989 TF*, BF16/FP16 1,979 TF*, FP8 3,958 TF*)
+    // and 80 GB HBM3 at 3.35 TB/s, with NVLink cut to 400 GB/s.
+    GpuPeaks{"NVIDIA H800 SXM", 67, 494.7, 989.4, 989.4, 1978.9, 3350, 400, 80,
+             "NVIDIA H800 Tensor Core GPU datasheet (SXM)"},
+    // Same datasheet, PCIe column: the H100 PCIe's compute (FP32 51 TF; TF32
+    // 756 TF*, BF16/FP16 1,513 TF*, FP8 3,026 TF*); 80 GB HBM2e at 2 TB/s;
+    // NVLink bridge 400 GB/s.
+    GpuPeaks{"NVIDIA H800 PCIe", 51, 378, 756, 756, 1513, 2000, 400, 80,
+             "NVIDIA H800 Tensor Core GPU datasheet (PCIe)"},
+    // NVIDIA H20 (HGX H20) product specification as NVIDIA's partners publish
+    // it (no sparsity in these figures): FP32 44 TF; TF32 74 TF, BF16/FP16
+    // 148 TF, FP8 296 TF; 96 GB HBM3 at 4.0 TB/s; NVLink 900 GB/s.
+    GpuPeaks{"NVIDIA H20", 44, 74, 148, 148, 296, 4000, 900, 96, "NVIDIA HGX H20 product specification (96 GB)"},
+    // NVIDIA H100 Tensor Core GPU datasheet, H100 NVL column: FP32 60 TF;
+    // TF32 835 TF*, BF16/FP16 1,671 TF*, FP8 3,341 TF*; 94 GB HBM3 at 3.9 TB/s;
+    // NVLink bridge 600 GB/s.
+    GpuPeaks{"NVIDIA H100 NVL", 60, 417.5, 835.5, 835.5, 1670.5, 3900, 600, 94,
+             "NVIDIA H100 Tensor Core GPU datasheet (H100 NVL)"},
+    // NVIDIA GH200 Grace Hopper Superchip datasheet, GPU side: FP32 67 TF;
+    // TF32 989 TF*, BF16/FP16 1,979 TF*, FP8 3,958 TF*; 96 GB HBM3 at 4 TB/s
+    // (the 480GB in the device name is the module's total with the Grace
+    // LPDDR5X); NVLink 900 GB/s.
+    GpuPeaks{"NVIDIA GH200 96GB HBM3", 67, 494.7, 989.4, 989.4, 1978.9, 4000, 900, 96,
+             "NVIDIA GH200 Grace Hopper Superchip datasheet (96 GB HBM3)"},
+    // Same datasheet, HBM3e version: 144 GB at 4.9 TB/s, same compute.
+    GpuPeaks{"NVIDIA GH200 144GB HBM3e", 67, 494.7, 989.4, 989.4, 1978.9, 4900, 900, 144,
+             "NVIDIA GH200 Grace Hopper Superchip datasheet (144 GB HBM3e)"},
+    // NVIDIA L40 datasheet: FP32 90.5 TF; TF32 181 TF*, BF16/FP16 362.1 TF*,
+    // FP8 724 TF*; 48 GB GDDR6 at 864 GB/s.
+    GpuPeaks{"NVIDIA L40", 90.5, 90.5, 181.05, 181.05, 362, 864, 0, 48, "NVIDIA L40 datasheet"},
+    // NVIDIA Ada Lovelace architecture whitepaper, GeForce RTX 4090: FP32
+    // 82.6 TF; TF32 82.6 TF, BF16 and FP16 with FP32 accumulate 165.2 TF, FP8
+    // with FP32 accumulate 330.3 TF (dense; PyTorch accumulates in FP32);
+    // 24 GB GDDR6X at 1,008 GB/s.
+    GpuPeaks{"NVIDIA GeForce RTX 4090", 82.6, 82.6, 165.2, 165.2, 330.3, 1008, 0, 24,
+             "NVIDIA Ada Lovelace GPU architecture whitepaper (RTX 4090)"},
+    // NVIDIA A800 Tensor Core GPU datasheet, 80GB SXM: the A100 80GB's
+    // compute (FP32 19.5 TF; TF32 156 TF, BF16/FP16 312 TF) and HBM2e at
+    // 2,039 GB/s, with NVLink at 400 GB/s.
+    GpuPeaks{"NVIDIA A800 80GB SXM", 19.5, 156, 312, 312, 0, 2039, 400, 80,
+             "NVIDIA A800 Tensor Core GPU datasheet (80GB SXM)"},
+    // Same datasheet, 80GB PCIe: HBM2e at 1,935 GB/s; NVLink bridge 400 GB/s.
+    GpuPeaks{"NVIDIA A800 80GB PCIe", 19.5, 156, 312, 312, 0, 1935, 400, 80,
+             "NVIDIA A800 Tensor Core GPU datasheet (80GB PCIe)"},
+    // NVIDIA A40 datasheet: FP32 37.4 TF; TF32 74.8 TF (149.6*), BF16/FP16
+    // 149.7 TF (299.4*); 48 GB GDDR6 at 696 GB/s; NVLink 112.5 GB/s.
+    GpuPeaks{"NVIDIA A40", 37.4, 74.8, 149.7, 149.7, 0, 696, 112.5, 48, "NVIDIA A40 datasheet"},
+    // NVIDIA A30 datasheet: FP32 10.3 TF; TF32 82 TF (165*), BF16/FP16 165
+    // TF (330*); 24 GB HBM2 at 933 GB/s; NVLink 200 GB/s.
+    GpuPeaks{"NVIDIA A30", 10.3, 82, 165, 165, 0, 933, 200, 24, "NVIDIA A30 datasheet"},
+    // NVIDIA T4 datasheet: FP32 8.1 TF; mixed precision (FP16 in, FP32
+    // accumulate) 65 TF; 16 GB GDDR6 at 320 GB/s. No TF32/BF16.
+    GpuPeaks{"NVIDIA T4", 8.1, 0, 0, 65, 0, 320, 0, 16, "NVIDIA T4 datasheet"},
+    // AMD Instinct MI210 data sheet: FP32 vector 22.6 TF, BF16/FP16 matrix
+    // 181 TF; 64 GB HBM2e at 1.6384 TB/s; three Infinity Fabric links, 300
+    // GB/s. One GCD, so one PyTorch device; CDNA2 has no TF32.
+    GpuPeaks{"AMD Instinct MI210", 22.6, 0, 181, 181, 0, 1638.4, 300, 64, "AMD Instinct MI210 accelerator data sheet"},
+    // AMD Instinct MI325X data sheet: the MI300X's compute (FP32 vector
+    // 163.4 TF; TF32 653.7 TF, BF16/FP16 1,307.4 TF, FP8 2,614.9 TF, dense);
+    // 256 GB HBM3E at 6 TB/s; Infinity Fabric 896 GB/s.
+    GpuPeaks{"AMD Instinct MI325X", 163.4, 653.7, 1307.4, 1307.4, 2614.9, 6000, 896, 256,
+             "AMD Instinct MI325X accelerator data sheet"},
 };
 
-// Name rules, tried in order on the lower-cased device name: every `all`
-// token must occur and the `none` token must not. Order matters: the PCIe
-// and 40 GB variants come before the plain model name.
+// Name rules, tried in order on the lower-cased device name. The model
+// token (`all[0]`) must occur as a whole word: bounded by the name's ends or
+// by characters other than letters and digits, so "h20" is not found in
+// "h200", nor "h200" in "gh200", nor "a10" in "a10g" (a GPU with its own
+// clocks and no public datasheet: it resolves to no row rather than the
+// A10's). `all[1]` must occur anywhere and no `none` token may. Order
+// matters: the PCIe, NVL and 40 GB variants come before the plain model name.
 struct NameRule {
   std::array<std::string_view, 2> all;
-  std::string_view none;
+  std::array<std::string_view, 2> none;
   size_t row;
 };
 
 constexpr std::array kNameRules = {
-    NameRule{{"h200", ""}, "", 0},
-    NameRule{{"h100", "pcie"}, "", 1},
-    NameRule{{"h100", ""}, "", 2},
-    NameRule{{"a100", "80g"}, "", 3},
-    NameRule{{"a100", ""}, "", 4},
-    NameRule{{"v100", "pcie"}, "", 6},
-    NameRule{{"v100", ""}, "", 5},
-    NameRule{{"l40s", ""}, "", 7},
-    NameRule{{"l4", ""}, "l40", 8},
-    NameRule{{"a10", ""}, "a100", 9},
-    NameRule{{"2080 ti", ""}, "", 10},
-    NameRule{{"mi300x", ""}, "", 11},
-    NameRule{{"mi250x", ""}, "", 12},
-    NameRule{{"mi250", ""}, "", 13},
-    NameRule{{"b200", ""}, "", 14},
+    NameRule{{"h200", ""}, {}, 0},
+    NameRule{{"h100", "pcie"}, {}, 1},
+    NameRule{{"h100", "nvl"}, {}, 18},
+    NameRule{{"h100", ""}, {}, 2},
+    NameRule{{"a100", "80g"}, {}, 3},
+    NameRule{{"a100", ""}, {}, 4},
+    NameRule{{"v100", "pcie"}, {}, 6},
+    NameRule{{"v100", ""}, {}, 5},
+    NameRule{{"l40s", ""}, {}, 7},
+    NameRule{{"l4", ""}, {}, 8},
+    NameRule{{"a10", ""}, {}, 9},
+    NameRule{{"2080 ti", ""}, {}, 10},
+    NameRule{{"mi300x", ""}, {}, 11},
+    NameRule{{"mi250x", ""}, {}, 12},
+    NameRule{{"mi250", ""}, {}, 13},
+    NameRule{{"b200", ""}, {}, 14},
+    NameRule{{"h800", "pcie"}, {}, 16},
+    NameRule{{"h800", ""}, {}, 15},
+    NameRule{{"h20", ""}, {}, 17},
+    NameRule{{"gh200", "144g"}, {}, 20},
+    NameRule{{"gh200", ""}, {}, 19},
+    NameRule{{"l40", ""}, {}, 21},
+    // "RTX 4090 D" (fewer SMs) and the laptop part are other GPUs.
+    NameRule{{"rtx 4090", ""}, {"4090 d", "laptop"}, 22},
+    NameRule{{"a800", "pcie"}, {}, 24},
+    NameRule{{"a800", "80g"}, {}, 23},
+    NameRule{{"a40", ""}, {}, 25},
+    NameRule{{"a30", ""}, {}, 26},
+    NameRule{{"t4", ""}, {}, 27},
+    NameRule{{"mi210", ""}, {}, 28},
+    NameRule{{"mi325x", ""}, {}, 29},
 };
+
+static_assert(std::all_of(kNameRules.begin(), kNameRules.end(),
+                          [](const NameRule& r) { return r.row < kPeaks.size(); }),
+              "a name rule points past the peak table");
 
 bool contains(std::string_view hay, std::string_view needle) {
   return needle.empty() || hay.find(needle) != std::string_view::npos;
+}
+
+bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// `word` occurs in `hay` with no letter or digit right before or after it.
+bool contains_word(std::string_view hay, std::string_view word) {
+  for (size_t at = hay.find(word); at != std::string_view::npos; at = hay.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    if ((at == 0 || !is_alnum(hay[at - 1])) && (end == hay.size() || !is_alnum(hay[end]))) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -114,8 +212,10 @@ const GpuPeaks* find_gpu_peaks(std::string_view device_name) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (const auto& rule : kNameRules) {
-    if (!contains(lower, rule.all[0]) || !contains(lower, rule.all[1])) continue;
-    if (!rule.none.empty() && contains(lower, rule.none)) continue;
+    if (!contains_word(lower, rule.all[0]) || !contains(lower, rule.all[1])) continue;
+    if (std::any_of(rule.none.begin(), rule.none.end(),
+                    [&](std::string_view n) { return !n.empty() && contains(lower, n); }))
+      continue;
     return &kPeaks[rule.row];
   }
   return nullptr;

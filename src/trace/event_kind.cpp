@@ -56,9 +56,9 @@ EventKind classify_category(std::string_view cat, std::string_view name, char ph
   if (name == "[memory]") return EventKind::kMemory;
   if (phase == 'i' || phase == 'I') return EventKind::kInstant;
   for (const auto& rule : kRules) {
-    if (iequals(cat, rule.category)) return rule.kind;
+    if (iequals(cat, rule.category)) return step_kind(rule.kind, name);
   }
-  return EventKind::kOther;
+  return step_kind(EventKind::kOther, name);
 }
 
 std::string_view to_string(EventKind k) {

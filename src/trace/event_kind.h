@@ -9,7 +9,7 @@ namespace stepscope::trace {
 
 enum class EventKind : uint8_t {
   kCpuOp,              // "cpu_op" (2022+), "Operator" (2021)
-  kUserAnnotation,     // "user_annotation": record_function ranges, ProfilerStep#N
+  kUserAnnotation,     // "user_annotation": record_function ranges; ProfilerStep#N in any host category
   kGpuUserAnnotation,  // "gpu_user_annotation": the same ranges drawn on a GPU stream
   kPythonFunction,     // "python_function" (with_stack)
   kRuntime,            // "cuda_runtime", "cuda_driver", "Runtime" (2021), hip/mtia runtimes
@@ -39,8 +39,22 @@ constexpr bool is_gpu_work(EventKind k) {
 }
 
 // Classifies a category string (case-insensitive, as both generations differ in
-// case). `name` decides between [memory] samples and other instants.
+// case). `name` decides between [memory] samples and other instants, and
+// makes a host "ProfilerStep#N" a step annotation (step_kind).
 EventKind classify_category(std::string_view cat, std::string_view name, char phase);
+
+// The kind of a complete event named `name` whose category gave `category_kind`:
+// kUserAnnotation for a host "ProfilerStep#..." range in any host category,
+// else `category_kind`. torch.profiler opens one record_function range
+// "ProfilerStep#N" per prof.step() (torch/profiler/profiler.py); PyTorch
+// 1.8-1.9 wrote every record_function range with category "Operator" (as its
+// ops), later releases "user_annotation". Either way it is the step, not an
+// op. The device's copy ("gpu_user_annotation") stays a GPU annotation.
+constexpr EventKind step_kind(EventKind category_kind, std::string_view name) {
+  const bool host_range = category_kind == EventKind::kCpuOp || category_kind == EventKind::kUserAnnotation ||
+                          category_kind == EventKind::kOther;
+  return host_range && name.starts_with("ProfilerStep#") ? EventKind::kUserAnnotation : category_kind;
+}
 
 std::string_view to_string(EventKind k);
 

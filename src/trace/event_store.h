@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trace/compact_int_column.h"
@@ -114,6 +115,10 @@ struct TraceMetadata {
   // (tid, name) from "M" events; a record repeating an id's current name is not added again.
   std::vector<std::pair<int64_t, std::string>> thread_names;
   std::vector<std::pair<int32_t, std::string>> process_names;  // (pid, name), likewise
+  // [start, end) ns on this store's clock between windows of one process read
+  // as one rank (process_windows.h): nothing was recorded there, so no span
+  // counts it as idle. Sorted, disjoint; empty for a store read from one file.
+  std::vector<std::pair<int64_t, int64_t>> unrecorded;
 };
 
 class EventStore {
@@ -148,7 +153,7 @@ class EventStore {
   std::vector<uint32_t> gpu_rows;      // kernels, memcpy, memset (is_gpu_work)
   std::vector<uint32_t> runtime_rows;  // runtime/driver calls
   std::vector<uint32_t> cpu_op_rows;
-  std::vector<uint32_t> step_rows;     // ProfilerStep#N user annotations on the host
+  std::vector<uint32_t> step_rows;     // ProfilerStep#N ranges on the host, whatever their category (step_kind)
   // launch -> GPU activity: for each gpu_rows[k], the runtime row with the same
   // correlation id, or UINT32_MAX.
   std::vector<uint32_t> launch_of_gpu;

@@ -1,5 +1,7 @@
 #include "trace/trace_set.h"
 
+#include "trace/process_windows.h"
+
 #include <glob.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -285,6 +287,9 @@ LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions
                                         : "no trace files among " + std::to_string(n) + " inputs";
     return result;
   }
+
+  // Files of one process (several exported windows) are one rank.
+  for (std::string& note : merge_process_windows(set.ranks)) set.notes.push_back(std::move(note));
 
   // Ranks: distributedInfo, then the file name, then the order of the files.
   std::set<int64_t> used;

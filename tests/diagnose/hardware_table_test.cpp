@@ -30,6 +30,69 @@ TEST(HardwareTable, NamesAsDriversReportThem) {
   EXPECT_EQ(find_gpu_peaks(""), nullptr);
 }
 
+TEST(HardwareTable, GpusAddedForTracesFromTheWild) {
+  // Names as torch.cuda.get_device_name() / deviceProperties "name" give them.
+  struct Case {
+    const char* name;
+    const char* model;
+    double bf16_tflops;
+    double hbm_gbps;
+  };
+  for (Case c : {Case{"NVIDIA H800", "NVIDIA H800 SXM", 989.4, 3350}, Case{"NVIDIA H800 PCIe", "NVIDIA H800 PCIe", 756, 2000},
+                 Case{"NVIDIA H20", "NVIDIA H20", 148, 4000}, Case{"NVIDIA H100 NVL", "NVIDIA H100 NVL", 835.5, 3900},
+                 Case{"NVIDIA GH200 480GB", "NVIDIA GH200 96GB HBM3", 989.4, 4000},
+                 Case{"NVIDIA GH200 144G HBM3e", "NVIDIA GH200 144GB HBM3e", 989.4, 4900},
+                 Case{"NVIDIA L40", "NVIDIA L40", 181.05, 864},
+                 Case{"NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", 165.2, 1008},
+                 Case{"NVIDIA A800-SXM4-80GB", "NVIDIA A800 80GB SXM", 312, 2039},
+                 Case{"NVIDIA A800 80GB PCIe", "NVIDIA A800 80GB PCIe", 312, 1935},
+                 Case{"NVIDIA A40", "NVIDIA A40", 149.7, 696}, Case{"NVIDIA A30", "NVIDIA A30", 165, 933},
+                 Case{"Tesla T4", "NVIDIA T4", 0, 320}, Case{"AMD Instinct MI210", "AMD Instinct MI210", 181, 1638.4},
+                 Case{"AMD Instinct MI325X", "AMD Instinct MI325X", 1307.4, 6000}}) {
+    const GpuPeaks* p = find_gpu_peaks(c.name);
+    ASSERT_NE(p, nullptr) << c.name;
+    EXPECT_EQ(p->model, c.model) << c.name;
+    EXPECT_DOUBLE_EQ(p->bf16_tflops, c.bf16_tflops) << c.name;
+    EXPECT_DOUBLE_EQ(p->hbm_gbps, c.hbm_gbps) << c.name;
+    EXPECT_FALSE(p->source.empty()) << c.name;
+  }
+  // The H800 keeps the H100's compute but not its NVLink.
+  const GpuPeaks* h800 = find_gpu_peaks("NVIDIA H800");
+  const GpuPeaks* h20 = find_gpu_peaks("NVIDIA H20");
+  ASSERT_TRUE(h800 && h20);
+  EXPECT_DOUBLE_EQ(h800->link_gbps, 400);
+  EXPECT_DOUBLE_EQ(h20->fp8_tflops, 296);
+}
+
+// The model a name resolves to, "" for none.
+std::string_view model_of(std::string_view name) {
+  const GpuPeaks* p = find_gpu_peaks(name);
+  return p ? p->model : "";
+}
+
+TEST(HardwareTable, NearMissNamesDoNotResolveToAnotherGpu) {
+  // One model's name inside another's: whole words only.
+  EXPECT_EQ(model_of("NVIDIA H20"), "NVIDIA H20");
+  EXPECT_EQ(model_of("NVIDIA H200"), "NVIDIA H200 SXM");
+  EXPECT_EQ(model_of("NVIDIA GH200 480GB"), "NVIDIA GH200 96GB HBM3");  // not the H200
+  EXPECT_EQ(model_of("NVIDIA H100 NVL"), "NVIDIA H100 NVL");          // not the SXM
+  EXPECT_EQ(model_of("NVIDIA L40"), "NVIDIA L40");
+  EXPECT_EQ(model_of("NVIDIA L40S"), "NVIDIA L40S");
+  EXPECT_EQ(model_of("NVIDIA L4"), "NVIDIA L4");
+  EXPECT_EQ(model_of("NVIDIA A100-SXM4-40GB"), "NVIDIA A100 40GB");
+  EXPECT_EQ(model_of("AMD Instinct MI250X"), "AMD Instinct MI250X (one GCD)");
+  // GPUs without a row of their own resolve to none, not to a neighbour.
+  EXPECT_EQ(model_of("NVIDIA A10G"), "");                 // was the A10's row
+  EXPECT_EQ(model_of("NVIDIA GeForce RTX 4090 D"), "");   // fewer SMs than the 4090
+  EXPECT_EQ(model_of("NVIDIA GeForce RTX 4090 Laptop GPU"), "");
+  EXPECT_EQ(model_of("NVIDIA GeForce RTX 4080"), "");
+  EXPECT_EQ(model_of("NVIDIA H20X"), "");
+  EXPECT_EQ(model_of("NVIDIA A800 40GB Active"), "");     // no datasheet row
+  EXPECT_EQ(model_of("NVIDIA T400"), "");
+  EXPECT_EQ(model_of("AMD Instinct MI300A"), "");
+  EXPECT_EQ(model_of("AMD Instinct MI2100"), "");
+}
+
 TEST(HardwareTable, DenseRatesPerDtype) {
   const GpuPeaks& h200 = *find_gpu_peaks("NVIDIA H200");
   EXPECT_DOUBLE_EQ(matmul_peak_tflops(h200, "c10::BFloat16", true), 989.4);

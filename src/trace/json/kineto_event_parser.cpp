@@ -559,7 +559,7 @@ struct KinetoEventParser::Impl {
     // classify_category(cat, name, phase), with the category's rule looked up once.
     if (name_text == "[memory]") row.kind = EventKind::kMemory;
     else if (phase != 'X' && phase != 'B' && phase != 'E') row.kind = EventKind::kInstant;
-    else row.kind = cat_kind_known ? cat_kind : category_kind(row.category, cat_text);
+    else row.kind = step_kind(cat_kind_known ? cat_kind : category_kind(row.category, cat_text), name_text);
     if (is_gpu_kind(row.kind)) {
       if (row.stream == kNone && row.tid >= 0) {
         // 2021 traces name the stream only in tid ("stream 7").
