@@ -296,7 +296,7 @@ def make_optimizer(model, kind, capturable=False):
     if kind == "foreach":
         return torch.optim.AdamW(params, foreach=True, **kw)
     if kind == "forloop":
-        return torch.optim.AdamW(params, foreach=False, fused=False, **kw)
+        return torch.optim.AdamW(params, foreach=False, fused=False, capturable=capturable, **kw)
     raise ValueError(kind)
 
 
@@ -362,9 +362,13 @@ def open_monitor(address):
     return MonitorClient(address)
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    cfg = build_config(args)
+def build_training(args, cfg, n_batches):
+    """The model, optimizer, data and one training step of a configuration.
+
+    Returns a namespace: train_step() runs one step and returns the loss
+    tensor; model, grad_norms (item_sync's logged norms), dev, on_cuda.
+    n_batches is how many batches the DataLoader must be able to give.
+    """
     dev = torch.device(args.device)
     on_cuda = dev.type == "cuda"
     torch.manual_seed(args.seed)
@@ -374,9 +378,6 @@ def main(argv=None):
     # Matmul precision for fp32 tensors.
     torch.backends.cuda.matmul.allow_tf32 = bool(cfg.tf32)
     torch.backends.cudnn.allow_tf32 = bool(cfg.tf32)
-
-    out = args.out or os.path.join("examples", args.scenario, "rank0.json.gz")
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
 
     model = GPT(cfg).to(device=dev, dtype=dtype)
     n_params = sum(p.numel() for p in model.parameters())
@@ -395,8 +396,7 @@ def main(argv=None):
 
     # ---- data ------------------------------------------------------------
     if cfg.dataloader:
-        n_total = args.pre_steps + args.wait + args.warmup + args.active + 2
-        ds = SlowTokenDataset(n_total * B, S, V, cfg.loader_cpu_ms / B)
+        ds = SlowTokenDataset(n_batches * B, S, V, cfg.loader_cpu_ms / B)
         loader = torch.utils.data.DataLoader(ds, batch_size=B, shuffle=True,
                                              num_workers=0, pin_memory=False,
                                              drop_last=True)
@@ -479,6 +479,19 @@ def main(argv=None):
             load_static()
             g.replay()
             return static_loss
+
+    return argparse.Namespace(train_step=train_step, model=model, grad_norms=grad_norms,
+                              dev=dev, on_cuda=on_cuda, batch_tokens=B * S)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    cfg = build_config(args)
+    out = args.out or os.path.join("examples", args.scenario, "rank0.json.gz")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    run = build_training(args, cfg, args.pre_steps + args.wait + args.warmup + args.active + 2)
+    train_step, model, grad_norms = run.train_step, run.model, run.grad_norms
+    dev, on_cuda, B, S = run.dev, run.on_cuda, cfg.batch_size, cfg.seq_len
 
     # ---- untraced warm-up (compile, allocator, cuBLAS handles) -------------
     logged = []

@@ -7,6 +7,7 @@
 
 #include "diagnose/hardware_table.h"
 #include "diagnose/replay_graph.h"
+#include "diagnose/replay_savings.h"
 
 namespace stepscope::diagnose {
 namespace {
@@ -17,7 +18,31 @@ struct RankInputs {
   HostIndex host;
   std::unique_ptr<HostTree> tree;
   whatif::StepGraph graph;  // the replay graph (docs/whatif.md)
+  whatif::UnprofiledBaseline baseline;  // its input without the profiler's host cost
+  bool faithful = false;                // replayed within whatif::kFidelityLimitPct
 };
+
+// The run without the profiler, on a rank whose replay reproduces its steps.
+void estimate_unprofiled(const trace::EventStore& store, const DiagnoseOptions& options, RankInputs& in,
+                         whatif::RankReplay& summary) {
+  in.faithful = summary.replayed && !in.graph.steps.empty() && !summary.steps.empty() &&
+                summary.max_abs_error_pct <= whatif::kFidelityLimitPct;
+  if (!in.faithful) return;
+  const std::optional<double> measured =
+      options.unprofiled_step_ms ? options.unprofiled_step_ms : store.meta.unprofiled_step_ms;
+  in.baseline = whatif::unprofiled_baseline(in.graph, store, measured);
+  auto& u = summary.unprofiled;
+  u.estimated = in.baseline.unprofiled_step_ns > 0;
+  u.settings = in.baseline.settings;
+  u.profiled_step_ns = in.baseline.profiled_step_ns;
+  u.unprofiled_step_ns = in.baseline.unprofiled_step_ns;
+  u.model_cost_ns = in.baseline.model_cost_ns;
+  u.scale = in.baseline.scale;
+  u.calibrated = in.baseline.calibrated;
+  u.measured_step_ms = in.baseline.measured_step_ms;
+  for (const std::string& n : in.baseline.notes) summary.notes.push_back(n);
+  in.faithful = u.estimated;
+}
 
 bool by_saving(const Finding& a, const Finding& b) {
   if (a.estimated_saving_us != b.estimated_saving_us) return a.estimated_saving_us > b.estimated_saving_us;
@@ -45,6 +70,7 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     d.attribution[i] = attribute_steps(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
     inputs[i].graph = build_replay_graph(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
     d.replay.push_back(whatif::summarize_replay(store.rank, inputs[i].graph));
+    estimate_unprofiled(store, options, inputs[i], d.replay.back());
     RankView v;
     v.store = &store;
     v.analysis = &ranks[i];
@@ -124,12 +150,34 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
   // make the computation itself faster (or warn of memory) are reported.
   const bool healthy = any && lowest >= options.none_effective_compute_pct;
 
+  // Savings by replay of the run without the profiler, where a remedy model exists.
+  std::vector<RankReplayInputs> replay_inputs;
+  for (size_t i = 0; i < n; ++i)
+    replay_inputs.push_back({stores[i]->rank, &inputs[i].graph, &inputs[i].timeline, &inputs[i].baseline,
+                             inputs[i].faithful});
+  apply_replay_savings(run.findings, replay_inputs);
+
   // Ranking: largest saving first; below the reporting bar goes to minor.
   std::stable_sort(run.findings.begin(), run.findings.end(), by_saving);
   for (Finding& f : run.findings) {
     bool reported = f.saves_time ? f.estimated_saving_pct >= options.min_saving_pct : f.severity >= Severity::kMedium;
     if (healthy && f.saves_time && f.category != Category::kComputeEfficiency) reported = false;
     (reported ? d.findings : d.minor).push_back(std::move(f));
+  }
+
+  // What the reported findings save together, per rank (not their sum: a
+  // remedy can take away time another would have saved).
+  const std::vector<int64_t> combined = combined_savings(d.findings, replay_inputs);
+  for (size_t i = 0; i < n; ++i) {
+    d.replay[i].combined_saving_ns = combined[i];
+    if (combined[i] < 0 || inputs[i].baseline.unprofiled_step_ns <= 0) continue;
+    const double us = static_cast<double>(combined[i]) / 1000.0;
+    if (d.combined_saving_rank < 0 || us > d.combined_saving_us) {
+      d.combined_saving_us = us;
+      d.combined_saving_pct = 100.0 * static_cast<double>(combined[i]) /
+                              static_cast<double>(inputs[i].baseline.unprofiled_step_ns);
+      d.combined_saving_rank = stores[i]->rank;
+    }
   }
 
   // The top reported finding that saves time, in a healthy run too: there it

@@ -43,6 +43,13 @@ struct Diagnosis {
   // When no rank has GPU activity to attribute because the traces were
   // recorded with CUPTI's range profiler: that reason ("" otherwise).
   std::string no_gpu_activity_reason;
+  // All reported findings' remedies replayed together, on the rank where
+  // they save most: µs per step of the run without the profiler, and % of
+  // that rank's unprofiled step. Never more than the step; not the sum of
+  // the findings' savings. saving_rank -1: no rank could be replayed.
+  double combined_saving_us = 0;
+  double combined_saving_pct = 0;
+  int64_t combined_saving_rank = -1;
 };
 
 // `stores` and `ranks` are parallel (rank order); `multi` may be empty for one rank.

@@ -1,6 +1,7 @@
 // Knobs of the diagnosis, each with the reason for its default.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,11 @@ struct DiagnoseOptions {
   // time under the profiler (several % between runs of the same program), so
   // it is kept in Diagnosis::minor rather than offered as work worth doing.
   double min_saving_pct = 5.0;
+
+  // The run's mean step measured without the profiler, ms (--unprofiled-step-ms);
+  // overrides the trace's stepscope_unprofiled_step_ms. The profiler-cost
+  // model is calibrated to it (docs/whatif.md, "Profiler overhead").
+  std::optional<double> unprofiled_step_ms;
 
   // A run is healthy when every rank spends at least this share of its step
   // in effective compute (tensor-core matmuls and other kernels, not SIMT

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "whatif/remedy.h"
+
 namespace stepscope::diagnose {
 
 // The cause vocabulary (written as to_string gives it in JSON and docs/findings.md).
@@ -77,6 +79,19 @@ struct IdleClaim {
   int64_t end_ns = 0;
 };
 
+// A finding's fix on one rank, as a change of that rank's step graph.
+struct RankRemedy {
+  int64_t rank = 0;
+  whatif::Remedy remedy;
+};
+
+// Where a finding's estimated saving comes from.
+enum class SavingBasis : uint8_t {
+  kBound,   // "bound": the detector's own upper bound, on the profiled run
+  kReplay,  // "replay": the replay of the run without the profiler, with and without the remedy
+};
+std::string_view to_string(SavingBasis b);
+
 struct Finding {
   Category category = Category::kHostOverhead;
   std::string detector;   // name of the detector that produced it
@@ -84,11 +99,18 @@ struct Finding {
   Severity severity = Severity::kLow;
   Confidence confidence = Confidence::kMedium;
   Evidence evidence;
-  // Upper bound on the step time the fix can recover: mean per step on the
-  // rank where the cause costs most, µs, and as % of that rank's mean step time.
+  // The step time the fix recovers: mean per step on the rank where the
+  // cause costs most, µs, and as % of that rank's mean step time. Detectors
+  // set their upper bound; the diagnosis replaces it by the replay's saving
+  // in the run without the profiler where a remedy model and a faithful
+  // replay exist (basis kReplay; % of the unprofiled step then).
   double estimated_saving_us = 0;
   double estimated_saving_pct = 0;
   int64_t saving_rank = -1;  // the rank the saving was measured on
+  SavingBasis saving_basis = SavingBasis::kBound;
+  double bound_saving_us = 0;  // the detector's upper bound (the cross-check of a replay saving)
+  // The fix as graph changes, per rank (empty: no remedy model, the bound stays).
+  std::vector<RankRemedy> remedies;
   // False for findings that cost no step time by themselves (memory capacity
   // risk); they are reported by severity, not by saving, and never primary.
   bool saves_time = true;

@@ -28,6 +28,8 @@ ordered_json finding_json(const dg::Finding& f) {
           {"estimated_saving_us", f.estimated_saving_us},
           {"estimated_saving_pct", f.estimated_saving_pct},
           {"saving_rank", f.saving_rank},
+          {"saving_basis", std::string(dg::to_string(f.saving_basis))},
+          {"bound_saving_us", f.bound_saving_us},
           {"saves_time", f.saves_time},
           {"evidence", {{"metrics", metrics}, {"examples", examples}}},
           {"remedy", f.remedy}};
@@ -73,6 +75,9 @@ ordered_json diagnosis_json(const dg::Diagnosis& d) {
                    {"seconds", r.seconds}, {"findings", r.findings}, {"rejected", r.rejected}});
   return {{"primary_bottleneck", d.primary_bottleneck},
           {"effective_compute_pct", d.effective_compute_pct},
+          {"combined_saving_us", d.combined_saving_us},
+          {"combined_saving_pct", d.combined_saving_pct},
+          {"combined_saving_rank", d.combined_saving_rank},
           {"findings", findings},
           {"minor_findings", minor},
           {"not_assessed", na},

@@ -27,6 +27,23 @@ nlohmann::ordered_json replay_json(const whatif::RankReplay& r) {
     steps.push_back({{"step", s.step}, {"measured_us", us(s.measured_ns)}, {"replayed_us", us(s.replayed_ns)},
                      {"error_pct", s.error_pct()}});
   j["steps"] = steps;
+  const auto& u = r.unprofiled;
+  nlohmann::ordered_json up;
+  up["estimated"] = u.estimated;
+  up["profiler_settings"] = {{"record_shapes", u.settings.shapes}, {"profile_memory", u.settings.memory},
+                             {"with_stack", u.settings.stack}, {"with_flops", u.settings.flops}};
+  up["records"] = {{"cpu_ops", u.settings.cpu_ops}, {"runtime_calls", u.settings.runtime_calls},
+                   {"memory_events", u.settings.memory_events}, {"python_events", u.settings.python_events}};
+  up["profiled_step_us"] = us(u.profiled_step_ns);
+  up["estimated_unprofiled_step_us"] = us(u.unprofiled_step_ns);
+  up["profiler_cost_model_us_per_step"] = us(u.model_cost_ns);
+  up["cost_scale"] = u.scale;
+  up["calibrated"] = u.calibrated;
+  if (u.measured_step_ms) up["measured_unprofiled_step_ms"] = *u.measured_step_ms;
+  else up["measured_unprofiled_step_ms"] = nullptr;
+  j["unprofiled"] = up;
+  if (r.combined_saving_ns >= 0) j["combined_saving_us"] = us(r.combined_saving_ns);
+  else j["combined_saving_us"] = nullptr;
   j["notes"] = r.notes;
   return j;
 }

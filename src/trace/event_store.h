@@ -119,6 +119,9 @@ struct TraceMetadata {
   // as one rank (process_windows.h): nothing was recorded there, so no span
   // counts it as idle. Sorted, disjoint; empty for a store read from one file.
   std::vector<std::pair<int64_t, int64_t>> unrecorded;
+  // "stepscope_unprofiled_step_ms": the mean step of the same run measured
+  // without the profiler (written by a recorder), ms; absent if not given.
+  std::optional<double> unprofiled_step_ms;
 };
 
 class EventStore {

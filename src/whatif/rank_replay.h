@@ -5,10 +5,12 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "whatif/profiler_cost.h"
 #include "whatif/replay.h"
 #include "whatif/step_graph.h"
 
@@ -41,6 +43,21 @@ struct RankReplay {
   std::vector<StepFidelity> steps;
   double max_abs_error_pct = 0;  // over steps
   std::vector<std::string> notes;
+
+  // The run without the profiler (profiler_cost.h), set by the diagnosis.
+  struct Unprofiled {
+    bool estimated = false;
+    ProfilerSettings settings;
+    int64_t profiled_step_ns = 0;    // mean recorded step window, ns
+    int64_t unprofiled_step_ns = 0;  // estimate_unprofiled_step: mean replayed window without the profiler's cost, ns
+    int64_t model_cost_ns = 0;       // the cost model's host time per step, before scaling, ns
+    double scale = 1.0;
+    bool calibrated = false;
+    std::optional<double> measured_step_ms;
+  } unprofiled;
+  // All reported findings' remedies replayed together on this rank: the
+  // unprofiled step minus the step with them, ns; -1 when not replayed.
+  int64_t combined_saving_ns = -1;
 };
 
 // Replays `g` with the recorded durations and compares each step.

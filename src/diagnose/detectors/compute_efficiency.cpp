@@ -84,6 +84,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   bool fp16_only_tensor_cores = !ctx.ranks.empty();
   std::map<std::string, KernelTotal> simt_kernels, low_occ_kernels;
   std::map<std::string, MatmulGroup> groups;
+  std::vector<RankRemedy> rank_remedies;
 
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     const RankView& r = ctx.ranks[ri];
@@ -113,7 +114,12 @@ DetectorOutput run(const DetectorContext& ctx) {
       int64_t ns = 0;      // matmul kernel time launched by the op
       int32_t step = 0;    // attribution step index
       bool simt = false;   // any of its kernels on the SIMT path (covered by the SIMT part)
+      std::vector<uint32_t> rows;  // its kernels (store rows)
     };
+    // The remedy on this rank: each priced kernel runs at the rate its
+    // saving assumes (docs/whatif.md, "Remedies").
+    RankRemedy fix{r.store->rank, {}};
+    const bool tf32_below_bf16 = peaks && peaks->tf32_tflops > 0 && peaks->bf16_tflops > peaks->tf32_tflops;
     std::unordered_map<uint32_t, OpTime> op_ns;  // matmul op row -> its kernels
     std::vector<int64_t> float_tc_step(a.steps.size(), 0);
     int64_t rank_matmul_ns = 0, rank_fp32_matmul_ns = 0;
@@ -145,10 +151,12 @@ DetectorOutput run(const DetectorContext& ctx) {
       add_into(rank_matmul_ns, act.duration_ns());
       if (path == MatmulPath::kSimt) add_into(rank_fp32_matmul_ns, act.duration_ns());
       if (path == MatmulPath::kTensorCore && precision.of_matmul(act.name, act.launch_row) == OpFloat::kFloat32) {
+        if (tf32_below_bf16) fix.remedy.gpu_scale.push_back({act.row, peaks->tf32_tflops / peaks->bf16_tflops});
         add_into(float_tc_step[static_cast<size_t>(si)], act.duration_ns());
         add_into(rank_fp32_matmul_ns, act.duration_ns());
       }
       if (path == MatmulPath::kSimt) {
+        if (peaks && target > peaks->fp32_tflops) fix.remedy.gpu_scale.push_back({act.row, peaks->fp32_tflops / target});
         add_into(simt_ns, act.duration_ns());
         auto& t = simt_kernels[std::string(name)];
         add_into(t.ns, act.duration_ns());
@@ -163,6 +171,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       add_into(slot.ns, act.duration_ns());
       slot.step = si;
       slot.simt = slot.simt || path == MatmulPath::kSimt;
+      slot.rows.push_back(act.row);
     }
 
     for (const auto& [op, entry] : op_ns) {
@@ -196,6 +205,7 @@ DetectorOutput run(const DetectorContext& ctx) {
         double floor_ns = *flops / (opt.matmul_efficient_fraction * peak * 1e3);
         if (static_cast<double>(ns) > floor_ns) {
           int64_t s = static_cast<int64_t>(static_cast<double>(ns) - floor_ns);
+          for (uint32_t row : entry.rows) fix.remedy.gpu_scale.push_back({row, floor_ns / static_cast<double>(ns)});
           add_into(saving[ri][static_cast<size_t>(si)], s);
           add_into(slow_ns_saved, s);
         }
@@ -218,9 +228,11 @@ DetectorOutput run(const DetectorContext& ctx) {
         if (si < 0) continue;
         LaunchPrecision p = precision.of_launch(act.launch_row);
         // The optimizer keeps FP32 master weights under mixed precision.
-        if (p.type == OpFloat::kFloat32 && !p.in_optimizer) add_into(float_other_step[static_cast<size_t>(si)], act.duration_ns());
+        if (p.type == OpFloat::kFloat32 && !p.in_optimizer) {
+          add_into(float_other_step[static_cast<size_t>(si)], act.duration_ns());
+          if (peaks && peaks->bf16_tflops > 0) fix.remedy.gpu_scale.push_back({act.row, 1.0 - kBf16ByteSaving});
+        }
       }
-    const bool tf32_below_bf16 = peaks && peaks->tf32_tflops > 0 && peaks->bf16_tflops > peaks->tf32_tflops;
     for (size_t k = 0; k < a.steps.size(); ++k) {
       add_into(float_tc_ns, float_tc_step[k]);
       if (tf32_below_bf16) {
@@ -236,6 +248,7 @@ DetectorOutput run(const DetectorContext& ctx) {
         float_other_saving_ns += s;
       }
     }
+    if (!fix.remedy.empty()) rank_remedies.push_back(std::move(fix));
   }
 
   double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
@@ -261,6 +274,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.category = Category::kComputeEfficiency;
   f.detector = kName;
   set_saving(f, ctx, saving);
+  f.remedies = std::move(rank_remedies);
   auto& m = f.evidence.metrics;
   m.push_back({"matmul_kernel_us_per_step", static_cast<double>(matmul_ns) / steps / 1e3, "us"});
   m.push_back({"simt_matmul_us_per_step", static_cast<double>(simt_ns) / steps / 1e3, "us"});

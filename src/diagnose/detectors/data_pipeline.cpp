@@ -32,6 +32,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   int64_t htod = 0, pageable = 0, pageable_bytes = 0, htod_ns = 0, exposed_htod_ns = 0;
   int64_t steps_total = 0, lead_lost_ns = 0, later_idle_ns = 0;
   std::vector<IdleClaim> claims;
+  std::vector<RankRemedy> remedies;
   std::vector<WeightedExample> examples;
   const trace::StringId bytes_key_missing = trace::StringTable::kMissing;
 
@@ -54,9 +55,14 @@ DetectorOutput run(const DetectorContext& ctx) {
       }
     }
     std::vector<HostDelay> delays;
+    // The remedy on this rank: batches come from worker processes, prefetched
+    // (the DataLoader's host time leaves the step), and copies from pinned
+    // memory return at once.
+    RankRemedy fix{r.store->rank, {}};
     for (const HostCall& c : r.host->dataloader.calls()) {
       const int32_t si = step_index_at(a, c.start_ns);
       if (si < 0) continue;
+      fix.remedy.host_removed.push_back({c.start_ns, c.end_ns});
       ++loader_calls;
       add_into(loader_host_ns, c.end_ns - c.start_ns);
       const int64_t lead = gpu_busy_within(a, c.start_ns, c.end_ns);
@@ -87,6 +93,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       int64_t bytes = 0;
       if (bytes_key != bytes_key_missing) bytes = r.store->arg_int(act.row, bytes_key).value_or(0);
       if (is_pageable(name)) {
+        if (act.has_launch()) fix.remedy.host_removed.push_back({act.launch_start_ns, act.launch_end_ns});
         ++pageable;
         add_into(pageable_bytes, bytes);
       }
@@ -97,6 +104,7 @@ DetectorOutput run(const DetectorContext& ctx) {
                                                        is_pageable(name) ? " from pageable memory" : "",
                                                        human_time(static_cast<double>(ex))))});
     }
+    if (!fix.remedy.empty()) remedies.push_back(std::move(fix));
   }
 
   bool any_loader = loader_calls > 0;
@@ -113,6 +121,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.detector = kName;
   set_saving(f, ctx, saving);
   f.claims = std::move(claims);
+  f.remedies = std::move(remedies);
   double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
   if (loader_ns >= exposed_htod_ns) {
     f.title = fmt::format("GPU idle while the DataLoader produces batches: {} per step ({:.0f}% of the step)",

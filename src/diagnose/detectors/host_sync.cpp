@@ -91,6 +91,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   std::vector<WeightedExample> examples;
   int64_t tolerated_ns = 0, tolerated_calls = 0, lead_lost_ns = 0, later_idle_ns = 0;
   std::vector<IdleClaim> claims;
+  std::vector<RankRemedy> remedies;
 
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     const RankView& r = ctx.ranks[ri];
@@ -127,6 +128,9 @@ DetectorOutput run(const DetectorContext& ctx) {
       add_into(idle_ns, s.end_ns - s.start_ns);
     }
     std::vector<HostDelay> delays;
+    // The remedy on this rank: these syncs no longer wait, and the read ops
+    // that asked for them are gone.
+    RankRemedy fix{r.store->rank, {}};
     for (const HostCall& c : r.host->syncs.calls()) {
       const int32_t si = step_index_at(a, c.start_ns);
       if (si < 0) continue;
@@ -145,6 +149,8 @@ DetectorOutput run(const DetectorContext& ctx) {
         from = std::min(from, r.store->events.ts_ns[trigger_row]);
         to = std::max(to, r.store->events.ts_ns[trigger_row] + r.store->events.dur_ns[trigger_row]);
       }
+      fix.remedy.unblock_rows.push_back(c.row);
+      fix.remedy.host_removed.push_back({from, to});
       const int64_t lead = gpu_busy_within(a, from, to);
       add_into(lead_lost_ns, lead);
       delays.push_back({from, static_cast<uint32_t>(si), lead});
@@ -162,6 +168,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       examples.push_back({static_cast<double>(idle), std::move(e)});
     }
     add_into(later_idle_ns, claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims));
+    if (!fix.remedy.empty()) remedies.push_back(std::move(fix));
     for (const auto& act : r.timeline->activities)
       if (act.kind == trace::EventKind::kMemcpy && r.store->strings.get(act.name).starts_with("Memcpy DtoH") &&
           step_index_at(a, act.start_ns) >= 0)
@@ -182,6 +189,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.confidence = Confidence::kHigh;
   set_saving(f, ctx, saving);
   f.claims = std::move(claims);
+  f.remedies = std::move(remedies);
   std::string top_trigger;
   int64_t top_idle = -1;
   for (const auto& [name, ns] : idle_by_trigger)

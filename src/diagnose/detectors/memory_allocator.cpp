@@ -27,6 +27,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   int64_t calls = 0, host_ns = 0, idle_ns = 0, steady_steps = 0, reserved_drops = 0, released_bytes = 0;
   int64_t alloc_samples = 0, lead_lost_ns = 0, later_idle_ns = 0;
   std::vector<IdleClaim> claims;
+  std::vector<RankRemedy> remedies;
   std::map<std::string, int64_t> count_by_call;
   std::vector<WeightedExample> examples;
 
@@ -43,9 +44,15 @@ DetectorOutput run(const DetectorContext& ctx) {
       if (s.step_index >= first) add_into(idle_ns, s.end_ns - s.start_ns);
     }
     std::vector<HostDelay> delays;
+    // The remedy on this rank: the steady-state steps call the driver no
+    // more (their allocator calls' host time goes, a synchronising free no
+    // longer waits).
+    RankRemedy fix{r.store->rank, {}};
     for (const HostCall& c : r.host->allocator.calls()) {
       int32_t si = step_index_at(a, c.start_ns);
       if (si < static_cast<int32_t>(first)) continue;
+      fix.remedy.host_removed.push_back({c.start_ns, c.end_ns});
+      fix.remedy.unblock_rows.push_back(c.row);
       ++calls;
       add_into(host_ns, c.end_ns - c.start_ns);
       const int64_t lead = gpu_busy_within(a, c.start_ns, c.end_ns);
@@ -61,6 +68,7 @@ DetectorOutput run(const DetectorContext& ctx) {
                                                      human_time(static_cast<double>(idle))))});
     }
     add_into(later_idle_ns, claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims));
+    if (!fix.remedy.empty()) remedies.push_back(std::move(fix));
     // The cache shrinking (Total Reserved falling) means blocks went back to
     // the driver: empty_cache() or a retry after a failed allocation.
     const trace::StringId reserved_key = r.store->strings.find("Total Reserved");
@@ -89,6 +97,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.confidence = Confidence::kHigh;
   set_saving(f, ctx, saving, 1);
   f.claims = std::move(claims);
+  f.remedies = std::move(remedies);
   double steps = static_cast<double>(std::max<int64_t>(1, steady_steps));
   auto count_of = [&](const char* name) {
     auto it = count_by_call.find(name);

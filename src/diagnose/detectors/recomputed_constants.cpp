@@ -66,6 +66,7 @@ struct Occurrence {
   size_t ops = 0;
   std::string first, last;
   int64_t gpu_ns = 0;
+  std::vector<uint32_t> kernel_rows;  // GPU work it launched (store rows)
 };
 
 DetectorOutput run(const DetectorContext& ctx) {
@@ -147,7 +148,10 @@ DetectorOutput run(const DetectorContext& ctx) {
                                  [](int64_t t, const Occurrence* o) { return t < o->start_ns; });
       if (it == mine.begin()) continue;
       Occurrence* o = *(it - 1);
-      if (act.launch_start_ns <= o->end_ns) add_into(o->gpu_ns, act.duration_ns());
+      if (act.launch_start_ns <= o->end_ns) {
+        add_into(o->gpu_ns, act.duration_ns());
+        o->kernel_rows.push_back(act.row);
+      }
     }
   }
 
@@ -158,14 +162,20 @@ DetectorOutput run(const DetectorContext& ctx) {
   StepTimes saving = zero_step_times(ctx);
   int64_t host_total = 0, gpu_total = 0, idle_total = 0, occurrences = 0, steps_total = 0;
   std::vector<IdleClaim> claims;
+  std::vector<RankRemedy> remedies;
   std::sort(repeated.begin(), repeated.end(), [](const Occurrence* x, const Occurrence* y) {
     return x->rank_index != y->rank_index ? x->rank_index < y->rank_index : x->start_ns < y->start_ns;
   });
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     add_into(steps_total, static_cast<int64_t>(ctx.ranks[ri].attribution->steps.size()));
     std::vector<HostDelay> delays;
+    // The remedy on this rank: the tables are built once before the loop, so
+    // each rebuild's host time and GPU work leave the steps.
+    RankRemedy fix{ctx.ranks[ri].store->rank, {}};
     for (const Occurrence* o : repeated) {
       if (o->rank_index != ri) continue;
+      fix.remedy.host_removed.push_back({o->start_ns, o->end_ns});
+      for (uint32_t row : o->kernel_rows) fix.remedy.gpu_scale.push_back({row, 0.0});
       delays.push_back({o->start_ns, o->step_index, o->end_ns - o->start_ns});
       add_into(saving[ri][o->step_index], o->gpu_ns);
       add_into(host_total, o->end_ns - o->start_ns);
@@ -173,6 +183,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       ++occurrences;
     }
     add_into(idle_total, claim_idle_after(ctx, ri, std::move(delays), saving[ri], claims));
+    if (!fix.remedy.empty()) remedies.push_back(std::move(fix));
   }
 
   Finding f;
@@ -181,6 +192,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.confidence = Confidence::kMedium;
   set_saving(f, ctx, saving);
   f.claims = std::move(claims);
+  f.remedies = std::move(remedies);
   double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
   size_t tables = 0;
   std::vector<WeightedExample> ex;

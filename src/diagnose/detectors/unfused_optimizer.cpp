@@ -50,6 +50,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   std::string cls;
   std::vector<WeightedExample> examples;
   std::vector<IdleClaim> claims;
+  std::vector<RankRemedy> remedies;
   const double tiny_ns = ctx.options->tiny_kernel_us * 1e3;
 
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
@@ -93,6 +94,22 @@ DetectorOutput run(const DetectorContext& ctx) {
       add_into(idle_ns, per_step_idle[k]);
     }
     for (const Interval& i : counted) claims.push_back({r.store->rank, i.start_ns, i.end_ns});
+    // The remedy on this rank: a fused (or foreach) optimizer step. Its host
+    // time leaves the step, and the step's kernels on each stream run as one
+    // kernel of their summed time (an upper bound: a fused kernel reads the
+    // same bytes in one pass, faster than the sum).
+    RankRemedy fix{r.store->rank, {}};
+    for (const HostCall& c : opt.calls())
+      if (step_index_at(a, c.start_ns) >= 0) fix.remedy.host_removed.push_back({c.start_ns, c.end_ns});
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> chains;  // (span row, lane) -> kernel rows
+    for (const auto& act : r.timeline->activities) {
+      if (act.kind != trace::EventKind::kKernel || !act.has_launch()) continue;
+      const HostCall* c = opt.containing(act.launch_start_ns);
+      if (c && step_index_at(a, c->start_ns) >= 0) chains[{c->row, act.lane}].push_back(act.row);
+    }
+    for (auto& [key, rows] : chains)
+      if (rows.size() > 1) fix.remedy.fused_chains.push_back(std::move(rows));
+    if (!fix.remedy.empty()) remedies.push_back(std::move(fix));
     for (const HostCall& c : opt.calls()) {
       if (step_index_at(a, c.start_ns) < 0) continue;
       int64_t idle = 0;
@@ -122,6 +139,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.confidence = Confidence::kHigh;
   set_saving(f, ctx, saving);
   f.claims = std::move(claims);
+  f.remedies = std::move(remedies);
   double n = static_cast<double>(std::max<int64_t>(1, spans));
   double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
   f.title = fmt::format("{} updates parameters one tensor at a time: {:.0f} kernels per step, GPU idle {} per step "

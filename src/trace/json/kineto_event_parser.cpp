@@ -4,6 +4,7 @@
 
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <map>
@@ -633,6 +634,22 @@ struct KinetoEventParser::Impl {
       if (!time_in_range(base))
         return bad(ImportCounter::kTimeOutOfRange, offset, "baseTimeNanoseconds negative or beyond 2^61 ns (ignored)");
       meta.base_time_ns = base;
+    } else if (key == "stepscope_unprofiled_step_ms") {
+      // A recorder's measurement (add_metadata_json writes its value as a
+      // number, or as a string holding one).
+      double ms = 0;
+      std::string_view text;
+      bool ok = !doc.get_double().get(ms);
+      if (!ok) {
+        od::document doc2;
+        if (!iterate(raw, offset, doc2) && !doc2.get_string().get(text)) {
+          auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+          ok = ec == std::errc() && p == text.data() + text.size();
+        }
+      }
+      if (!ok || !std::isfinite(ms) || ms <= 0 || ms > 1e9)
+        return bad(ImportCounter::kBadFieldType, offset, "stepscope_unprofiled_step_ms is not a positive number of ms (ignored)");
+      meta.unprofiled_step_ms = ms;
     } else if (key == "schemaVersion") {
       int64_t x;
       if (!doc.get_int64().get(x)) meta.schema_version = x;

@@ -1,0 +1,64 @@
+#include "diagnose/replay_savings.h"
+
+#include <algorithm>
+
+#include "whatif/remedy.h"
+
+namespace stepscope::diagnose {
+
+namespace {
+
+const RankReplayInputs* find_rank(const std::vector<RankReplayInputs>& ranks, int64_t rank) {
+  for (const RankReplayInputs& r : ranks)
+    if (r.rank == rank) return &r;
+  return nullptr;
+}
+
+// The unprofiled mean step minus the mean step with the remedy, ns (>= 0 by
+// the replay's monotonicity up to rounding; clamped).
+int64_t replay_saving_ns(const RankReplayInputs& r, const whatif::Remedy& remedy) {
+  const whatif::ReplayInput in = whatif::apply_remedy(*r.graph, *r.timeline, remedy, r.baseline->input);
+  const int64_t after = whatif::mean_step_ns(*r.graph, in);
+  return std::max<int64_t>(0, r.baseline->unprofiled_step_ns - after);
+}
+
+}  // namespace
+
+void apply_replay_savings(std::vector<Finding>& findings, const std::vector<RankReplayInputs>& ranks) {
+  for (Finding& f : findings) {
+    f.bound_saving_us = f.estimated_saving_us;
+    if (!f.saves_time || f.remedies.empty()) continue;
+    int64_t best = -1, best_rank = -1, best_step = 0;
+    for (const RankRemedy& rr : f.remedies) {
+      const RankReplayInputs* r = find_rank(ranks, rr.rank);
+      if (r == nullptr || !r->faithful || r->baseline->unprofiled_step_ns <= 0 || rr.remedy.empty()) continue;
+      const int64_t s = replay_saving_ns(*r, rr.remedy);
+      if (s > best) best = s, best_rank = rr.rank, best_step = r->baseline->unprofiled_step_ns;
+    }
+    if (best < 0) continue;
+    f.saving_basis = SavingBasis::kReplay;
+    f.estimated_saving_us = static_cast<double>(best) / 1000.0;
+    f.estimated_saving_pct = std::min(100.0, 100.0 * static_cast<double>(best) / static_cast<double>(best_step));
+    f.saving_rank = best_rank;
+    f.severity = severity_for_saving(f.estimated_saving_pct);
+  }
+}
+
+std::vector<int64_t> combined_savings(const std::vector<Finding>& findings, const std::vector<RankReplayInputs>& ranks) {
+  std::vector<int64_t> out;
+  for (const RankReplayInputs& r : ranks) {
+    if (!r.faithful || r.baseline->unprofiled_step_ns <= 0) {
+      out.push_back(-1);
+      continue;
+    }
+    whatif::Remedy all;
+    for (const Finding& f : findings)
+      if (f.saves_time)
+        for (const RankRemedy& rr : f.remedies)
+          if (rr.rank == r.rank) all.merge(rr.remedy);
+    out.push_back(all.empty() ? 0 : replay_saving_ns(r, all));
+  }
+  return out;
+}
+
+}  // namespace stepscope::diagnose

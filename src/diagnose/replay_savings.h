@@ -1,0 +1,35 @@
+// Savings by replay (docs/whatif.md, "Savings"): each finding's saving is
+// the mean step of the run without the profiler minus the mean step of the
+// same replay with the finding's remedy applied, on the rank where it is
+// largest. The detector's own figure is kept as bound_saving_us, the
+// cross-check (a replay saving should not exceed it). A finding without a
+// remedy model, or on a rank whose replay is not faithful, keeps its bound.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/gpu_timeline.h"
+#include "diagnose/finding.h"
+#include "whatif/profiler_cost.h"
+#include "whatif/rank_replay.h"
+#include "whatif/step_graph.h"
+
+namespace stepscope::diagnose {
+
+struct RankReplayInputs {
+  int64_t rank = 0;
+  const whatif::StepGraph* graph = nullptr;
+  const analysis::GpuTimeline* timeline = nullptr;
+  const whatif::UnprofiledBaseline* baseline = nullptr;
+  bool faithful = false;  // replayed within whatif::kFidelityLimitPct, with step windows
+};
+
+// Replaces the savings of `findings` that have a remedy model.
+void apply_replay_savings(std::vector<Finding>& findings, const std::vector<RankReplayInputs>& ranks);
+
+// Per rank (ranks' order): all the given findings' remedies applied together,
+// the unprofiled step minus the remedied step, ns; -1 where not replayed.
+std::vector<int64_t> combined_savings(const std::vector<Finding>& findings, const std::vector<RankReplayInputs>& ranks);
+
+}  // namespace stepscope::diagnose
