@@ -45,6 +45,7 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     d.attribution[i] = attribute_steps(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
     inputs[i].graph = build_replay_graph(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
     d.replay.push_back(whatif::summarize_replay(store.rank, inputs[i].graph));
+    d.critical_path.push_back(whatif::summarize_critical_path(store.rank, inputs[i].graph, inputs[i].timeline, store));
     RankView v;
     v.store = &store;
     v.analysis = &ranks[i];
