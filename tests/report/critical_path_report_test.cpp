@@ -4,11 +4,13 @@
 // line per rank.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "report/diagnosis_terminal.h"
 #include "report/html_view.h"
 #include "report/json_report.h"
+#include "report/perfetto_report.h"
 #include "report/report_fixtures.h"
 
 namespace stepscope::report {
@@ -17,6 +19,7 @@ namespace {
 using nlohmann::json;
 using testing_support::example_trace;
 using testing_support::report_of;
+using testing_support::scratch_dir;
 
 TEST(CriticalPathJson, EachStepSumsToItsWallAndNamesItsLongestSegments) {
   if (!std::filesystem::exists(example_trace("eager_bf16_baseline"))) GTEST_SKIP() << "examples/ not found";
@@ -100,6 +103,38 @@ TEST(CriticalPathTerminal, OneLinePerRankWithTheLargestShares) {
   auto rep = report_of({example_trace("host_bound_tiny")});
   const std::string text = render_diagnosis_terminal(*rep->report.diagnosis, 10, 8);
   EXPECT_NE(text.find("\n  critical path, rank 0: 100% host CPU\n"), std::string::npos) << text;
+}
+
+// The Perfetto export: per rank a "critical path" track, one slice per step
+// and inside it the path's runs, which add up to the step.
+TEST(CriticalPathPerfetto, OneTrackPerRankWhoseSlicesTileEachStep) {
+  if (!std::filesystem::exists(example_trace("dataloader_stall"))) GTEST_SKIP() << "examples/ not found";
+  auto rep = report_of({example_trace("dataloader_stall")});
+  const auto path = scratch_dir("perfetto_critical_path") / "t.json";
+  PerfettoResult r = write_perfetto(rep->report, path.string());
+  ASSERT_TRUE(r.ok) << r.error;
+  std::ifstream in(path);
+  const json j = json::parse(in);
+  const whatif::RankCriticalPath& cp = rep->report.diagnosis->critical_path[0];
+  std::vector<double> step_us, spans_us(cp.steps.size(), 0.0);
+  bool named = false;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "critical path · rank 0") named = true;
+    if (!e.contains("cat") || e["cat"] != "stepscope.critical_path") continue;
+    if (e["name"].get<std::string>().starts_with("step ")) {
+      step_us.push_back(e["dur"].get<double>());
+      EXPECT_TRUE(e["args"].contains("dataloader_us"));
+    } else {
+      ASSERT_FALSE(step_us.empty());
+      spans_us[step_us.size() - 1] += e["dur"].get<double>();
+    }
+  }
+  EXPECT_TRUE(named);
+  ASSERT_EQ(step_us.size(), cp.steps.size());
+  for (size_t i = 0; i < step_us.size(); ++i) {
+    EXPECT_NEAR(step_us[i], static_cast<double>(cp.steps[i].wall_ns()) / 1e3, 1e-3);
+    EXPECT_NEAR(spans_us[i], step_us[i], 1e-3 * static_cast<double>(cp.steps[i].spans.size()));
+  }
 }
 
 }  // namespace
