@@ -160,6 +160,31 @@ TEST(CriticalPath, ASyncBoundStepRunsFromTheKernelThroughTheWaitToTheHost) {
   EXPECT_EQ(r.wall_ns, 590'000 + 100'000);
 }
 
+TEST(CriticalPath, WorkThatOverlapsItsPredecessorOnAStreamIsCountedOnce) {
+  // The second kernel starts 5 us before the first ends on the same stream
+  // (recorded so): the stream edge's weight is -5 us, and the first kernel's
+  // segment stops where the second begins.
+  const std::vector<std::string> ev = {
+      step(1, 0, 20'000),
+      launch(1'000, 2'000, 1), kernel("void at::native::vectorized_elementwise_kernel<4>", 10'000, 20'000, 7, 1),
+      launch(12'000, 2'000, 2), kernel("void at::native::reduce_kernel<512, 1>", 25'000, 15'000, 7, 2),
+  };
+  Built b = build(ev);
+  ASSERT_TRUE(b.graph.usable());
+  const std::vector<StepPath> p = paths_of(b);
+  ASSERT_EQ(p.size(), 1u);
+  const std::vector<Seg> want = {{0, 1'000, C::kHostOther},
+                                 {1'000, 10'000, C::kLaunch},
+                                 {10'000, 25'000, C::kGpuCompute},
+                                 {25'000, 40'000, C::kGpuCompute}};
+  EXPECT_EQ(segs(p[0]), want);
+  EXPECT_EQ(p[0].wall_ns(), 40'000);
+  const ReplayResult r = replay(b.graph, recorded_input(b.graph));
+  const Edge& bound_by = b.graph.edges[r.binding[p[0].segments[3].node]];
+  EXPECT_EQ(bound_by.kind, EdgeKind::kStream);
+  EXPECT_EQ(bound_by.w_ns, -5'000);
+}
+
 TEST(CriticalPath, ATraceWithoutStepsHasNoPathAndSaysSo) {
   Built b = build({launch(1'000, 3'000, 1), kernel("void at::native::vectorized_elementwise_kernel<4>", 9'000, 5'000, 7, 1)});
   const RankCriticalPath r = summarize_critical_path(0, b.graph, b.timeline, *b.run->stores[0]);
