@@ -247,7 +247,12 @@
       if (t.critical_path) {
         var pd = pathCats.map(function () { return new Float32Array(C); });
         t.critical_path.forEach(function (c) { for (var k = 0; k < pathCats.length; k++) pd[k][c[0]] = c[k + 1] / 1000; });
-        rows.push({ kind: "path", rank: t.rank, dense: pd, y: y, h: laneH, label: "critical path",
+        var rj = R.ranks.find(function (x) { return x.rank === t.rank; });
+        var pathSteps = ((rj && rj.critical_path && rj.critical_path.steps) || []).map(function (st) {
+          var a = st.start_us + t.clock_shift_us - V.axis.start_us;
+          return { step: st, start: a, end: a + st.wall_us };
+        });
+        rows.push({ kind: "path", rank: t.rank, dense: pd, pathSteps: pathSteps, y: y, h: laneH, label: "critical path",
           colors: pathCats.map(function (k) { return pathInfo(k).color; }), names: pathCats.map(function (k) { return pathInfo(k).label; }) });
         y += laneH + gapLane;
       }
@@ -361,6 +366,16 @@
           if (row.kind === "path" && !(row.bins[k][p] > 0)) return;
           html += SS.tipRow(row.colors[k], nm, SS.pct(100 * Math.min(1, row.bins[k][p] || 0), 0));
         });
+        if (row.kind === "path") {
+          // The step under the cursor: its longest segments on the path.
+          var ps = row.pathSteps.find(function (x) { return t >= x.start && t < x.end; });
+          if (ps) {
+            html += SS.tipRow(null, "step " + ps.step.step + " · longest on the path", "");
+            ps.step.top_segments.slice(0, 3).forEach(function (g) {
+              html += SS.tipRow(pathInfo(g.category).color, g.kind + " · " + (g.name.length > 60 ? g.name.slice(0, 57) + "…" : g.name), SS.dur(g.dur_us));
+            });
+          }
+        }
         if (row.pathBins && row.pathBins[p] > 0) html += SS.tipRow(PATH_MARK, "on the critical path", SS.pct(100 * Math.min(1, row.pathBins[p]), 0));
         if (row.lane) html += SS.tipRow(null, row.lane.activities.toLocaleString("en-US") + " activities on the stream", "");
       }
