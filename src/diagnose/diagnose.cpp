@@ -71,6 +71,7 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     inputs[i].graph = build_replay_graph(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
     d.replay.push_back(whatif::summarize_replay(store.rank, inputs[i].graph));
     estimate_unprofiled(store, options, inputs[i], d.replay.back());
+    d.critical_path.push_back(whatif::summarize_critical_path(store.rank, inputs[i].graph, inputs[i].timeline, store));
     RankView v;
     v.store = &store;
     v.analysis = &ranks[i];

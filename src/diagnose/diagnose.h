@@ -18,6 +18,7 @@
 #include "diagnose/finding.h"
 #include "diagnose/step_attribution.h"
 #include "trace/event_store.h"
+#include "whatif/rank_critical_path.h"
 #include "whatif/rank_replay.h"
 
 namespace stepscope::diagnose {
@@ -25,6 +26,7 @@ namespace stepscope::diagnose {
 struct Diagnosis {
   std::vector<RankAttribution> attribution;  // one per rank, rank order
   std::vector<whatif::RankReplay> replay;     // one per rank: the replay's fidelity (docs/whatif.md)
+  std::vector<whatif::RankCriticalPath> critical_path;  // one per rank: each step's critical path (docs/whatif.md)
   // Findings whose saving reaches options.min_saving_pct (and findings that
   // save no time but carry a medium or high risk), largest saving first. In a
   // healthy run (primary "none") only compute_efficiency findings among those

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "report/printable_text.h"
 #include "report/rank_spread.h"
 #include "report/text_table.h"
@@ -111,6 +116,36 @@ std::string attribution_summary(const dg::Diagnosis& d) {
   return out;
 }
 
+// One line per rank: the largest shares of the steps' critical path
+// (docs/whatif.md), host CPU time as one share.
+std::string critical_path_lines(const dg::Diagnosis& d) {
+  using whatif::PathCategory;
+  std::string out;
+  for (const auto& r : d.critical_path) {
+    if (r.wall_ns <= 0) continue;
+    auto of = [&](PathCategory c) { return r.total_ns[static_cast<size_t>(c)]; };
+    std::vector<std::pair<int64_t, std::string_view>> parts = {
+        {of(PathCategory::kHostRuntime) + of(PathCategory::kHostOther), "host CPU"},
+        {of(PathCategory::kDataLoader), "DataLoader"},
+        {of(PathCategory::kLaunch), "launch latency"},
+        {of(PathCategory::kGpuCompute), "GPU compute"},
+        {of(PathCategory::kGpuMemory), "GPU copies"},
+        {of(PathCategory::kGpuCommunication), "GPU communication"},
+        {of(PathCategory::kStreamWait), "stream waits"},
+        {of(PathCategory::kSync), "sync waits"},
+        {of(PathCategory::kResidual), "unexplained"}};
+    std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string line;
+    for (size_t i = 0; i < parts.size() && i < 4; ++i) {
+      const double pct = 100.0 * static_cast<double>(parts[i].first) / static_cast<double>(r.wall_ns);
+      if (pct < 1.0) break;
+      line += fmt::format("{}{:.0f}% {}", line.empty() ? "" : ", ", pct, parts[i].second);
+    }
+    if (!line.empty()) out += fmt::format("  critical path, rank {}: {}\n", r.rank, line);
+  }
+  return out;
+}
+
 // The buckets table: one column pair per rank, rows for the groups with time.
 std::string attribution_table(const dg::Diagnosis& d, size_t max_side_by_side) {
   if (d.attribution.size() > max_side_by_side) return attribution_summary(d) + no_steps_note(d);
@@ -144,7 +179,7 @@ std::string attribution_table(const dg::Diagnosis& d, size_t max_side_by_side) {
   t.add_separator();
   t.add_row(std::move(total));
   out += t.render();
-  return out + no_steps_note(d);
+  return out + critical_path_lines(d) + no_steps_note(d);
 }
 
 }  // namespace

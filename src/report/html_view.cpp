@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "analysis/kernel_class.h"
+#include "whatif/critical_path.h"
 
 namespace stepscope::report {
 
@@ -84,6 +85,56 @@ struct LaneColumns {
   std::vector<std::array<double, kClasses>> busy_ns;  // per column
 };
 
+// Adds the part of [start, end) that falls in each column to add(column, ns).
+template <typename Add>
+void spread_over_columns(const Axis& axis, int64_t start, int64_t end, Add&& add) {
+  if (end <= start) return;
+  for (int c = axis.column_of(start); c < axis.columns; ++c) {
+    const int64_t c0 = axis.column_start(c), c1 = c + 1 < axis.columns ? axis.column_start(c + 1) : axis.end_ns;
+    if (c0 >= end) break;
+    const int64_t overlap = std::min(end, c1) - std::max(start, c0);
+    if (overlap > 0) add(c, static_cast<double>(overlap));
+  }
+}
+
+// A column's share in ‰, at least 1 for any time at all (tiny work stays visible).
+int permille_of(double ns, double width) {
+  auto p = static_cast<int>(std::lround(std::min(1.0, ns / width) * 1000.0));
+  return p == 0 && ns > 0 ? 1 : p;
+}
+
+constexpr int kPathCategories = whatif::kPathCategoryCount;
+
+// The critical path of rank i's steps, downsampled like the lanes: per
+// column the path's time in each category (the "critical path" row), and per
+// GPU lane the time its work is on the path (the lane's highlight).
+struct PathColumns {
+  bool present = false;
+  std::vector<std::array<double, kPathCategories>> by_category;  // per column
+  std::map<std::pair<int32_t, int64_t>, std::vector<double>> on_lane;  // (device, stream) -> per column
+};
+
+PathColumns path_columns(const AnalyzeReport& r, size_t i, const Axis& axis, int64_t shift) {
+  PathColumns p;
+  if (!r.diagnosis || i >= r.diagnosis->critical_path.size()) return p;
+  const whatif::RankCriticalPath& cp = r.diagnosis->critical_path[i];
+  if (cp.steps.empty()) return p;
+  p.present = true;
+  p.by_category.assign(static_cast<size_t>(axis.columns), {});
+  for (const whatif::StepCriticalPath& s : cp.steps)
+    for (const whatif::PathSpan& span : s.spans) {
+      const int64_t a = span.start_ns + shift, b = span.end_ns + shift;
+      spread_over_columns(axis, a, b, [&](int c, double ns) {
+        p.by_category[static_cast<size_t>(c)][static_cast<size_t>(span.category)] += ns;
+      });
+      if (span.device < 0) continue;
+      auto [it, fresh] = p.on_lane.try_emplace({span.device, span.stream});
+      if (fresh) it->second.assign(static_cast<size_t>(axis.columns), 0.0);
+      spread_over_columns(axis, a, b, [&](int c, double ns) { it->second[static_cast<size_t>(c)] += ns; });
+    }
+  return p;
+}
+
 ordered_json timeline_of_rank(const AnalyzeReport& r, size_t i, const Axis& axis, int64_t base) {
   const EventStore& s = *r.stores[i];
   const auto& e = s.events;
@@ -104,16 +155,13 @@ ordered_json timeline_of_rank(const AnalyzeReport& r, size_t i, const Axis& axis
     int8_t& cls = class_of_name[e.name[row]];
     if (cls < 0) cls = static_cast<int8_t>(analysis::classify_kernel(s.strings.get(e.name[row]), e.kind[row]).cls);
     const int64_t start = e.ts_ns[row] + shift, end = start + e.dur_ns[row];
-    if (end <= start) continue;
-    for (int c = axis.column_of(start); c < axis.columns; ++c) {
-      const int64_t c0 = axis.column_start(c), c1 = c + 1 < axis.columns ? axis.column_start(c + 1) : axis.end_ns;
-      if (c0 >= end) break;
-      const int64_t overlap = std::min(end, c1) - std::max(start, c0);
-      if (overlap > 0) lane.busy_ns[static_cast<size_t>(c)][static_cast<size_t>(cls)] += static_cast<double>(overlap);
-    }
+    spread_over_columns(axis, start, end, [&](int c, double ns) {
+      lane.busy_ns[static_cast<size_t>(c)][static_cast<size_t>(cls)] += ns;
+    });
   }
   ordered_json out_lanes = ordered_json::array();
   const double width = axis.width_ns();
+  const PathColumns path = path_columns(r, i, axis, shift);
   for (const auto& [key, lane] : lanes) {
     // Sparse: [column, per-class share of the column in ‰ ...] for busy columns.
     ordered_json cols = ordered_json::array();
@@ -122,19 +170,43 @@ ordered_json timeline_of_rank(const AnalyzeReport& r, size_t i, const Axis& axis
       ordered_json col = ordered_json::array({c});
       bool any = false;
       for (int k = 0; k < kClasses; ++k) {
-        auto permille = static_cast<int>(std::lround(std::min(1.0, b[static_cast<size_t>(k)] / width) * 1000.0));
-        if (permille == 0 && b[static_cast<size_t>(k)] > 0) permille = 1;  // keep tiny work visible
+        const int permille = permille_of(b[static_cast<size_t>(k)], width);
         any |= permille > 0;
         col.push_back(permille);
       }
       if (any) cols.push_back(std::move(col));
     }
-    out_lanes.push_back({{"device", lane.device}, {"stream", lane.stream}, {"activities", lane.activities}, {"cols", cols}});
+    // Sparse: [column, ‰ of the column where this stream's work is on the critical path].
+    ordered_json on_path = ordered_json::array();
+    if (auto it = path.on_lane.find({lane.device, lane.stream}); it != path.on_lane.end())
+      for (int c = 0; c < axis.columns; ++c)
+        if (const double ns = it->second[static_cast<size_t>(c)]; ns > 0) on_path.push_back({c, permille_of(ns, width)});
+    out_lanes.push_back({{"device", lane.device},
+                         {"stream", lane.stream},
+                         {"activities", lane.activities},
+                         {"cols", cols},
+                         {"path", on_path}});
+  }
+  // Sparse: [column, per-category share of the column in ‰ ...] where the path runs; null without a path.
+  ordered_json path_cols = nullptr;
+  if (path.present) {
+    path_cols = ordered_json::array();
+    for (int c = 0; c < axis.columns; ++c) {
+      const auto& b = path.by_category[static_cast<size_t>(c)];
+      ordered_json col = ordered_json::array({c});
+      bool any = false;
+      for (int k = 0; k < kPathCategories; ++k) {
+        const int pm = permille_of(b[static_cast<size_t>(k)], width);
+        any |= pm > 0;
+        col.push_back(pm);
+      }
+      if (any) path_cols.push_back(std::move(col));
+    }
   }
   ordered_json steps = ordered_json::array();
   for (const auto& w : step_windows(r, i))
     steps.push_back({{"step", w[0]}, {"start_us", us(w[1] + shift - axis.start_ns)}, {"end_us", us(w[2] + shift - axis.start_ns)}});
-  return {{"rank", s.rank}, {"clock_shift_us", us(shift)}, {"lanes", out_lanes}, {"steps", steps}};
+  return {{"rank", s.rank}, {"clock_shift_us", us(shift)}, {"lanes", out_lanes}, {"steps", steps}, {"critical_path", path_cols}};
 }
 
 // Allocator samples of one rank, per device: the largest Total Allocated and
@@ -208,6 +280,9 @@ ordered_json build_html_view(const AnalyzeReport& report, const HtmlViewOptions&
     timeline.push_back(timeline_of_rank(report, i, axis, base));
     memory_of_rank(report, i, memory_axis, base, memory);
   }
+  ordered_json path_categories = ordered_json::array();
+  for (int k = 0; k < kPathCategories; ++k)
+    path_categories.push_back(std::string(whatif::to_string(static_cast<whatif::PathCategory>(k))));
   ordered_json classes = ordered_json::array();
   for (int k = 0; k < kClasses; ++k) classes.push_back(std::string(analysis::to_string(static_cast<analysis::KernelClass>(k))));
   return {{"axis",
@@ -218,6 +293,7 @@ ordered_json build_html_view(const AnalyzeReport& report, const HtmlViewOptions&
           {"ranks_total", report.stores.size()},
           {"ranks_drawn", ranks},
           {"classes", classes},
+          {"path_categories", path_categories},
           {"timeline", timeline},
           {"memory", memory}};
 }

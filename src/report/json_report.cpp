@@ -2,6 +2,7 @@
 
 #include "analysis/kernel_class.h"
 #include "report/diagnosis_json.h"
+#include "report/critical_path_json.h"
 #include "report/replay_json.h"
 #include "report/hta_json.h"
 
@@ -325,6 +326,8 @@ ordered_json build_analyze_json(const AnalyzeReport& report) {
     if (report.diagnosis && i < report.diagnosis->attribution.size())
       rj["attribution"] = attribution_json(report.diagnosis->attribution[i]);
     if (report.diagnosis && i < report.diagnosis->replay.size()) rj["replay"] = replay_json(report.diagnosis->replay[i]);
+    if (report.diagnosis && i < report.diagnosis->critical_path.size())
+      rj["critical_path"] = critical_path_json(report.diagnosis->critical_path[i]);
     if (report.hta) {
       static const std::vector<analysis::hta::HtaKernelTypeRow> kNone;
       apply_hta_to_rank(*report.hta, i < report.hta_rank_kernel_types.size() ? report.hta_rank_kernel_types[i] : kNone,

@@ -22,6 +22,7 @@ using diagnose::Finding;
 // Track ids inside the stepscope process. Per rank: its attribution track.
 // Per category: example lanes, then per rank the time attributed to it.
 constexpr int64_t kAttributionTid = 1;                    // + rank index
+constexpr int64_t kCriticalPathTid = 500'000'000;         // + rank index
 constexpr int64_t kCategoryTid = 1'000'000'000;           // + category * kCategoryStride + lane
 constexpr int64_t kAttributedTid = 2'000'000'000;         // + category * kCategoryStride + rank index
 constexpr int64_t kCategoryStride = 10'000'000;
@@ -179,6 +180,33 @@ void write_attribution(Tracks& t, const AnalyzeReport& report, const diagnose::D
   }
 }
 
+// Per rank: one slice per step window (the path's time by category in args),
+// and inside it the path as runs of one category (docs/whatif.md).
+void write_critical_path(Tracks& t, const diagnose::Diagnosis& d, const TraceLayout& layout) {
+  for (size_t r = 0; r < d.critical_path.size() && r < layout.ranks.size(); ++r) {
+    const auto& cp = d.critical_path[r];
+    if (cp.steps.empty()) continue;
+    const int64_t tid = kCriticalPathTid + static_cast<int64_t>(r);
+    const int64_t shift = layout.ranks[r].shift_ns;
+    t.name_thread(tid, fmt::format("critical path · rank {}", cp.rank),
+                  static_cast<int64_t>(layout.ranks.size() + r));
+    for (const auto& st : cp.steps) {
+      emit(t, 'X', tid, fmt::format("step {}", st.step), "stepscope.critical_path", st.start_ns + shift, st.wall_ns(),
+           [&](Args& args) {
+             args.integer("rank", cp.rank).integer("step", st.step).num("wall_us", static_cast<double>(st.wall_ns()) / 1e3);
+             for (int c = 0; c < whatif::kPathCategoryCount; ++c)
+               args.num(fmt::format("{}_us", whatif::to_string(static_cast<whatif::PathCategory>(c))),
+                        static_cast<double>(st.by_category_ns[static_cast<size_t>(c)]) / 1e3);
+           });
+      for (const auto& sp : st.spans)
+        emit(t, 'X', tid, whatif::to_string(sp.category), "stepscope.critical_path", sp.start_ns + shift,
+             sp.end_ns - sp.start_ns, [&](Args& args) {
+               if (sp.device >= 0) args.integer("device", sp.device).integer("stream", sp.stream);
+             });
+    }
+  }
+}
+
 struct Placed {
   const Finding* finding;
   const diagnose::Example* example;
@@ -282,6 +310,7 @@ uint64_t write_stepscope_tracks(TraceEventWriter& w, const AnalyzeReport& report
     w.end_event();
   }
   write_attribution(t, report, diagnosis, layout);
+  write_critical_path(t, diagnosis, layout);
   write_findings(t, diagnosis, layout);
   return t.events;
 }

@@ -237,5 +237,51 @@ TEST(HtmlCounters, RangeProfilerTraceShowsItsCountersInABrowser) {
   EXPECT_NE(rest.find("86.12 M"), std::string::npos) << "CUDA-core FLOPs of the fft kernel";
 }
 
+
+// Hovering the critical path row in the middle of the first step names that
+// step's longest segments on the path (the JSON's top_segments).
+TEST(HtmlInBrowserCriticalPath, HoveringThePathRowNamesTheStepsLongestSegments) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty())
+    GTEST_SKIP() << "chromium not installed (scripts/install_deps.sh installs it): the page is not rendered";
+  if (!std::filesystem::exists(example_trace("item_sync"))) GTEST_SKIP() << "examples/ not found";
+  auto rep = report_of({example_trace("item_sync")});
+  std::string page = render_html(rep->report);
+  const json data = embedded_data(page);
+  const json& top = data["report"]["ranks"][0]["critical_path"]["steps"][0]["top_segments"][0];
+  // A probe: move the mouse over the path row (below the steps row, whose
+  // geometry report.js fixes: 4 px top, 18 px steps row, 3 px gap) and copy
+  // the tooltip's text into the page.
+  const std::string probe = R"(<script>
+window.addEventListener("load", function () {
+  var d = JSON.parse(document.getElementById("stepscope-data").textContent);
+  var s = d.view.timeline[0].steps[0], frac = (s.start_us + s.end_us) / 2 / d.view.axis.duration_us;
+  var c = document.querySelector("#timeline-chart canvas"), r = c.getBoundingClientRect();
+  c.dispatchEvent(new MouseEvent("mousemove", { clientX: r.left + 150 + frac * (r.width - 150 - 18), clientY: r.top + 4 + 18 + 3 + 13, bubbles: true }));
+  var out = document.createElement("pre"); out.id = "probe"; out.textContent = document.getElementById("tooltip").innerText;
+  document.body.appendChild(out);
+});
+</script>)";
+  page.insert(page.rfind("</body>"), probe);
+  const auto dir = scratch_dir("html_path_probe");
+  std::ofstream(dir / "report.html") << page;
+  int rc = 0;
+  const std::string dom = testing::run_shell("timeout 120 " + chromium +
+                                                 " --headless --no-sandbox --disable-gpu --window-size=1400,1000 "
+                                                 "--virtual-time-budget=3000 --dump-dom 'file://" +
+                                                 (dir / "report.html").string() + "' 2>/dev/null",
+                                             rc);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("<pre id=\"probe\">([^<]*)</pre>"))) << "no probe output";
+  const std::string tip = m[1];
+  EXPECT_NE(tip.find("critical path at"), std::string::npos) << tip;
+  EXPECT_NE(tip.find("step " + std::to_string(data["report"]["ranks"][0]["critical_path"]["steps"][0]["step"].get<int64_t>()) +
+                     " · longest on the path"),
+            std::string::npos)
+      << tip;
+  EXPECT_NE(tip.find(top["kind"].get<std::string>() + " · " + top["name"].get<std::string>().substr(0, 30)), std::string::npos)
+      << tip;
+}
+
 }  // namespace
 }  // namespace stepscope::report

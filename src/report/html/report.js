@@ -38,6 +38,15 @@
     other_idle: { label: "Other idle", color: T.grey },
   };
   var CLASS_COLORS = { computation: T.green, communication: T.indigo, memory: T.cyan, other: "#999999" };
+  // Critical-path categories (whatif/critical_path.h), in the view's order.
+  var PATH_CATEGORIES = {
+    host_runtime: { label: "host: runtime calls", color: T.wine }, host_other: { label: "host: other CPU", color: T.purple },
+    dataloader: { label: "DataLoader", color: T.sand }, launch: { label: "launch latency", color: T.rose },
+    gpu_compute: { label: "GPU compute", color: T.green }, gpu_memory: { label: "GPU copies", color: T.cyan },
+    gpu_communication: { label: "GPU communication", color: T.indigo }, stream_wait: { label: "stream waits", color: T.olive },
+    sync: { label: "sync waits", color: "#EE7733" }, residual: { label: "unexplained", color: "#999999" },
+  };
+  var PATH_MARK = "#EE3377";  // a stream's work on the critical path
   var CATEGORY_LABELS = {
     none: "none", data_pipeline: "Data pipeline", host_overhead: "Host overhead", host_sync: "Host sync",
     compute_efficiency: "Compute efficiency", memory_allocator: "Memory allocator", memory_capacity: "Memory capacity",
@@ -217,9 +226,14 @@
     var chart = document.getElementById("timeline-chart");
     chart.innerHTML = "";
     var classes = V.classes;
+    var pathCats = V.path_categories || [];
+    var anyPath = V.timeline.some(function (t) { return t.critical_path; });
+    function pathInfo(k) { return PATH_CATEGORIES[k] || { label: k, color: "#777777" }; }
     SS.legend(document.getElementById("timeline-legend"), classes.map(function (c) { return { label: c, color: CLASS_COLORS[c] || "#999" }; })
-      .concat([{ label: "step window", color: "#d5d9e2" }]));
+      .concat([{ label: "step window", color: "#d5d9e2" }])
+      .concat(anyPath ? [{ label: "on the critical path", color: PATH_MARK }].concat(pathCats.map(function (k) { return { label: "path: " + pathInfo(k).label, color: pathInfo(k).color }; })) : []));
     var hint = "Each stream's busy share per pixel column, stacked by kernel class: a full-height block is a stream busy the whole column. ";
+    if (anyPath) hint += "The critical path row shows what bound each step (host CPU, launches, GPU work, waits), and a stream's work on that path is marked above its lane. ";
     if (V.ranks_drawn < V.ranks_total) hint += "The first " + V.ranks_drawn + " of " + V.ranks_total + " ranks are drawn. ";
     hint += "Open the --perfetto export for single kernels.";
     document.getElementById("timeline-hint").textContent = hint;
@@ -230,10 +244,25 @@
       if (ri > 0) y += gapRank;
       rows.push({ kind: "steps", rank: t.rank, steps: t.steps, y: y, h: stepH, label: "rank " + t.rank + " · steps" });
       y += stepH + gapLane;
+      if (t.critical_path) {
+        var pd = pathCats.map(function () { return new Float32Array(C); });
+        t.critical_path.forEach(function (c) { for (var k = 0; k < pathCats.length; k++) pd[k][c[0]] = c[k + 1] / 1000; });
+        var rj = R.ranks.find(function (x) { return x.rank === t.rank; });
+        var pathSteps = ((rj && rj.critical_path && rj.critical_path.steps) || []).map(function (st) {
+          var a = st.start_us + t.clock_shift_us - V.axis.start_us;
+          return { step: st, start: a, end: a + st.wall_us };
+        });
+        rows.push({ kind: "path", rank: t.rank, dense: pd, pathSteps: pathSteps, y: y, h: laneH, label: "critical path",
+          colors: pathCats.map(function (k) { return pathInfo(k).color; }), names: pathCats.map(function (k) { return pathInfo(k).label; }) });
+        y += laneH + gapLane;
+      }
       t.lanes.forEach(function (l) {
         var dense = classes.map(function () { return new Float32Array(C); });
         l.cols.forEach(function (c) { for (var k = 0; k < classes.length; k++) dense[k][c[0]] = c[k + 1] / 1000; });
-        rows.push({ kind: "lane", rank: t.rank, lane: l, dense: dense, y: y, h: laneH, label: "GPU " + l.device + " · stream " + l.stream });
+        var onPath = null;
+        if (l.path && l.path.length) { onPath = [new Float32Array(C)]; l.path.forEach(function (c) { onPath[0][c[0]] = c[1] / 1000; }); }
+        rows.push({ kind: "lane", rank: t.rank, lane: l, dense: dense, onPath: onPath, y: y, h: laneH, label: "GPU " + l.device + " · stream " + l.stream,
+          colors: classes.map(function (cl) { return CLASS_COLORS[cl] || "#999"; }), names: classes.map(function (cl) { return cl + " busy"; }) });
         y += laneH + gapLane;
       });
     });
@@ -246,19 +275,19 @@
     chart.appendChild(overlay);
 
     // Per-pixel busy share of each class: columns weighted by their pixel overlap.
-    function bins(row) {
-      var out = classes.map(function () { return new Float32Array(P); });
+    function bins(dense) {
+      var out = dense.map(function () { return new Float32Array(P); });
       var v0 = view[0], v1 = view[1], pxPerUs = P / (v1 - v0);
       var c0 = Math.max(0, Math.floor(v0 / colUs)), c1 = Math.min(C, Math.ceil(v1 / colUs));
       for (var col = c0; col < c1; col++) {
         var a = (col * colUs - v0) * pxPerUs, b = ((col + 1) * colUs - v0) * pxPerUs;
         var any = false;
-        for (var k = 0; k < classes.length; k++) if (row.dense[k][col] > 0) { any = true; break; }
+        for (var k = 0; k < dense.length; k++) if (dense[k][col] > 0) { any = true; break; }
         if (!any) continue;
         for (var p = Math.max(0, Math.floor(a)); p < Math.min(P, Math.ceil(b)); p++) {
           var w = Math.min(b, p + 1) - Math.max(a, p);
           if (w <= 0) continue;
-          for (var kk = 0; kk < classes.length; kk++) out[kk][p] += row.dense[kk][col] * w;
+          for (var kk = 0; kk < dense.length; kk++) out[kk][p] += dense[kk][col] * w;
         }
       }
       return out;
@@ -289,18 +318,24 @@
         }
         ctx.fillStyle = "#f7f8fa";
         ctx.fillRect(x0, row.y, x1 - x0, row.h);
-        var bn = bins(row);
+        var bn = bins(row.dense);
         row.bins = bn;
         for (var p = 0; p < P; p++) {
           var base = row.y + row.h;
-          for (var k = 0; k < classes.length; k++) {
+          for (var k = 0; k < bn.length; k++) {
             var f = Math.min(1, bn[k][p]);
             if (f <= 0) continue;
             var hgt = Math.max(1, f * row.h);
-            ctx.fillStyle = CLASS_COLORS[classes[k]] || "#999";
+            ctx.fillStyle = row.colors[k];
             ctx.fillRect(x0 + p, base - hgt, 1, hgt);
             base -= hgt;
           }
+        }
+        // The stream's work on the critical path: a mark along the lane's top edge.
+        row.pathBins = row.onPath ? bins(row.onPath)[0] : null;
+        if (row.pathBins) {
+          ctx.fillStyle = PATH_MARK;
+          for (var q = 0; q < P; q++) if (row.pathBins[q] > 0) ctx.fillRect(x0 + q, row.y, 1, 3);
         }
       });
       ctx.clearRect(0, H - axisH, W, axisH);
@@ -327,8 +362,22 @@
         html += s ? SS.tipRow(null, "step " + s.step, SS.dur(s.end_us - s.start_us)) : SS.tipRow(null, "outside steps", "");
       } else if (row.bins) {
         var p = Math.floor(x - x0);
-        classes.forEach(function (cl, k) { html += SS.tipRow(CLASS_COLORS[cl], cl + " busy", SS.pct(100 * Math.min(1, row.bins[k][p] || 0), 0)); });
-        html += SS.tipRow(null, row.lane.activities.toLocaleString("en-US") + " activities on the stream", "");
+        row.names.forEach(function (nm, k) {
+          if (row.kind === "path" && !(row.bins[k][p] > 0)) return;
+          html += SS.tipRow(row.colors[k], nm, SS.pct(100 * Math.min(1, row.bins[k][p] || 0), 0));
+        });
+        if (row.kind === "path") {
+          // The step under the cursor: its longest segments on the path.
+          var ps = row.pathSteps.find(function (x) { return t >= x.start && t < x.end; });
+          if (ps) {
+            html += SS.tipRow(null, "step " + ps.step.step + " · longest on the path", "");
+            ps.step.top_segments.slice(0, 3).forEach(function (g) {
+              html += SS.tipRow(pathInfo(g.category).color, g.kind + " · " + (g.name.length > 60 ? g.name.slice(0, 57) + "…" : g.name), SS.dur(g.dur_us));
+            });
+          }
+        }
+        if (row.pathBins && row.pathBins[p] > 0) html += SS.tipRow(PATH_MARK, "on the critical path", SS.pct(100 * Math.min(1, row.pathBins[p]), 0));
+        if (row.lane) html += SS.tipRow(null, row.lane.activities.toLocaleString("en-US") + " activities on the stream", "");
       }
       SS.tooltip(html, ev.clientX, ev.clientY);
     });
