@@ -5,10 +5,16 @@
 //     matmul needs one host call instead of n.
 //   Elementwise chains - three or more elementwise kernels back to back on a
 //     stream, from different ops.
-// The saving is what fusing removes for certain: host-caused GPU idle during
-// the extra matmul calls (all but the first of a group) and inside each
-// chain (between its first and last kernel), outside the idle earlier
-// findings claimed. The memory traffic a fused
+// The saving is an upper bound of what fusing removes: host-caused GPU idle
+// during the extra matmul calls (all but the first of a group) and, inside
+// each chain, during the launches that fusing removes, outside the idle
+// earlier findings claimed. A chain's later kernel waited on the host for
+// its own launch: the rest of the previous chain op after its launch, and
+// the dispatch of the op that launched it, from the op's start (never before
+// the previous chain kernel's launch returned) to the kernel's start. The
+// rest of a gap between two chain kernels is other host work
+// (Python between ops, logging, a long CPU op) that one fused kernel leaves
+// in place, so it is not counted however long it is. The memory traffic a fused
 // elementwise kernel saves is not counted: the trace does not record which
 // op consumes which tensor, so the chain's GPU time is evidence only. The
 // idle is not claimed: host_overhead's remedy (torch.compile) removes it too.
@@ -125,6 +131,29 @@ DetectorOutput run(const DetectorContext& ctx) {
       auto op_of = [&](const analysis::GpuActivity* x) {
         return x->launch_row == HostTree::kNoRow ? HostTree::kNoRow : r.tree->parent(x->launch_row);
       };
+      // The GPU idle between `prev` and `x` that fusing `x` into `prev`
+      // removes: while the host finished `prev`'s op after its launch, and
+      // while it ran `x`'s op up to `x`'s start (the launch call alone when
+      // no op encloses it). Any host work between the two ops stays.
+      auto launch_windows = [&](const analysis::GpuActivity& prev, const analysis::GpuActivity& x,
+                                std::vector<Interval>& out_windows) {
+        const auto op_span = [&](const analysis::GpuActivity& k, int64_t& from, int64_t& to) {
+          from = k.launch_start_ns;
+          to = k.launch_end_ns;
+          const uint32_t op = op_of(&k);
+          if (op == HostTree::kNoRow || ev.kind[op] != trace::EventKind::kCpuOp) return;
+          from = std::min(from, ev.ts_ns[op]);
+          to = std::max(to, ev.ts_ns[op] + ev.dur_ns[op]);
+        };
+        int64_t prev_from, prev_to, x_from, x_to;
+        op_span(prev, prev_from, prev_to);
+        op_span(x, x_from, x_to);
+        const int64_t gap_start = prev.end_ns, gap_end = x.start_ns;
+        const Interval tail{std::max(prev.launch_end_ns, gap_start), std::min(prev_to, gap_end)};
+        const Interval dispatch{std::max({x_from, prev.launch_end_ns, gap_start}), gap_end};
+        for (const Interval& w : {tail, dispatch})
+          if (w.end_ns > w.start_ns) out_windows.push_back(w);
+      };
       auto close = [&] {
         if (chain.size() >= kMinChain) {
           int32_t si = step_index_at(a, chain.front()->start_ns);
@@ -134,7 +163,11 @@ DetectorOutput run(const DetectorContext& ctx) {
               add_into(sum, x->duration_ns());
               longest = std::max(longest, x->duration_ns());
             }
-            chain_insides.push_back({chain.front()->end_ns, chain.back()->start_ns});
+            std::vector<Interval> own;
+            for (size_t i = 1; i < chain.size(); ++i) launch_windows(*chain[i - 1], *chain[i], own);
+            int64_t windows = 0;
+            for (const Interval& w : own) add_into(windows, w.end_ns - w.start_ns);
+            chain_insides.insert(chain_insides.end(), own.begin(), own.end());
             add_into(chain_gpu_ns, sum);
             ++chains;
             add_into(chain_kernels, static_cast<int64_t>(chain.size()));
@@ -146,8 +179,7 @@ DetectorOutput run(const DetectorContext& ctx) {
                                                      human_time(static_cast<double>(chain.back()->end_ns -
                                                                                     chain.front()->start_ns))));
               e.dur_ns = chain.back()->end_ns - chain.front()->start_ns;
-              examples.push_back({static_cast<double>(chain.back()->end_ns - chain.front()->start_ns - sum),
-                                  std::move(e)});
+              examples.push_back({static_cast<double>(windows), std::move(e)});
             }
           }
         }
