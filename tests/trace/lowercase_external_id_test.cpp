@@ -13,22 +13,21 @@
 namespace stepscope::trace {
 namespace {
 
-using testing::TempDir;
 using testing::trace_doc;
 using testing::x_event;
 
+void load(const std::vector<std::string>& events, EventStore& store) {
+  const TokenizeResult r = read_trace_bytes(trace_doc(events), store, TokenizerOptions{});
+  ASSERT_EQ(r.status, TokenizeStatus::kOk) << r.message;
+}
+
 TEST(LowercaseExternalId, KernelJoinsItsOpThroughTheLaunchAsPyTorch18WroteIt) {
-  TempDir dir;
   EventStore s;
-  std::string path = dir.write(
-      "w.json",
-      trace_doc({
-          x_event("Operator", "aten::conv2d", "110", "20", "7", "7", R"("args": {"External id": 2})"),
-          x_event("Runtime", "cudaLaunchKernel", "115", "5", "7", "7", R"("args": {"correlation": 9, "external id": 2})"),
-          x_event("Kernel", "volta_sgemm_128x64_nn", "130", "10", "0", "\"stream 7\"",
-                  R"("args": {"device": 0, "stream": 7, "correlation": 9, "external id": 2})"),
-      }));
-  ASSERT_TRUE(testing::read(path, s).ok);
+  load({x_event("Operator", "aten::conv2d", "110", "20", "7", "7", R"("args": {"External id": 2})"),
+        x_event("Runtime", "cudaLaunchKernel", "115", "5", "7", "7", R"("args": {"correlation": 9, "external id": 2})"),
+        x_event("Kernel", "volta_sgemm_128x64_nn", "130", "10", "0", "\"stream 7\"",
+                R"("args": {"device": 0, "stream": 7, "correlation": 9, "external id": 2})")},
+       s);
   ASSERT_EQ(s.gpu_rows.size(), 1u);
   EXPECT_EQ(s.events.external_id[s.runtime_rows.at(0)], 2);
   EXPECT_EQ(s.events.external_id[s.gpu_rows[0]], 2);
@@ -38,16 +37,10 @@ TEST(LowercaseExternalId, KernelJoinsItsOpThroughTheLaunchAsPyTorch18WroteIt) {
 
 TEST(LowercaseExternalId, LowercaseKeyWinsWhenBothAreWritten) {
   // The plugin's order, whichever key comes first in the record.
-  TempDir dir;
   EventStore s;
-  std::string path = dir.write(
-      "w.json", trace_doc({
-                    x_event("Runtime", "cudaLaunchKernel", "115", "5", "7", "7",
-                            R"("args": {"External id": 3, "external id": 4})"),
-                    x_event("Runtime", "cudaLaunchKernel", "125", "5", "7", "7",
-                            R"("args": {"external id": 5, "External id": 6})"),
-                }));
-  ASSERT_TRUE(testing::read(path, s).ok);
+  load({x_event("Runtime", "cudaLaunchKernel", "115", "5", "7", "7", R"("args": {"External id": 3, "external id": 4})"),
+        x_event("Runtime", "cudaLaunchKernel", "125", "5", "7", "7", R"("args": {"external id": 5, "External id": 6})")},
+       s);
   ASSERT_EQ(s.runtime_rows.size(), 2u);
   EXPECT_EQ(s.events.external_id[s.runtime_rows[0]], 4);
   EXPECT_EQ(s.events.external_id[s.runtime_rows[1]], 5);
