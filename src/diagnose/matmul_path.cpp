@@ -44,6 +44,11 @@ constexpr std::array kPathRules = {
     // computeWgradBOffsetsKernel, cudnn::cnn::reduce_wgrad_nchw_helper.
     PathRule{{Match::kContains, "offsetskernel"}, MatmulPath::kNotMatmul},
     PathRule{{Match::kContains, "reduce_wgrad"}, MatmulPath::kNotMatmul},
+    // cuBLAS/cuBLASLt split-K: the K slices' partial tiles are summed by a
+    // separate kernel (cuBLASLt documentation, cublasLtReductionScheme_t:
+    // out-of-place reduction "in a separate kernel"), splitKreduce_kernel<...>,
+    // whatever the GEMM's type: additions only.
+    PathRule{{Match::kContains, "splitkreduce"}, MatmulPath::kNotMatmul},
     // --- Tensor-core markers; they win over SIMT-looking words in long
     // template names ("cutlass_80_tensorop_s1688gemm").
     // CUTLASS 2.x/3.x operator class.

@@ -58,6 +58,16 @@ const Case kTable[] = {
     {"cask_cudnn::computeWgradBOffsetsKernel(cask_cudnn::ComputeWgradBOffsetsParams)", MatmulPath::kNotMatmul},
     {"void cudnn::cnn::reduce_wgrad_nchw_helper<float, float>(void*, void const*, float, int, int)",
      MatmulPath::kNotMatmul},
+    // cuBLAS's split-K reduction sums partial tiles (PyTorch 1.8 on a V100,
+    // pytorch/kineto tb_plugin sample resnet50_num_workers_4; bf16 on an H200).
+    {"void splitKreduce_kernel<float, float, float, float>(cublasSplitKParams<float>, float const*, float const*, "
+     "float*, float const*, float const*, float const*)",
+     MatmulPath::kNotMatmul},
+    {"void splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, false, float, __nv_bfloat16, "
+     "__nv_bfloat16, true, false, false, false>(cublasLt::cublasSplitKParams<float>, float const*, __nv_bfloat16 "
+     "const*, float*, __nv_bfloat16*, float const*, float const*, __nv_bfloat16 const*, float const*, __nv_bfloat16*, "
+     "void*, long, float*, int*, float*, float*, float const*, float const*, float const*, float const*, float const*)",
+     MatmulPath::kNotMatmul},
     // Volta, half precision: tensor cores.
     {"volta_h884gemm_64x64_ldg8_nn", MatmulPath::kTensorCore},
     {"volta_s884gemm_fp16_128x128_ldg8_f2f_nn", MatmulPath::kTensorCore},
