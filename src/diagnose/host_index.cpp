@@ -52,6 +52,10 @@ bool is_dataloader_next(std::string_view name) {
 
 bool is_optimizer_step(std::string_view name) { return name.starts_with("Optimizer.step#"); }
 
+bool is_record_function_kind(trace::EventKind kind) {
+  return kind == trace::EventKind::kUserAnnotation || kind == trace::EventKind::kCpuOp;
+}
+
 HostCalls::HostCalls(std::vector<HostCall> calls) : calls_(std::move(calls)) {
   std::sort(calls_.begin(), calls_.end(), [](const HostCall& a, const HostCall& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.row < b.row;
@@ -119,7 +123,7 @@ HostIndex build_host_index(const trace::EventStore& store) {
     uint8_t c = name_class[ev.name[row]];
     if (c == 0 || !is_host_span_kind(ev.kind[row])) continue;
     if (c == 1) dataloader.push_back(call_of(row));
-    if (c == 2 && ev.kind[row] == trace::EventKind::kUserAnnotation) optimizer.push_back(call_of(row));
+    if (c == 2 && is_record_function_kind(ev.kind[row])) optimizer.push_back(call_of(row));
   }
   h.dataloader = HostCalls(std::move(dataloader));
   h.optimizer_steps = HostCalls(std::move(optimizer));

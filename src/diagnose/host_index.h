@@ -36,6 +36,13 @@ bool is_graph_launch(std::string_view name);
 bool is_dataloader_next(std::string_view name);
 // "Optimizer.step#AdamW.step": torch.optim wraps every step in this annotation.
 bool is_optimizer_step(std::string_view name);
+// The kinds a record_function range (Optimizer.step#..., enumerate(DataLoader)#...)
+// has on the host: user_annotation since PyTorch 1.10; PyTorch 1.8/1.9 wrote
+// every such range with category "Operator", as ops (cpu_op here). The
+// TensorBoard plugin takes both (pytorch/kineto tb_plugin
+// torch_tb_profiler/profiler/event_parser.py, _parse_step: OPERATOR or
+// USER_ANNOTATION).
+bool is_record_function_kind(trace::EventKind kind);
 
 struct HostCall {
   int64_t start_ns = 0;

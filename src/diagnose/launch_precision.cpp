@@ -79,7 +79,7 @@ LaunchPrecision LaunchPrecisionReader::of_span(uint32_t row) {
   for (auto it = path.rbegin(); it != path.rend(); ++it) {
     const uint32_t r = *it;
     const trace::EventKind kind = store_.events.kind[r];
-    if (kind == trace::EventKind::kUserAnnotation && is_optimizer_step(store_.name_of(r)))
+    if (is_record_function_kind(kind) && is_optimizer_step(store_.name_of(r)))
       state.in_optimizer = true;
     if (kind == trace::EventKind::kCpuOp) {
       OpFloat t = float_type_of(args_.read(r).types);

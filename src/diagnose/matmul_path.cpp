@@ -44,6 +44,11 @@ constexpr std::array kPathRules = {
     // computeWgradBOffsetsKernel, cudnn::cnn::reduce_wgrad_nchw_helper.
     PathRule{{Match::kContains, "offsetskernel"}, MatmulPath::kNotMatmul},
     PathRule{{Match::kContains, "reduce_wgrad"}, MatmulPath::kNotMatmul},
+    // cuBLAS/cuBLASLt split-K: a GEMM split along K (cuBLASLt's
+    // CUBLASLT_ALGO_CONFIG_SPLITK_NUM) has its slices' partial results summed
+    // afterwards (the reduction schemes of cublasLtReductionScheme_t), here by
+    // splitKreduce_kernel<...>, whatever the GEMM's type: additions only.
+    PathRule{{Match::kContains, "splitkreduce"}, MatmulPath::kNotMatmul},
     // --- Tensor-core markers; they win over SIMT-looking words in long
     // template names ("cutlass_80_tensorop_s1688gemm").
     // CUTLASS 2.x/3.x operator class.

@@ -88,8 +88,9 @@ TEST(ProfilerStepCategory, RealPyTorch18TraceHasItsSixSteps) {
   EXPECT_EQ(s.gpu_rows.size(), 14u);
   EXPECT_EQ(s.runtime_rows.size(), 14u);
   for (size_t g = 0; g < s.gpu_rows.size(); ++g) EXPECT_NE(s.launch_of_gpu[g], EventStore::kNoRow) << g;
-  // Ops: one per step around the first launch, and the DataLoader range.
-  EXPECT_EQ(s.cpu_op_rows.size(), 12u);
+  // Ops: one per step around the first launch, and the DataLoader, zero_grad
+  // and optimizer-step ranges.
+  EXPECT_EQ(s.cpu_op_rows.size(), 24u);
 }
 
 }  // namespace

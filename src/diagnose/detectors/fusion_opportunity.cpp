@@ -5,10 +5,17 @@
 //     matmul needs one host call instead of n.
 //   Elementwise chains - three or more elementwise kernels back to back on a
 //     stream, from different ops.
-// The saving is what fusing removes for certain: host-caused GPU idle during
-// the extra matmul calls (all but the first of a group) and inside each
-// chain (between its first and last kernel), outside the idle earlier
-// findings claimed. The memory traffic a fused
+// The saving is an upper bound of what fusing removes: host-caused GPU idle
+// during the extra matmul calls (all but the first of a group) and, inside
+// each chain, during the launches that fusing removes, outside the idle
+// earlier findings claimed. A chain's later kernel waited on the host for
+// its own launch: the rest of the previous chain op after its launch, then
+// the issue of the next: its op from its start (or the rank's typical
+// launch interval, the median from one launch call to the next on a
+// thread, when longer) to the kernel's start. The rest of a gap between two
+// chain kernels is other host work
+// (Python between ops, logging, a long CPU op) that one fused kernel leaves
+// in place, so it is not counted however long it is. The memory traffic a fused
 // elementwise kernel saves is not counted: the trace does not record which
 // op consumes which tensor, so the chain's GPU time is evidence only. The
 // idle is not claimed: host_overhead's remedy (torch.compile) removes it too.
@@ -33,6 +40,27 @@ namespace {
 
 constexpr const char* kName = "fusion_opportunity";
 constexpr size_t kMinChain = 3;  // elementwise kernels in a row
+
+// The rank's typical host cost of one launch: the median time from one
+// kernel launch call to the next on the same host thread. In eager PyTorch
+// that is one op's Python binding, dispatch and launch; stretches where the
+// host did other work (logging, the DataLoader, a sync) are few and leave
+// the median alone. 0 when no thread launched twice.
+int64_t typical_launch_interval_ns(const trace::EventStore& store, const analysis::GpuTimeline& tl) {
+  std::vector<std::pair<int64_t, int64_t>> launches;  // (thread, call start)
+  for (const auto& act : tl.activities)
+    if (act.kind == trace::EventKind::kKernel && act.launch_row != trace::EventStore::kNoRow)
+      launches.emplace_back(store.events.tid[act.launch_row], act.launch_start_ns);
+  std::sort(launches.begin(), launches.end());
+  launches.erase(std::unique(launches.begin(), launches.end()), launches.end());  // a graph's kernels: one call
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < launches.size(); ++i)
+    if (launches[i].first == launches[i - 1].first) gaps.push_back(launches[i].second - launches[i - 1].second);
+  if (gaps.empty()) return 0;
+  auto mid = gaps.begin() + static_cast<std::ptrdiff_t>((gaps.size() - 1) / 2);
+  std::nth_element(gaps.begin(), mid, gaps.end());
+  return *mid;
+}
 
 DetectorOutput run(const DetectorContext& ctx) {
   DetectorOutput out;
@@ -118,12 +146,38 @@ DetectorOutput run(const DetectorContext& ctx) {
     }
 
     // Elementwise chains per stream, outside optimizer steps.
+    const int64_t typical_launch_ns = typical_launch_interval_ns(*r.store, *r.timeline);
     std::map<uint32_t, std::vector<const analysis::GpuActivity*>> by_lane;
     for (const auto& act : r.timeline->activities) by_lane[act.lane].push_back(&act);
     for (auto& [lane, acts] : by_lane) {
       std::vector<const analysis::GpuActivity*> chain;
       auto op_of = [&](const analysis::GpuActivity* x) {
         return x->launch_row == HostTree::kNoRow ? HostTree::kNoRow : r.tree->parent(x->launch_row);
+      };
+      // The GPU idle between `prev` and `x` that fusing `x` into `prev`
+      // removes: while the host finished `prev`'s op after its launch, and
+      // while it issued `x`: its op up to `x`'s start (the launch call when
+      // no op encloses it), or the rank's typical launch interval before
+      // `x`'s start when that is longer (the Python binding before an op's
+      // recorded start). Host work past that, between the two ops, stays.
+      auto launch_windows = [&](const analysis::GpuActivity& prev, const analysis::GpuActivity& x,
+                                std::vector<Interval>& out_windows) {
+        const auto op_span = [&](const analysis::GpuActivity& k, int64_t& from, int64_t& to) {
+          from = k.launch_start_ns;
+          to = k.launch_end_ns;
+          const uint32_t op = op_of(&k);
+          if (op == HostTree::kNoRow || ev.kind[op] != trace::EventKind::kCpuOp) return;
+          from = std::min(from, ev.ts_ns[op]);
+          to = std::max(to, ev.ts_ns[op] + ev.dur_ns[op]);
+        };
+        int64_t prev_from, prev_to, x_from, x_to;
+        op_span(prev, prev_from, prev_to);
+        op_span(x, x_from, x_to);
+        const int64_t gap_start = std::max(prev.end_ns, prev.launch_end_ns), gap_end = x.start_ns;
+        const Interval tail{gap_start, std::min(prev_to, gap_end)};
+        const Interval issue{std::max(gap_start, std::min(x_from, gap_end - typical_launch_ns)), gap_end};
+        for (const Interval& w : {tail, issue})
+          if (w.end_ns > w.start_ns) out_windows.push_back(w);
       };
       auto close = [&] {
         if (chain.size() >= kMinChain) {
@@ -134,7 +188,10 @@ DetectorOutput run(const DetectorContext& ctx) {
               add_into(sum, x->duration_ns());
               longest = std::max(longest, x->duration_ns());
             }
-            chain_insides.push_back({chain.front()->end_ns, chain.back()->start_ns});
+            std::vector<Interval> own;
+            for (size_t i = 1; i < chain.size(); ++i) launch_windows(*chain[i - 1], *chain[i], own);
+            chain_insides.insert(chain_insides.end(), own.begin(), own.end());
+            const int64_t windows = IntervalSet(std::move(own)).length();
             add_into(chain_gpu_ns, sum);
             ++chains;
             add_into(chain_kernels, static_cast<int64_t>(chain.size()));
@@ -146,8 +203,7 @@ DetectorOutput run(const DetectorContext& ctx) {
                                                      human_time(static_cast<double>(chain.back()->end_ns -
                                                                                     chain.front()->start_ns))));
               e.dur_ns = chain.back()->end_ns - chain.front()->start_ns;
-              examples.push_back({static_cast<double>(chain.back()->end_ns - chain.front()->start_ns - sum),
-                                  std::move(e)});
+              examples.push_back({static_cast<double>(windows), std::move(e)});
             }
           }
         }

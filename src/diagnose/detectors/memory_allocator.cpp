@@ -4,7 +4,12 @@
 // allocation retries near capacity) cost host time, and cudaFree also waits
 // for the whole device. The cost is the allocator bucket: GPU idle during
 // those calls plus gaps a cudaFree's implicit sync opened. The first
-// profiled step is left out as possible warm-up.
+// profiled step is left out as possible warm-up. A rank without
+// ProfilerStep#N markers is not judged: its one window is whatever the
+// profiler recorded, often from the program's start, where the first
+// runtime calls create the CUDA context (CUDA C++ Programming Guide,
+// "Initialization") and the caching allocator fills its cache; that
+// warm-up cannot be told from steady state there.
 #include <fmt/core.h>
 
 #include <map>
@@ -31,9 +36,14 @@ DetectorOutput run(const DetectorContext& ctx) {
   std::map<std::string, int64_t> count_by_call;
   std::vector<WeightedExample> examples;
 
+  bool unjudged_window = false;
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     const RankView& r = ctx.ranks[ri];
     const RankAttribution& a = *r.attribution;
+    if (!a.from_profiler_steps) {
+      unjudged_window = unjudged_window || !r.host->allocator.empty();
+      continue;
+    }
     const size_t first = a.steps.size() > 1 ? 1 : 0;  // steady state: from the second step on
     add_into(steady_steps, static_cast<int64_t>(a.steps.size() - first));
     std::map<uint32_t, int64_t> idle_by_call;
@@ -89,6 +99,11 @@ DetectorOutput run(const DetectorContext& ctx) {
       prev = *reserved;
     }
   }
+  if (unjudged_window)
+    out.not_assessed.push_back({kName, "allocator calls in steady-state steps",
+                                "no ProfilerStep#N markers: the one window may hold the run's warm-up (CUDA context "
+                                "creation, the caching allocator filling its cache), which cannot be told from steady "
+                                "state (call prof.step() every iteration)"});
   if (calls == 0 || analysis::saturating_add(idle_ns, later_idle_ns) <= 0) return out;
 
   Finding f;

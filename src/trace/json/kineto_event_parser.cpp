@@ -398,6 +398,7 @@ struct KinetoEventParser::Impl {
     bool cat_kind_known = false;
     uint64_t dropped = 0;
     std::string_view negative_size;  // a byte-count argument written negative
+    bool lowercase_external_id = false;  // "external id" was read (it wins over "External id")
 
     for (auto field_result : obj) {
       od::field field;
@@ -459,10 +460,18 @@ struct KinetoEventParser::Impl {
           // Keys compared with their length known at compile time: no call
           // to memcmp for each argument of each event.
           const bool is_correlation = is(k, "correlation");
-          if (is_correlation || is(k, "External id")) {
+          // PyTorch 1.8/1.9 write the key on runtime calls and GPU activities
+          // as "external id" (ops keep "External id"); the TensorBoard
+          // plugin reads "external id" first, then "External id"
+          // (pytorch/kineto tb_plugin/torch_tb_profiler/profiler/trace.py,
+          // DurationEvent). Same here.
+          const bool is_lower_ext = !is_correlation && is(k, "external id");
+          if (is_correlation || is_lower_ext || is(k, "External id")) {
             int64_t x;
             if (!read_int_like(av, x)) return bad(ImportCounter::kBadFieldType, offset, "args \"" + std::string(k) + "\" is not an integer");
-            (is_correlation ? row.correlation : row.external_id) = x;
+            if (is_correlation) row.correlation = x;
+            else if (is_lower_ext || !lowercase_external_id) row.external_id = x;
+            lowercase_external_id |= is_lower_ext;
             continue;
           }
           const bool is_stream = is(k, "stream");

@@ -22,6 +22,22 @@ double causes_sum_us(const Finding& f) {
          *metric(f, "preprocessing_us_per_step") + *metric(f, "graph_capture_us_per_step");
 }
 
+// A 1 ms step whose GPU is busy 5-100 us with a first kernel (launched at
+// 0-5 us), then `rest`.
+std::unique_ptr<Diagnosed> after_a_busy_start(const std::vector<std::string>& rest) {
+  std::vector<std::string> events = {step(1, 0, 1'000'000), launch(0, 5'000, 1),
+                                     kernel(kElementwise, 5'000, 95'000, 7, 1)};
+  events.insert(events.end(), rest.begin(), rest.end());
+  return diagnose_inline(events);
+}
+
+// The causes' figures (µs per step) that `want` names, and that the four
+// causes add up to the bucket.
+void expect_causes(const Diagnosed& run, const Finding& f, std::initializer_list<std::pair<const char*, double>> want) {
+  for (const auto& [cause, us] : want) EXPECT_DOUBLE_EQ(*metric(f, std::string(cause) + "_us_per_step"), us) << cause;
+  EXPECT_DOUBLE_EQ(causes_sum_us(f), bucket_us(run));
+}
+
 bool suggests_cuda_graphs(const std::string& remedy) {
   return remedy.find("reduce-overhead") != std::string::npos ||
          remedy.find("make_graphed_callables") != std::string::npos ||
@@ -91,17 +107,14 @@ TEST(HostOverhead, CompiledRunIsToldReduceOverhead) {
 // the 15 us before its launch returned are the host's; the rest is a
 // cross-stream dependency, and the finding says so instead of torch.compile.
 TEST(HostOverhead, WorkQueuedBehindAStreamWaitIsADependencyNotLaunchOverhead) {
-  auto run = diagnose_inline({
-      step(1, 0, 1'000'000),
-      launch(0, 5'000, 1), kernel(kElementwise, 5'000, 95'000, 7, 1),  // GPU busy 5-100 us
+  auto run = after_a_busy_start({
       launch(105'000, 3'000, 90, "cudaStreamWaitEvent"),
       launch(110'000, 5'000, 2), kernel(kElementwise, 400'000, 100'000, 7, 2),
   });
   const Finding* f = any_finding(run->d, Category::kHostOverhead);
   ASSERT_NE(f, nullptr);
-  EXPECT_DOUBLE_EQ(*metric(*f, "stream_wait_us_per_step"), 285.0);  // 115-400 us
-  EXPECT_DOUBLE_EQ(*metric(*f, "launch_overhead_us_per_step"), 5.0 + 15.0);  // 0-5 us, 100-115 us
-  EXPECT_DOUBLE_EQ(causes_sum_us(*f), bucket_us(*run));
+  // Stream wait 115-400 us; launch overhead 0-5 us and 100-115 us.
+  expect_causes(*run, *f, {{"stream_wait", 285.0}, {"launch_overhead", 5.0 + 15.0}});
   EXPECT_NE(f->title.find("cross-stream dependency"), std::string::npos) << f->title;
   EXPECT_EQ(f->title.find("launch-bound"), std::string::npos) << f->title;
   EXPECT_EQ(f->title.find("waits on the host"), std::string::npos) << f->title;
@@ -120,9 +133,7 @@ TEST(HostOverhead, HostWorkBeforeTheFirstKernelIsPreprocessing) {
   });
   const Finding* f = any_finding(run->d, Category::kHostOverhead);
   ASSERT_NE(f, nullptr);
-  EXPECT_DOUBLE_EQ(*metric(*f, "preprocessing_us_per_step"), 5010.0);
-  EXPECT_DOUBLE_EQ(*metric(*f, "launch_overhead_us_per_step"), 0.0);
-  EXPECT_DOUBLE_EQ(causes_sum_us(*f), bucket_us(*run));
+  expect_causes(*run, *f, {{"preprocessing", 5010.0}, {"launch_overhead", 0.0}});
   EXPECT_NE(f->title.find("before the step's first kernel"), std::string::npos) << f->title;
   EXPECT_TRUE(f->remedy.starts_with("Host work runs before the step's first kernel")) << f->remedy;
   EXPECT_EQ(f->remedy.find("torch.compile"), std::string::npos) << f->remedy;
@@ -136,17 +147,14 @@ TEST(HostOverhead, AShortGapBeforeTheFirstKernelIsLaunchOverhead) {
   });
   const Finding* f = any_finding(run->d, Category::kHostOverhead);
   ASSERT_NE(f, nullptr);
-  EXPECT_DOUBLE_EQ(*metric(*f, "launch_overhead_us_per_step"), 50.0);
-  EXPECT_DOUBLE_EQ(*metric(*f, "preprocessing_us_per_step"), 0.0);
+  expect_causes(*run, *f, {{"launch_overhead", 50.0}, {"preprocessing", 0.0}});
   EXPECT_TRUE(f->remedy.starts_with("Launch fewer, larger kernels")) << f->remedy;
 }
 
 // (c) cudaStreamBeginCapture ... cudaGraphInstantiate inside the gap: a
 // one-time cost of capturing a CUDA graph, to be left out of the steps judged.
 TEST(HostOverhead, GraphCaptureInsideTheGapIsAOneTimeCost) {
-  auto run = diagnose_inline({
-      step(1, 0, 1'000'000),
-      launch(0, 5'000, 1), kernel(kElementwise, 5'000, 95'000, 7, 1),
+  auto run = after_a_busy_start({
       launch(110'000, 10'000, 91, "cudaStreamBeginCapture"),
       launch(120'000, 10'000, 92, "cudaStreamEndCapture"),
       launch(130'000, 370'000, 93, "cudaGraphInstantiateWithFlags"),
@@ -154,9 +162,8 @@ TEST(HostOverhead, GraphCaptureInsideTheGapIsAOneTimeCost) {
   });
   const Finding* f = any_finding(run->d, Category::kHostOverhead);
   ASSERT_NE(f, nullptr);
-  EXPECT_DOUBLE_EQ(*metric(*f, "graph_capture_us_per_step"), 415.0);  // 100-515 us
-  EXPECT_DOUBLE_EQ(*metric(*f, "launch_overhead_us_per_step"), 5.0);  // 0-5 us
-  EXPECT_DOUBLE_EQ(causes_sum_us(*f), bucket_us(*run));
+  // Capture 100-515 us; launch overhead 0-5 us.
+  expect_causes(*run, *f, {{"graph_capture", 415.0}, {"launch_overhead", 5.0}});
   EXPECT_NE(f->title.find("CUDA-graph capture"), std::string::npos) << f->title;
   EXPECT_NE(f->remedy.find("one-time cost"), std::string::npos) << f->remedy;
 }
@@ -164,9 +171,7 @@ TEST(HostOverhead, GraphCaptureInsideTheGapIsAOneTimeCost) {
 // A long instantiation that began before a shorter, later capture call still
 // covers the gap; a gap after every capture call is launch overhead again.
 TEST(HostOverhead, OnlyGapsACaptureCallOverlapsAreCaptureCost) {
-  auto run = diagnose_inline({
-      step(1, 0, 1'000'000),
-      launch(0, 5'000, 1), kernel(kElementwise, 5'000, 95'000, 7, 1),
+  auto run = after_a_busy_start({
       launch(20'000, 460'000, 93, "cudaGraphInstantiate"),  // 20-480 us
       launch(30'000, 10'000, 92, "cudaStreamEndCapture"),   // 30-40 us, nested
       launch(505'000, 5'000, 2), kernel(kElementwise, 515'000, 85'000, 7, 2),
@@ -174,9 +179,8 @@ TEST(HostOverhead, OnlyGapsACaptureCallOverlapsAreCaptureCost) {
   });
   const Finding* f = any_finding(run->d, Category::kHostOverhead);
   ASSERT_NE(f, nullptr);
-  EXPECT_DOUBLE_EQ(*metric(*f, "graph_capture_us_per_step"), 415.0);         // 100-515 us
-  EXPECT_DOUBLE_EQ(*metric(*f, "launch_overhead_us_per_step"), 5.0 + 100.0);  // 0-5 us, 600-700 us
-  EXPECT_DOUBLE_EQ(causes_sum_us(*f), bucket_us(*run));
+  // Capture 100-515 us; launch overhead 0-5 us and 600-700 us.
+  expect_causes(*run, *f, {{"graph_capture", 415.0}, {"launch_overhead", 5.0 + 100.0}});
 }
 
 TEST(HostGapCause, CaptureCallNames) {

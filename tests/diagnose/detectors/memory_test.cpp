@@ -34,6 +34,32 @@ TEST(MemoryAllocator, NoneWhereTheCacheIsWarm) {
   }
 }
 
+// A 6 ms cudaFree between two kernels (the shape of a run's first runtime
+// calls, which create the CUDA context), with or without a ProfilerStep.
+std::unique_ptr<Diagnosed> long_free_run(bool with_step) {
+  constexpr const char* k = "void at::native::vectorized_elementwise_kernel<4>";
+  std::vector<std::string> events = {launch(0, 5'000, 1), kernel(k, 5'000, 95'000, 7, 1),
+                                     launch(100'000, 6'000'000, 90, "cudaFree"), launch(6'100'000, 5'000, 2),
+                                     kernel(k, 6'110'000, 100'000, 7, 2)};
+  if (with_step) events.push_back(step(1, 0, 6'300'000));
+  return diagnose_inline(events);
+}
+
+// Without ProfilerStep markers the one window may be the run's warm-up: the
+// allocator is not judged (before: a 6 ms "steady-state" saving, as on
+// HTA's critical_path/alexnet trace, where a 6 s cudaFree is the context's
+// creation), and a note says why.
+TEST(MemoryAllocator, NotJudgedWithoutProfilerSteps) {
+  auto run = long_free_run(false);
+  EXPECT_EQ(any_finding(run->d, Category::kMemoryAllocator), nullptr);
+  EXPECT_TRUE(has_note(run->d, "memory_allocator", "steady-state"));
+  auto stepped = long_free_run(true);
+  const Finding* f = any_finding(stepped->d, Category::kMemoryAllocator);
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(*metric(*f, "cudafree_per_step"), 1.0);
+  EXPECT_FALSE(has_note(stepped->d, "memory_allocator", "steady-state"));
+}
+
 std::string memory_sample(int64_t ts_ns, int64_t allocated, int64_t reserved, int64_t bytes) {
   return R"({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": )" +
          us_text(ts_ns) + R"(, "args": {"Total Reserved": )" + std::to_string(reserved) +
