@@ -41,7 +41,6 @@ void set_saving(Finding& f, const DetectorContext& ctx, const StepTimes& per_ste
       // Against the mean of the same steps, never above the rank's mean step.
       double step_us = std::min(mean_us(walls), static_cast<double>(a.mean_step_ns()) / 1000.0);
       f.estimated_saving_us = us;
-      f.bound_saving_us = us;
       f.estimated_saving_pct = step_us > 0 ? std::min(100.0, 100.0 * us / step_us) : 0.0;
       f.saving_rank = ctx.ranks[i].store->rank;
     }

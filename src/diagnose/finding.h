@@ -85,12 +85,6 @@ struct RankRemedy {
   whatif::Remedy remedy;
 };
 
-// Where a finding's estimated saving comes from.
-enum class SavingBasis : uint8_t {
-  kBound,   // "bound": the detector's own upper bound, on the profiled run
-  kReplay,  // "replay": the replay of the run without the profiler, with and without the remedy
-};
-std::string_view to_string(SavingBasis b);
 
 struct Finding {
   Category category = Category::kHostOverhead;
@@ -99,17 +93,19 @@ struct Finding {
   Severity severity = Severity::kLow;
   Confidence confidence = Confidence::kMedium;
   Evidence evidence;
-  // The step time the fix recovers: mean per step on the rank where the
-  // cause costs most, µs, and as % of that rank's mean step time. Detectors
-  // set their upper bound; the diagnosis replaces it by the replay's saving
-  // in the run without the profiler where a remedy model and a faithful
-  // replay exist (basis kReplay; % of the unprofiled step then).
+  // Upper bound on the step time the fix can recover: mean per step on the
+  // rank where the cause costs most, µs, and as % of that rank's mean step time.
   double estimated_saving_us = 0;
   double estimated_saving_pct = 0;
   int64_t saving_rank = -1;  // the rank the saving was measured on
-  SavingBasis saving_basis = SavingBasis::kBound;
-  double bound_saving_us = 0;  // the detector's upper bound (the cross-check of a replay saving)
-  // The fix as graph changes, per rank (empty: no remedy model, the bound stays).
+  // The replay's saving (docs/whatif.md, "Savings"): the mean step of the
+  // run without the profiler minus the same with this fix applied, on the
+  // rank where it is largest, µs and % of that rank's unprofiled step; -1
+  // without a remedy model or a faithful replay.
+  double replay_saving_us = -1;
+  double replay_saving_pct = 0;
+  int64_t replay_saving_rank = -1;
+  // The fix as graph changes, per rank (empty: no remedy model).
   std::vector<RankRemedy> remedies;
   // False for findings that cost no step time by themselves (memory capacity
   // risk); they are reported by severity, not by saving, and never primary.

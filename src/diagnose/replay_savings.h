@@ -1,9 +1,10 @@
-// Savings by replay (docs/whatif.md, "Savings"): each finding's saving is
-// the mean step of the run without the profiler minus the mean step of the
-// same replay with the finding's remedy applied, on the rank where it is
-// largest. The detector's own figure is kept as bound_saving_us, the
-// cross-check (a replay saving should not exceed it). A finding without a
-// remedy model, or on a rank whose replay is not faithful, keeps its bound.
+// Savings by replay (docs/whatif.md, "Savings"): a finding's replay saving
+// is the mean step of the run without the profiler minus the mean step of
+// the same replay with the finding's remedy applied, on the rank where it is
+// largest. It is reported beside the detector's bound (estimated_saving_us),
+// which stays the ranking figure until the accuracy benchmark shows the
+// replay nearer the measured saving for every cause. A finding without a
+// remedy model, or on a rank whose replay is not faithful, has none.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,7 @@ struct RankReplayInputs {
   bool faithful = false;  // replayed within whatif::kFidelityLimitPct, with step windows
 };
 
-// Replaces the savings of `findings` that have a remedy model.
+// Sets the replay savings of `findings` that have a remedy model.
 void apply_replay_savings(std::vector<Finding>& findings, const std::vector<RankReplayInputs>& ranks);
 
 // Per rank (ranks' order): all the given findings' remedies applied together,
