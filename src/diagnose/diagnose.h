@@ -18,6 +18,7 @@
 #include "diagnose/finding.h"
 #include "diagnose/step_attribution.h"
 #include "trace/event_store.h"
+#include "whatif/job_replay.h"
 #include "whatif/rank_replay.h"
 
 namespace stepscope::diagnose {
@@ -25,6 +26,9 @@ namespace stepscope::diagnose {
 struct Diagnosis {
   std::vector<RankAttribution> attribution;  // one per rank, rank order
   std::vector<whatif::RankReplay> replay;     // one per rank: the replay's fidelity (docs/whatif.md)
+  // The ranks replayed as one job, tied at their collectives (two or more
+  // ranks; ranks == 0 otherwise): its fidelity (docs/whatif.md).
+  whatif::JobReplay job_replay;
   // Findings whose saving reaches options.min_saving_pct (and findings that
   // save no time but carry a medium or high risk), largest saving first. In a
   // healthy run (primary "none") only compute_efficiency findings among those
