@@ -73,8 +73,7 @@ uint32_t add_host_call(Builder& b, size_t i, int64_t s, int64_t e, uint32_t end_
   if (first_after < g.marks.size())
     b.add_edge(end_node, jg.node(i, first_after), g.marks[first_after].t_ns - e, JobEdgeKind::kHostCall);
   // Host-order edges (mark m-1 -> m) over [s, e].
-  for (uint32_t v = 0; v < g.mark_count(); ++v) {
-    if (v == 0 || g.marks[v].t_ns <= s) continue;
+  for (auto v = static_cast<uint32_t>(std::max<std::ptrdiff_t>(1, after_s - g.marks.begin())); v < g.mark_count(); ++v) {
     if (g.marks[v - 1].t_ns >= e) break;
     const int64_t overlap = std::min(g.marks[v].t_ns, e) - std::max(g.marks[v - 1].t_ns, s);
     for (uint32_t k = g.in_begin[v]; k < g.in_begin[v + 1]; ++k) {
@@ -190,8 +189,14 @@ JobGraph build_job_graph(const std::vector<JobRankInput>& ranks, const analysis:
       for (uint32_t k = 0; k < ranks[i].timeline->activities.size(); ++k)
         activity_of_row[i].emplace(ranks[i].timeline->activities[k].row, k);
 
-  int64_t lost = 0;
+  int64_t lost = 0, rooted = 0;
   for (const analysis::MatchedCollective& m : matching.matched) {
+    // A rooted or point-to-point operation does not hold every rank until
+    // the last arrives (a broadcast's root may leave first): not tied.
+    if (!analysis::is_synchronizing_op(m.op)) {
+      ++rooted;
+      continue;
+    }
     JobCollective c{m.op, m.ordinal, INT64_MAX, 0, {}, {}};
     int64_t latest = INT64_MIN;
     bool found = true;
@@ -233,13 +238,18 @@ JobGraph build_job_graph(const std::vector<JobRankInput>& ranks, const analysis:
     jg.notes.push_back(fmt::format("{} matched collectives have a kernel missing from a rank's GPU timeline: no "
                                    "cross-rank edge",
                                    lost));
+  if (rooted > 0)
+    jg.notes.push_back(fmt::format("{} matched calls of rooted or point-to-point operations (broadcast, reduce, "
+                                   "send/recv) are not tied across ranks: their ranks need not wait for each other",
+                                   rooted));
   if (jg.ends_before_arrival > 0)
     jg.notes.push_back(fmt::format(
         "{} collective ends are recorded before another rank arrived, on clocks aligned by the median collective end: "
-        "the clocks disagree by more than one collective (their release edges keep the recorded weight)",
+        "the clocks disagree by more than the alignment corrects, or the recorded span ends before the collective "
+        "completes (a host range of an asynchronous call); their release edges keep the recorded weight",
         jg.ends_before_arrival));
   if (jg.collectives.empty())
-    jg.notes.push_back("no collective is matched across ranks: the ranks are replayed side by side, untied");
+    jg.notes.push_back("no synchronizing collective is matched across ranks: the ranks are replayed side by side, untied");
   // Work that followed a collective kernel waits for the rank's end of it.
   for (size_t k = 0; k < jg.edges.size(); ++k)
     if (jg.edge_kind[k] == JobEdgeKind::kLocal && b.reroute[jg.edges[k].from] != kNoNode)
