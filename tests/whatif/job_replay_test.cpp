@@ -296,5 +296,86 @@ TEST(JobReplayFidelity, SharedMultiRankTraces) {
   expect_job_faithful(shared + "/conformance/hta/trace_filter", 2, 0);
 }
 
+// The edge into rank `i`'s arrival at instance `c` from its previous host
+// mark (a host collective: gloo on CPU).
+uint32_t host_arrival_edge(const JobGraph& g, size_t c, size_t i) {
+  const uint32_t a = g.collectives[c].arrival[i];
+  for (uint32_t k = g.in_begin[a]; k < g.in_begin[a + 1]; ++k)
+    if (g.edge_kind[k] == JobEdgeKind::kHostCall) return k;
+  ADD_FAILURE() << "no host-call edge into the arrival";
+  return 0;
+}
+
+int64_t total(const std::vector<StepWindow>& w) {
+  int64_t t = 0;
+  for (const StepWindow& s : w) t += s.wall_ns();
+  return t;
+}
+
+// Real 8-rank DDP over gloo (tests/data/dist_gloo_cpu, meta.json): rank 7
+// sleeps 40 ms before every forward. It is the last to reach most
+// all-reduces, and without its sleep every other rank's steps shorten.
+TEST(JobReplayWhatIf, FixingTheStragglerOfARealRunShortensEveryRank) {
+  const std::string dir = stepscope::testing::test_data_dir() + "/dist_gloo_cpu/straggler";
+  auto j = build_job(diagnose::testing_support::diagnose_folder(dir));
+  ASSERT_TRUE(j->graph.usable());
+  ASSERT_EQ(j->graph.collectives.size(), 3u);
+  const size_t slow = 7;
+  const int64_t sleep_ns = 40'000'000;
+  const JobReplayResult r = replay_job(j->graph, job_recorded_input(j->graph));
+  int last = 0;
+  for (size_t c = 0; c < j->graph.collectives.size(); ++c) last += last_arrival(j->graph, r, c).rank == 7;
+  EXPECT_GE(last, 2);
+  JobReplayInput in = job_recorded_input(j->graph);
+  for (size_t c = 0; c < j->graph.collectives.size(); ++c) {
+    int64_t& w = in.edge_w_ns[host_arrival_edge(j->graph, c, slow)];
+    w = std::max<int64_t>(0, w - sleep_ns);
+  }
+  const JobReplayResult f = replay_job(j->graph, in);
+  for (size_t i = 0; i < 8; ++i) {
+    const int64_t saved = total(r.windows[i]) - total(f.windows[i]);
+    EXPECT_GT(saved, 5'000'000) << "rank " << i;  // measured 18.9 ms on ranks 0-6
+    EXPECT_LE(saved, 3 * sleep_ns) << "rank " << i;
+  }
+}
+
+// The healthy run with rank 0 held back 40 ms before every all-reduce:
+// every rank's steps grow, by the delay less the slack rank 0 had.
+TEST(JobReplayWhatIf, DelayingOneRankOfARealRunDelaysEveryRank) {
+  auto j = build_job(diagnose::testing_support::diagnose_folder(stepscope::testing::test_data_dir() + "/dist_gloo_cpu/healthy"));
+  ASSERT_TRUE(j->graph.usable());
+  const int64_t delay = 40'000'000;
+  const JobReplayResult r = replay_job(j->graph, job_recorded_input(j->graph));
+  JobReplayInput in = job_recorded_input(j->graph);
+  for (size_t c = 0; c < j->graph.collectives.size(); ++c) in.edge_w_ns[host_arrival_edge(j->graph, c, 0)] += delay;
+  const JobReplayResult f = replay_job(j->graph, in);
+  for (size_t c = 0; c < j->graph.collectives.size(); ++c) EXPECT_EQ(last_arrival(j->graph, f, c).rank, 0);
+  for (size_t i = 1; i < 8; ++i) {
+    const int64_t lost = total(f.windows[i]) - total(r.windows[i]);
+    EXPECT_GE(lost, 3 * delay / 2) << "rank " << i;  // measured 95.0 ms
+    EXPECT_LE(lost, 3 * delay) << "rank " << i;
+  }
+}
+
+// The same on GPU kernels (PARAM's 8-rank DLRM): rank 0's all-reduce
+// kernels start 50 ms later and every other rank's step follows.
+TEST(JobReplayWhatIf, DelayingOneRankOfARealGpuRunDelaysEveryRank) {
+  const std::string shared = stepscope::testing::shared_dir();
+  if (!std::filesystem::is_directory(shared + "/conformance")) GTEST_SKIP() << "no ../shared";
+  auto j = build_job(diagnose::testing_support::diagnose_folder(shared + "/conformance/param/dlrm_8rank"));
+  ASSERT_TRUE(j->graph.usable());
+  const int64_t delay = 50'000'000;
+  const JobReplayResult r = replay_job(j->graph, job_recorded_input(j->graph));
+  JobReplayInput in = job_recorded_input(j->graph);
+  in.residual_ns[j->graph.collectives[0].arrival[0]] += delay;  // the first tied all-reduce
+  const JobReplayResult f = replay_job(j->graph, in);
+  EXPECT_EQ(last_arrival(j->graph, f, 0).rank, j->graph.ranks[0].rank);
+  for (size_t i = 1; i < j->graph.ranks.size(); ++i) {
+    const int64_t lost = total(f.windows[i]) - total(r.windows[i]);
+    EXPECT_GE(lost, delay / 2) << "rank " << i;  // measured 45.0-46.2 ms
+    EXPECT_LE(lost, delay) << "rank " << i;
+  }
+}
+
 }  // namespace
 }  // namespace stepscope::whatif
