@@ -146,6 +146,14 @@ JobGraph build_job_graph(const std::vector<JobRankInput>& ranks, const analysis:
     return give_up("the ranks' clocks cannot be compared (no shared synchronizing collective and disjoint time "
                    "ranges): the job is not replayed (each rank's replay stands)");
 
+  int64_t world = 0;
+  for (const JobRankInput& r : ranks) world = std::max(world, r.world_size);
+  if (world > static_cast<int64_t>(ranks.size()))
+    jg.notes.push_back(fmt::format(
+        "the traces hold {} of the job's {} ranks (distributedInfo.world_size): collectives are tied among these "
+        "only, and a missing rank that arrived last is not seen",
+        ranks.size(), world));
+
   Builder b{jg, {}, {}};
   // Each rank's graph, on the job clock.
   for (size_t i = 0; i < ranks.size(); ++i) {

@@ -40,6 +40,7 @@ struct JobRankInput {
   const analysis::GpuTimeline* timeline = nullptr;            // the timeline `graph` was built from
   const analysis::CollectiveSequence* collectives = nullptr;  // analysis::extract_collectives of the same store
   int64_t base_time_ns = 0;  // store.meta.base_time_ns: the graph's times + base = the rank's absolute clock
+  int64_t world_size = 0;    // store.meta.world_size (distributedInfo), 0 when unknown
 };
 
 enum class JobEdgeKind : uint8_t {
@@ -97,7 +98,9 @@ struct JobGraph {
 
 // Builds the job graph. A rank whose graph has no replay, or clocks that
 // cannot be compared (status "refused"), leave no job graph (usable() false,
-// a note); calls not on every rank are left without edges (a note).
+// a note); calls not on every rank are left without edges (a note); fewer
+// ranks than the traces' world size get a note (the missing ranks' arrivals
+// are not seen).
 JobGraph build_job_graph(const std::vector<JobRankInput>& ranks, const analysis::ClockAlignment& clocks);
 
 }  // namespace stepscope::whatif

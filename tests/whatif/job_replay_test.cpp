@@ -49,15 +49,16 @@ std::unique_ptr<Job> build_job(std::unique_ptr<Diagnosed> run) {
   }
   for (size_t i = 0; i < n; ++i)
     in.push_back({j->run->stores[i]->rank, &j->graphs[i], &j->timelines[i], &j->run->ranks[i].collectives,
-                  j->run->stores[i]->meta.base_time_ns});
+                  j->run->stores[i]->meta.base_time_ns, j->run->stores[i]->meta.world_size.value_or(0)});
   j->graph = build_job_graph(in, j->run->multi.clocks);
   return j;
 }
 
-std::unique_ptr<Diagnosed> diagnose_ranks(const std::vector<std::vector<std::string>>& ranks) {
+std::unique_ptr<Diagnosed> diagnose_ranks(const std::vector<std::vector<std::string>>& ranks,
+                                          const std::string& header = "") {
   auto out = std::make_unique<Diagnosed>();
   for (size_t r = 0; r < ranks.size(); ++r) {
-    out->stores.push_back(load_inline(ranks[r]));
+    out->stores.push_back(load_inline(ranks[r], header));
     out->stores.back()->rank = static_cast<int64_t>(r);
   }
   diagnose::testing_support::run_pipeline(*out, {});
@@ -200,6 +201,17 @@ TEST(JobReplay, ARankWithoutCollectivesLeavesTheRanksUntied) {
   bool untied = false;
   for (const std::string& n : s.notes) untied = untied || n.find("no synchronizing collective is matched across ranks") != std::string::npos;
   EXPECT_TRUE(untied);
+}
+
+TEST(JobReplay, RanksMissingFromTheSetGetANote) {
+  // Two of four ranks: still tied between themselves, and said so.
+  auto j = build_job(diagnose_ranks({two_step_rank(100'000, 155'000), two_step_rank(140'000, 155'000)},
+                                    R"("distributedInfo": {"backend": "nccl", "world_size": 4})"));
+  ASSERT_TRUE(j->graph.usable());
+  EXPECT_EQ(j->graph.collectives.size(), 1u);
+  ASSERT_EQ(j->graph.notes.size(), 1u);
+  EXPECT_NE(j->graph.notes[0].find("the traces hold 2 of the job's 4 ranks"), std::string::npos) << j->graph.notes[0];
+  EXPECT_EQ(summarize_job_replay(j->graph).max_abs_error_pct, 0.0);
 }
 
 TEST(JobReplay, ARankWithNothingToReplayLeavesNoJobGraph) {
