@@ -31,6 +31,7 @@ struct Builder {
   JobGraph& jg;
   std::vector<uint32_t> reroute;         // per node: its collective end, whose time its successors wait for
   std::vector<uint32_t> local_edge_base; // per rank: job index of its graph's first edge (before sorting)
+  std::vector<uint32_t> drop;            // job indexes of local edges a host collective replaces
 
   uint32_t add_node(int64_t recorded, uint32_t rank) {
     jg.recorded_ns.push_back(recorded);
@@ -53,36 +54,60 @@ int64_t clock_offset(const analysis::ClockAlignment& clocks, int64_t rank) {
   return 0;
 }
 
-// The host collective [s, e] (graph clock) of rank i: a start node after the
-// last mark at or before s, and the next mark at or after e after its end;
-// the host-order edges it overlaps lose the overlap (that time is the
-// collective's, carried by the start -> join -> end path).
-uint32_t add_host_call(Builder& b, size_t i, int64_t s, int64_t e, uint32_t end_node) {
+// Host collectives (gloo on CPU) are points on their rank's host timeline:
+// each call's start and end go into the order of the host marks, and the
+// time between consecutive points is kept as host-call edges, except from a
+// call's start to its own end (that is start -> join -> end). The host-order
+// edges those points fall between go.
+struct HostPoint {
+  int64_t t_ns;   // graph clock
+  uint32_t node;  // job node
+  uint32_t seq;   // a call's start before its end at equal times
+};
+
+void thread_host_calls(Builder& b, size_t i, std::vector<HostPoint> calls) {
   JobGraph& jg = b.jg;
-  const JobGraph::Rank& r = jg.ranks[i];
-  const StepGraph& g = *r.graph;
-  const uint32_t start_node = b.add_node(saturating_add(s, r.shift_ns), static_cast<uint32_t>(i));
-  auto by_time = [](const HostMark& m, int64_t t) { return m.t_ns < t; };
-  auto after_s = std::upper_bound(g.marks.begin(), g.marks.end(), s,
-                                  [](int64_t t, const HostMark& m) { return t < m.t_ns; });
-  const auto first_after = static_cast<uint32_t>(std::lower_bound(g.marks.begin(), g.marks.end(), e, by_time) - g.marks.begin());
-  if (after_s != g.marks.begin()) {
-    const auto before = static_cast<uint32_t>(after_s - g.marks.begin() - 1);
-    b.add_edge(jg.node(i, before), start_node, s - g.marks[before].t_ns, JobEdgeKind::kHostCall);
+  const StepGraph& g = *jg.ranks[i].graph;
+  // (t, tie class, seq, node): at one time, marks that end, then the calls'
+  // points, then marks that start (as the graph orders ends before starts).
+  struct Point {
+    int64_t t;
+    int cls;
+    uint32_t seq;
+    uint32_t node;
+    bool mark;
+  };
+  std::vector<Point> pts;
+  pts.reserve(g.mark_count() + calls.size());
+  for (uint32_t m = 0; m < g.mark_count(); ++m) {
+    const MarkKind k = g.marks[m].kind;
+    const bool end = k == MarkKind::kCallEnd || k == MarkKind::kStepEnd || k == MarkKind::kLoaderEnd;
+    pts.push_back({g.marks[m].t_ns, end ? 0 : 2, m, jg.node(i, m), true});
   }
-  if (first_after < g.marks.size())
-    b.add_edge(end_node, jg.node(i, first_after), g.marks[first_after].t_ns - e, JobEdgeKind::kHostCall);
-  // Host-order edges (mark m-1 -> m) over [s, e].
-  for (auto v = static_cast<uint32_t>(std::max<std::ptrdiff_t>(1, after_s - g.marks.begin())); v < g.mark_count(); ++v) {
-    if (g.marks[v - 1].t_ns >= e) break;
-    const int64_t overlap = std::min(g.marks[v].t_ns, e) - std::max(g.marks[v - 1].t_ns, s);
-    for (uint32_t k = g.in_begin[v]; k < g.in_begin[v + 1]; ++k) {
-      if (g.edges[k].kind != EdgeKind::kHostOrder) continue;
-      int64_t& w = jg.edges[b.local_edge_base[i] + k].w_ns;
-      w = std::max<int64_t>(0, w - overlap);
-    }
+  for (const HostPoint& c : calls) pts.push_back({c.t_ns, 1, c.seq, c.node, false});
+  std::stable_sort(pts.begin(), pts.end(), [](const Point& x, const Point& y) {
+    if (x.t != y.t) return x.t < y.t;
+    if (x.cls != y.cls) return x.cls < y.cls;
+    return x.seq < y.seq;
+  });
+  for (size_t k = 1; k < pts.size(); ++k) {
+    const Point& p = pts[k - 1];
+    const Point& q = pts[k];
+    if (p.mark && q.mark) continue;  // the graph's own host-order edge
+    // A call's start and its own end are adjacent seq numbers (2c, 2c + 1).
+    if (!p.mark && !q.mark && q.seq == p.seq + 1 && p.seq % 2 == 0) continue;
+    b.add_edge(p.node, q.node, q.t - p.t, JobEdgeKind::kHostCall);
   }
-  return start_node;
+  // Host-order edges between two marks that now have a call's point between them.
+  for (size_t k = 1; k < pts.size(); ++k) {
+    if (!pts[k].mark || pts[k - 1].mark) continue;
+    size_t before = k - 1;
+    while (before > 0 && !pts[before].mark) --before;
+    if (!pts[before].mark) continue;
+    const uint32_t to = pts[k].seq, from = pts[before].seq;
+    for (uint32_t e = g.in_begin[to]; e < g.in_begin[to + 1]; ++e)
+      if (g.edges[e].kind == EdgeKind::kHostOrder && g.edges[e].from == from) b.drop.push_back(b.local_edge_base[i] + e);
+  }
 }
 
 void sort_and_index(JobGraph& jg) {
@@ -154,7 +179,7 @@ JobGraph build_job_graph(const std::vector<JobRankInput>& ranks, const analysis:
         "only, and a missing rank that arrived last is not seen",
         ranks.size(), world));
 
-  Builder b{jg, {}, {}};
+  Builder b{jg, {}, {}, {}};
   // Each rank's graph, on the job clock.
   for (size_t i = 0; i < ranks.size(); ++i) {
     const StepGraph& g = *ranks[i].graph;
@@ -197,6 +222,7 @@ JobGraph build_job_graph(const std::vector<JobRankInput>& ranks, const analysis:
       for (uint32_t k = 0; k < ranks[i].timeline->activities.size(); ++k)
         activity_of_row[i].emplace(ranks[i].timeline->activities[k].row, k);
 
+  std::vector<std::vector<HostPoint>> host_calls(ranks.size());
   int64_t lost = 0, rooted = 0;
   for (const analysis::MatchedCollective& m : matching.matched) {
     // A rooted or point-to-point operation does not hold every rank until
@@ -230,7 +256,10 @@ JobGraph build_job_graph(const std::vector<JobRankInput>& ranks, const analysis:
         arrival = jg.node(i, r.graph->gpu_node(activity_of_row[i].at(call.row)));
         b.reroute[arrival] = end;
       } else {
-        arrival = add_host_call(b, i, s, e, end);
+        arrival = b.add_node(saturating_add(s, r.shift_ns), static_cast<uint32_t>(i));
+        const auto seq = static_cast<uint32_t>(host_calls[i].size());  // even: a start
+        host_calls[i].push_back({s, arrival, seq});
+        host_calls[i].push_back({e, end, seq + 1});
       }
       if (jg.recorded_ns[end] < latest) ++jg.ends_before_arrival;
       b.add_edge(arrival, c.join, c.transfer_ns, JobEdgeKind::kArrival);
@@ -258,11 +287,25 @@ JobGraph build_job_graph(const std::vector<JobRankInput>& ranks, const analysis:
         jg.ends_before_arrival));
   if (jg.collectives.empty())
     jg.notes.push_back("no synchronizing collective is matched across ranks: the ranks are replayed side by side, untied");
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if (!host_calls[i].empty()) thread_host_calls(b, i, std::move(host_calls[i]));
   // Work that followed a collective kernel waits for the rank's end of it.
   for (size_t k = 0; k < jg.edges.size(); ++k)
     if (jg.edge_kind[k] == JobEdgeKind::kLocal && b.reroute[jg.edges[k].from] != kNoNode)
       jg.edges[k].from = b.reroute[jg.edges[k].from];
 
+  if (!b.drop.empty()) {
+    std::vector<uint8_t> gone(jg.edges.size(), 0);
+    for (uint32_t k : b.drop) gone[k] = 1;
+    size_t out = 0;
+    for (size_t k = 0; k < jg.edges.size(); ++k) {
+      if (gone[k]) continue;
+      jg.edges[out] = jg.edges[k];
+      jg.edge_kind[out++] = jg.edge_kind[k];
+    }
+    jg.edges.resize(out);
+    jg.edge_kind.resize(out);
+  }
   sort_and_index(jg);
   residuals(jg);
   jg.order = topological_order(jg.node_count(), jg.edges);

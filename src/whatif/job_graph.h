@@ -47,7 +47,7 @@ enum class JobEdgeKind : uint8_t {
   kLocal,     // an edge of a rank's step graph (Edge::kind says which)
   kArrival,   // a rank's arrival at a collective -> the instance's join (w = T)
   kRelease,   // the join -> one rank's end of the collective (w = min(0, recorded slack))
-  kHostCall,  // host collectives: the host mark before the call -> its start; its end -> the next mark
+  kHostCall,  // host collectives: between consecutive points of the host timeline, a call's start or end among them
 };
 std::string_view to_string(JobEdgeKind k);
 

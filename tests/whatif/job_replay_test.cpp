@@ -278,6 +278,31 @@ TEST(JobReplay, AClockOffsetBetweenRanksIsAlignedAway) {
   EXPECT_EQ(summarize_job_replay(k->graph).max_abs_error_pct, 0.0);
 }
 
+TEST(JobReplay, HostCollectivesTieCpuOnlyRanks) {
+  // gloo on CPU: no communication kernel, the c10d host ranges are the calls.
+  // Rank 1 reaches the all-reduce 30 us after rank 0; the call takes 10 us
+  // once both are in. A zero-length range at a step's start closes no cycle.
+  using analysis::testing_support::host_span;
+  auto rank = [](int64_t arrive, int64_t leave) {
+    return std::vector<std::string>{step(1, 0, 100'000), host_span("cpu_op", "gloo:all_reduce", arrive, leave - arrive),
+                                    step(2, 100'000, 50'000), host_span("cpu_op", "gloo:all_reduce", 100'000, 0)};
+  };
+  auto j = build_job(diagnose_ranks({rank(20'000, 60'000), rank(50'000, 60'000)}));
+  ASSERT_TRUE(j->graph.usable()) << (j->graph.notes.empty() ? "" : j->graph.notes.back());
+  ASSERT_EQ(j->graph.collectives.size(), 2u);
+  EXPECT_EQ(j->graph.collectives[0].transfer_ns, 10'000);
+  EXPECT_EQ(summarize_job_replay(j->graph).max_abs_error_pct, 0.0);
+  // Rank 1 reaches it 30 us earlier: both leave at 30 us, and rank 0's step,
+  // which spent 40 us 60 us -> 100 us after the call, is 30 us shorter.
+  JobReplayInput in = job_recorded_input(j->graph);
+  const uint32_t a1 = j->graph.collectives[0].arrival[1];
+  for (uint32_t k = j->graph.in_begin[a1]; k < j->graph.in_begin[a1 + 1]; ++k) in.edge_w_ns[k] -= 30'000;
+  const JobReplayResult r = replay_job(j->graph, in);
+  EXPECT_EQ(r.time_ns[j->graph.collectives[0].end[0]] - r.time_ns[j->graph.node(0, 0)], 30'000);
+  EXPECT_EQ(r.windows[0][0].wall_ns(), 70'000);
+  EXPECT_EQ(r.windows[1][0].wall_ns(), 70'000);
+}
+
 // The real multi-rank traces: with the recorded durations every rank's step
 // windows come back within kFidelityLimitPct.
 void expect_job_faithful(const std::string& folder, size_t ranks, size_t tied) {
