@@ -215,12 +215,13 @@ JobGraph build_job_graph(const std::vector<JobRankInput>& ranks, const analysis:
         "matched calls per rank: {}): they keep their recorded times, with no cross-rank edge",
         matching.unmatched_calls, per));
   }
-  // Store row -> timeline activity, per rank.
+  // Store row -> timeline activity of the communication kernels, per rank.
   std::vector<std::unordered_map<uint32_t, uint32_t>> activity_of_row(ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i)
     if (ranks[i].collectives->source == CollectiveSource::kGpuKernels)
       for (uint32_t k = 0; k < ranks[i].timeline->activities.size(); ++k)
-        activity_of_row[i].emplace(ranks[i].timeline->activities[k].row, k);
+        if (ranks[i].timeline->activities[k].cls == analysis::KernelClass::kCommunication)
+          activity_of_row[i].emplace(ranks[i].timeline->activities[k].row, k);
 
   std::vector<std::vector<HostPoint>> host_calls(ranks.size());
   int64_t lost = 0, rooted = 0;
