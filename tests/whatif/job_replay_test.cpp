@@ -303,6 +303,22 @@ TEST(JobReplay, HostCollectivesTieCpuOnlyRanks) {
   EXPECT_EQ(r.windows[1][0].wall_ns(), 70'000);
 }
 
+TEST(JobReplay, ClocksThatCannotBeComparedLeaveNoJobGraph) {
+  // Only send/recv kernels (nothing to align the clocks from) and rank 1's
+  // recorded range 2 s after rank 0's: the alignment refuses, and so does
+  // the job graph; each rank's own replay stands.
+  auto rank = [](int64_t t0) {
+    const char* sendrecv = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)";
+    return std::vector<std::string>{step(1, t0, 100'000), launch(t0 + 1'000, 500, 1), kernel(sendrecv, t0 + 5'000, 10'000, 7, 1)};
+  };
+  auto j = build_job(diagnose_ranks({rank(0), rank(2'000'000'000)}));
+  ASSERT_EQ(j->run->multi.clocks.status, "refused");
+  EXPECT_FALSE(j->graph.usable());
+  ASSERT_EQ(j->graph.notes.size(), 1u);
+  EXPECT_NE(j->graph.notes[0].find("clocks cannot be compared"), std::string::npos) << j->graph.notes[0];
+  for (const RankReplay& r : j->run->d.replay) EXPECT_TRUE(r.replayed) << r.rank;
+}
+
 // The real multi-rank traces: with the recorded durations every rank's step
 // windows come back within kFidelityLimitPct.
 void expect_job_faithful(const std::string& folder, size_t ranks, size_t tied) {
