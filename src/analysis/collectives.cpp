@@ -82,6 +82,7 @@ CollectiveSequence extract_collectives(const trace::EventStore& store, const Gpu
     c.stream = timeline.lanes[a.lane].stream;
     c.start_ns = base + a.start_ns;
     c.end_ns = base + a.end_ns;
+    c.row = a.row;
     seq.calls.push_back(c);
   }
   if (!seq.calls.empty()) {
@@ -102,6 +103,7 @@ CollectiveSequence extract_collectives(const trace::EventStore& store, const Gpu
     c.ordinal = next_ordinal[c.op]++;
     c.start_ns = base + ev.ts_ns[row];
     c.end_ns = c.start_ns + std::max<int64_t>(ev.dur_ns[row], 0);
+    c.row = row;
     seq.calls.push_back(c);
   }
   if (!seq.calls.empty()) seq.source = CollectiveSource::kHostOps;

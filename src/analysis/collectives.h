@@ -18,6 +18,7 @@ struct CollectiveCall {
   int32_t stream = -1;     // stream id of the kernel
   int64_t start_ns = 0;    // kernel start on the absolute clock (base_time_ns + ts), ns
   int64_t end_ns = 0;      // kernel end on the absolute clock, ns
+  uint32_t row = 0;        // store row of the kernel (or of the host range, CollectiveSource::kHostOps)
 };
 
 // Where a rank's calls were read from. GPU kernels are the rule; a rank whose

@@ -5,6 +5,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "analysis/collective_matching.h"
+
 namespace stepscope::analysis {
 namespace {
 
@@ -71,49 +73,37 @@ CollectiveSkew collective_skew(const std::vector<const RankAnalysis*>& ranks, co
     out.withheld = true;
     return out;
   }
-  // op key -> per rank, start times by ordinal.
-  std::map<std::string, std::vector<std::vector<int64_t>>> starts;
-  for (size_t i = 0; i < n; ++i) {
-    const CollectiveSequence& seq = ranks[i]->collectives;
-    // Onto the reference clock (0 unless this rank's clock was found off).
-    const int64_t shift = i < clocks.ranks.size() && clocks.ranks[i].corrected ? clocks.ranks[i].offset_ns : 0;
-    for (const CollectiveCall& c : seq.calls) {
-      auto& per_rank = starts[seq.ops[c.op]];
-      per_rank.resize(n);
-      auto& v = per_rank[i];
-      if (v.size() <= c.ordinal) v.resize(c.ordinal + 1, INT64_MIN);
-      v[c.ordinal] = saturating_sub(c.start_ns, shift);
-    }
-  }
+  std::vector<const CollectiveSequence*> seqs;
+  for (const RankAnalysis* r : ranks) seqs.push_back(&r->collectives);
+  const CollectiveMatching matching = match_collectives(seqs);
+  out.unmatched_calls = matching.unmatched_calls;
+  // Onto the reference clock (0 unless this rank's clock was found off).
+  std::vector<int64_t> shift(n, 0);
+  for (size_t i = 0; i < n && i < clocks.ranks.size(); ++i)
+    if (clocks.ranks[i].corrected) shift[i] = clocks.ranks[i].offset_ns;
   std::vector<long double> lateness_sum(n, 0);
   long double skew_sum = 0;
-  for (auto& [op, per_rank] : starts) {
-    per_rank.resize(n);
-    size_t common = SIZE_MAX;
-    for (const auto& v : per_rank) common = std::min(common, v.size());
-    if (n < 2) common = 0;
-    for (const auto& v : per_rank) out.unmatched_calls += static_cast<int64_t>(v.size() - common);
-    for (size_t k = 0; k < common; ++k) {
-      int64_t earliest = INT64_MAX, latest = INT64_MIN;
-      size_t last_rank = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const int64_t t = per_rank[i][k];
-        earliest = std::min(earliest, t);
-        if (t > latest) {
-          latest = t;
-          last_rank = i;
-        }
+  std::vector<int64_t> start(n);
+  for (const MatchedCollective& m : matching.matched) {
+    int64_t earliest = INT64_MAX, latest = INT64_MIN;
+    size_t last_rank = 0;
+    for (size_t i = 0; i < n; ++i) {
+      start[i] = saturating_sub(ranks[i]->collectives.calls[m.call[i]].start_ns, shift[i]);
+      earliest = std::min(earliest, start[i]);
+      if (start[i] > latest) {
+        latest = start[i];
+        last_rank = i;
       }
-      ++out.matched_calls;
-      skew_sum += static_cast<long double>(saturating_sub(latest, earliest));
-      out.max_skew_ns = std::max(out.max_skew_ns, saturating_sub(latest, earliest));
-      ++out.ranks[last_rank].times_last;
-      for (size_t i = 0; i < n; ++i) {
-        const int64_t late = saturating_sub(per_rank[i][k], earliest);
-        lateness_sum[i] += static_cast<long double>(late);
-        ++out.ranks[i].collectives;
-        out.ranks[i].max_lateness_ns = std::max(out.ranks[i].max_lateness_ns, late);
-      }
+    }
+    ++out.matched_calls;
+    skew_sum += static_cast<long double>(saturating_sub(latest, earliest));
+    out.max_skew_ns = std::max(out.max_skew_ns, saturating_sub(latest, earliest));
+    ++out.ranks[last_rank].times_last;
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t late = saturating_sub(start[i], earliest);
+      lateness_sum[i] += static_cast<long double>(late);
+      ++out.ranks[i].collectives;
+      out.ranks[i].max_lateness_ns = std::max(out.ranks[i].max_lateness_ns, late);
     }
   }
   if (out.matched_calls > 0) out.mean_skew_us = static_cast<double>(skew_sum / out.matched_calls / 1000.0L);

@@ -83,6 +83,13 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     d.hardware.push_back(v.peaks ? std::string(v.peaks->model) : std::string());
     ctx.ranks.push_back(v);
   }
+  if (n >= 2) {
+    std::vector<whatif::JobRankInput> job;
+    for (size_t i = 0; i < n; ++i)
+      job.push_back({stores[i]->rank, &inputs[i].graph, &inputs[i].timeline, &ranks[i].collectives,
+                     stores[i]->meta.base_time_ns, stores[i]->meta.world_size.value_or(0)});
+    d.job_replay = whatif::summarize_job_replay(whatif::build_job_graph(job, multi.clocks));
+  }
 
   // Trace-level honesty notes, before any detector: one note per reason,
   // naming the ranks it applies to (a set can hold thousands of ranks).

@@ -19,6 +19,7 @@
 #include "diagnose/step_attribution.h"
 #include "trace/event_store.h"
 #include "whatif/rank_critical_path.h"
+#include "whatif/job_replay.h"
 #include "whatif/rank_replay.h"
 
 namespace stepscope::diagnose {
@@ -27,6 +28,9 @@ struct Diagnosis {
   std::vector<RankAttribution> attribution;  // one per rank, rank order
   std::vector<whatif::RankReplay> replay;     // one per rank: the replay's fidelity (docs/whatif.md)
   std::vector<whatif::RankCriticalPath> critical_path;  // one per rank: each step's critical path (docs/whatif.md)
+  // The ranks replayed as one job, tied at their collectives (two or more
+  // ranks; ranks == 0 otherwise): its fidelity (docs/whatif.md).
+  whatif::JobReplay job_replay;
   // Findings whose saving reaches options.min_saving_pct (and findings that
   // save no time but carry a medium or high risk), largest saving first. In a
   // healthy run (primary "none") only compute_efficiency findings among those

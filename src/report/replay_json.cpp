@@ -48,4 +48,17 @@ nlohmann::ordered_json replay_json(const whatif::RankReplay& r) {
   return j;
 }
 
+nlohmann::ordered_json job_replay_json(const whatif::JobReplay& r) {
+  nlohmann::ordered_json j;
+  j["ranks"] = r.ranks;
+  j["replayed"] = r.replayed;
+  j["collectives"] = r.collectives;
+  j["collective_edges"] = r.collective_edges;
+  j["unmatched_calls"] = r.unmatched_calls;
+  j["steps"] = r.steps;
+  j["max_abs_error_pct"] = r.max_abs_error_pct;
+  j["notes"] = r.notes;
+  return j;
+}
+
 }  // namespace stepscope::report

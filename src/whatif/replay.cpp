@@ -6,13 +6,10 @@
 
 namespace stepscope::whatif {
 
-namespace {
-
 using analysis::saturating_add;
 
-// The windows of the steps given node times and GPU durations.
-std::vector<StepWindow> windows_of(const StepGraph& g, const std::vector<int64_t>& time,
-                                   const std::vector<int64_t>& dur) {
+std::vector<StepWindow> step_windows(const StepGraph& g, const std::vector<int64_t>& time,
+                                     const std::vector<int64_t>& dur) {
   std::vector<StepWindow> w;
   for (size_t i = 0; i < g.steps.size(); ++i) {
     const StepGraph::Step& s = g.steps[i];
@@ -27,8 +24,6 @@ std::vector<StepWindow> windows_of(const StepGraph& g, const std::vector<int64_t
   }
   return w;
 }
-
-}  // namespace
 
 ReplayInput recorded_input(const StepGraph& g) {
   ReplayInput in;
@@ -62,11 +57,11 @@ ReplayResult replay(const StepGraph& g, const ReplayInput& in) {
     r.time_ns[v] = bind == kNoEdge ? g.recorded_ns[v] : saturating_add(t, in.residual_ns[v]);
     r.binding[v] = bind;
   }
-  r.windows = windows_of(g, r.time_ns, in.gpu_dur_ns);
+  r.windows = step_windows(g, r.time_ns, in.gpu_dur_ns);
   for (const StepWindow& w : r.windows) r.total_ns = saturating_add(r.total_ns, w.wall_ns());
   return r;
 }
 
-std::vector<StepWindow> recorded_windows(const StepGraph& g) { return windows_of(g, g.recorded_ns, g.gpu_dur_ns); }
+std::vector<StepWindow> recorded_windows(const StepGraph& g) { return step_windows(g, g.recorded_ns, g.gpu_dur_ns); }
 
 }  // namespace stepscope::whatif

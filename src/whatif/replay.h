@@ -49,4 +49,9 @@ ReplayResult replay(const StepGraph& g, const ReplayInput& in);
 // The windows of the recorded run, by the same rule.
 std::vector<StepWindow> recorded_windows(const StepGraph& g);
 
+// The windows by that rule given each node's time and each activity's
+// duration (the job replay's windows of one rank, whatif/job_replay.h).
+std::vector<StepWindow> step_windows(const StepGraph& g, const std::vector<int64_t>& time_ns,
+                                     const std::vector<int64_t>& gpu_dur_ns);
+
 }  // namespace stepscope::whatif

@@ -152,7 +152,8 @@ std::vector<Wait> blocking_waits(const analysis::GpuTimeline& tl, const Lanes& l
   return out;
 }
 
-// Kahn's order over the in-edge lists; nodes on a cycle are left out.
+}  // namespace
+
 std::vector<uint32_t> topological_order(size_t n, const std::vector<Edge>& edges) {
   std::vector<uint32_t> indegree(n, 0), out_begin(n + 1, 0), out;
   for (const Edge& e : edges) {
@@ -174,8 +175,6 @@ std::vector<uint32_t> topological_order(size_t n, const std::vector<Edge>& edges
   }
   return order;
 }
-
-}  // namespace
 
 StepGraph build_step_graph(const trace::EventStore& store, const analysis::GpuTimeline& tl,
                            const analysis::StepsResult& steps, const HostSpans& host) {

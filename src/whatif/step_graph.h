@@ -118,6 +118,10 @@ struct HostSpans {
 // of waiting work on another are not taken as an event wait (ns).
 constexpr int64_t kCrossStreamWindowNs = 10'000;
 
+// Kahn's order of nodes [0, n) over `edges`: every node after all its
+// predecessors; nodes on a cycle are left out.
+std::vector<uint32_t> topological_order(size_t n, const std::vector<Edge>& edges);
+
 StepGraph build_step_graph(const trace::EventStore& store, const analysis::GpuTimeline& timeline,
                            const analysis::StepsResult& steps, const HostSpans& host);
 

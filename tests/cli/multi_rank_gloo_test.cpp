@@ -60,5 +60,31 @@ TEST(MultiRankGloo, HealthyRunHasNoStraggler) {
   EXPECT_TRUE(c["stragglers"].empty()) << c.dump();
 }
 
+TEST(MultiRankGloo, JobReplayTiesTheRanksAtTheirAllReduces) {
+  // docs/json_schema.md, JobReplay: the 8 ranks replayed as one job, tied at
+  // the 3 all-reduces (8 arrival and 8 release edges each); the broadcasts
+  // are rooted and stay untied.
+  const json j = analyze_json("straggler");
+  ASSERT_TRUE(j.contains("job_replay"));
+  const json& r = j["job_replay"];
+  EXPECT_EQ(r["ranks"], 8);
+  EXPECT_TRUE(r["replayed"].get<bool>());
+  EXPECT_EQ(r["collectives"], 3);
+  EXPECT_EQ(r["collective_edges"], 48);
+  EXPECT_EQ(r["unmatched_calls"], 0);
+  EXPECT_EQ(r["steps"], 24);
+  EXPECT_EQ(r["max_abs_error_pct"], 0.0);
+  ASSERT_EQ(r["notes"].size(), 1u);
+  EXPECT_NE(r["notes"][0].get<std::string>().find("3 matched calls of rooted or point-to-point operations"),
+            std::string::npos);
+}
+
+TEST(MultiRankGloo, OneRankHasNoJobReplay) {
+  testing::TempDir dir;
+  CliRun r = run_cli(dir, {"analyze", "--json", "-", testing::test_data_dir() + "/dist_gloo_cpu/healthy/rank0.json.gz"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_FALSE(json::parse(r.out).contains("job_replay"));
+}
+
 }  // namespace
 }  // namespace stepscope::cli
