@@ -1,4 +1,5 @@
 // `stepscope analyze`: read rank traces, run the analyses, write reports.
+#include <optional>
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -36,6 +37,7 @@ struct AnalyzeArgs {
   unsigned threads = 0;
   bool quiet = false;
   std::vector<std::string> disabled_detectors;
+  std::optional<double> unprofiled_step_ms;
   std::string html_path;
   std::string perfetto_path;
   std::string profile_path;
@@ -109,6 +111,7 @@ int run_analyze(const AnalyzeArgs& args) {
   }
   diagnose::DiagnoseOptions dopt;
   dopt.disabled_detectors = args.disabled_detectors;
+  dopt.unprofiled_step_ms = args.unprofiled_step_ms;
   if (ceilings) {
     dopt.peaks_override = &*ceilings;
     // A profile of another GPU model would judge this trace against the
@@ -166,6 +169,10 @@ void register_analyze(CLI::App& app) {
   cmd->add_option("--profile", args->profile_path,
                   "hardware profile from `stepscope bench`: compare with its measured ceilings, not datasheet peaks");
   cmd->add_option("--disable-detector", args->disabled_detectors, "skip a detector by name (repeatable)");
+  cmd->add_option("--unprofiled-step-ms", args->unprofiled_step_ms,
+                  "the run's mean step measured without the profiler, ms: the profiler-cost model is calibrated to it "
+                  "(overrides the trace's stepscope_unprofiled_step_ms)")
+      ->check(CLI::Range(1e-6, 1e9));
   cmd->callback([args] { set_exit_code(run_analyze(*args)); });
 }
 

@@ -204,6 +204,12 @@ std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_finding
     out += fmt::format("\nPrimary bottleneck: {}   (no GPU activity in the traces)\n", d.primary_bottleneck);
   }
   if (d.findings.empty()) out += "  No finding explains a significant share of step time.\n";
+  // What the fixes save together in the run without the profiler (a
+  // replay, not the findings' sum: docs/whatif.md, "Savings").
+  if (!d.findings.empty() && d.combined_saving_rank >= 0)
+    out += fmt::format("  All reported fixes together, replayed without the profiler: {} ms/step ({:.1f}% of rank {}'s "
+                       "unprofiled step)\n",
+                       fmt_ms(d.combined_saving_us), d.combined_saving_pct, d.combined_saving_rank);
   size_t n = 0;
   for (const auto& f : d.findings) {
     if (n++ == max_findings) {
@@ -213,6 +219,9 @@ std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_finding
     std::string saving = f.saves_time ? fmt::format("saves up to {} ms/step ({:.1f}%)", fmt_ms(f.estimated_saving_us),
                                                     f.estimated_saving_pct)
                                       : std::string("risk, no time saving");
+    if (f.saves_time && f.replay_saving_us >= 0)
+      saving += fmt::format(", {} ms ({:.1f}%) replayed without the profiler", fmt_ms(f.replay_saving_us),
+                            f.replay_saving_pct);
     out += fmt::format("\n  {}. [{}] {}\n", n, f.category == dg::Category::kHostOverhead ? "host_overhead"
                                                                                           : std::string(dg::to_string(f.category)),
                        printable_text(f.title));
