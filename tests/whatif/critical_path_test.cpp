@@ -11,6 +11,7 @@
 #include "diagnose/replay_graph.h"
 #include "whatif/critical_path.h"
 #include "whatif/rank_critical_path.h"
+#include "whatif/built_graph.h"
 #include "whatif/replay.h"
 
 namespace stepscope::whatif {
@@ -22,23 +23,10 @@ using analysis::testing_support::launch;
 using analysis::testing_support::step;
 using diagnose::testing_support::diagnose_folder;
 using diagnose::testing_support::diagnose_inline;
-using diagnose::testing_support::Diagnosed;
 using C = PathCategory;
 
-struct Built {
-  std::unique_ptr<Diagnosed> run;
-  analysis::GpuTimeline timeline;
-  StepGraph graph;
-};
-
-Built build(const std::vector<std::string>& events) {
-  Built b;
-  b.run = diagnose_inline(events);
-  const trace::EventStore& store = *b.run->stores[0];
-  b.timeline = analysis::build_gpu_timeline(store, analysis::AnalysisOptions{});
-  b.graph = diagnose::build_replay_graph(store, b.timeline, b.run->ranks[0].steps, diagnose::build_host_index(store));
-  return b;
-}
+using Built = testing_support::BuiltGraph;
+Built build(const std::vector<std::string>& events) { return testing_support::build_graph(events); }
 
 std::vector<StepPath> paths_of(const Built& b) {
   const ReplayInput in = recorded_input(b.graph);

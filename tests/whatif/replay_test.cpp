@@ -9,6 +9,7 @@
 #include "diagnose/diagnose_fixtures.h"
 #include "diagnose/replay_graph.h"
 #include "whatif/rank_replay.h"
+#include "whatif/built_graph.h"
 #include "whatif/replay.h"
 
 namespace stepscope::whatif {
@@ -19,22 +20,9 @@ using analysis::testing_support::launch;
 using analysis::testing_support::step;
 using diagnose::testing_support::diagnose_folder;
 using diagnose::testing_support::diagnose_inline;
-using diagnose::testing_support::Diagnosed;
 
-struct Built {
-  std::unique_ptr<Diagnosed> run;
-  analysis::GpuTimeline timeline;
-  StepGraph graph;
-};
-
-Built build(const std::vector<std::string>& events) {
-  Built b;
-  b.run = diagnose_inline(events);
-  const trace::EventStore& store = *b.run->stores[0];
-  b.timeline = analysis::build_gpu_timeline(store, analysis::AnalysisOptions{});
-  b.graph = diagnose::build_replay_graph(store, b.timeline, b.run->ranks[0].steps, diagnose::build_host_index(store));
-  return b;
-}
+using Built = testing_support::BuiltGraph;
+Built build(const std::vector<std::string>& events) { return testing_support::build_graph(events); }
 
 int64_t edges_of(const StepGraph& g, EdgeKind k) {
   int64_t n = 0;
