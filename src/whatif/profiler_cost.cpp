@@ -72,7 +72,8 @@ ReplayInput scaled_input(const StepGraph& g, const std::vector<int64_t>& cost, d
   ReplayInput in = recorded_input(g);
   for (size_t i = 0; i < cost.size(); ++i) {
     if (cost[i] == 0) continue;
-    const auto take = static_cast<int64_t>(std::llround(scale * static_cast<double>(cost[i])));
+    const double x = scale * static_cast<double>(cost[i]);
+    const int64_t take = x < 9.2e18 ? static_cast<int64_t>(std::llround(x)) : INT64_MAX;
     in.edge_w_ns[i] = std::max<int64_t>(0, in.edge_w_ns[i] - take);
   }
   return in;

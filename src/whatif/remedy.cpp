@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/saturating.h"
+
 namespace stepscope::whatif {
 
 namespace {
@@ -30,7 +32,13 @@ int64_t covered(const std::vector<std::pair<int64_t, int64_t>>& set, int64_t lo,
   return sum;
 }
 
-int64_t scaled(int64_t v, double f) { return static_cast<int64_t>(std::llround(static_cast<double>(v) * f)); }
+// v * f, rounded; f in [0, 1] keeps it within v's range.
+int64_t scaled(int64_t v, double f) {
+  const double x = static_cast<double>(v) * f;
+  if (!(x < 9.2e18)) return INT64_MAX;
+  if (!(x > -9.2e18)) return INT64_MIN + 1;
+  return static_cast<int64_t>(std::llround(x));
+}
 
 }  // namespace
 
@@ -69,7 +77,7 @@ ReplayInput apply_remedy(const StepGraph& g, const analysis::GpuTimeline& tl, co
         first = k;
         continue;
       }
-      in.gpu_dur_ns[first] += in.gpu_dur_ns[k];
+      in.gpu_dur_ns[first] = analysis::saturating_add(in.gpu_dur_ns[first], in.gpu_dur_ns[k]);
       in.gpu_dur_ns[k] = 0;
       in.residual_ns[g.gpu_node(k)] = 0;  // part of one kernel: no delay of its own
       fused_members.insert(g.gpu_node(k));
