@@ -128,9 +128,11 @@ PathColumns path_columns(const AnalyzeReport& r, size_t i, const Axis& axis, int
         p.by_category[static_cast<size_t>(c)][static_cast<size_t>(span.category)] += ns;
       });
       if (span.device < 0) continue;
-      auto [it, fresh] = p.on_lane.try_emplace({span.device, span.stream});
-      if (fresh) it->second.assign(static_cast<size_t>(axis.columns), 0.0);
-      spread_over_columns(axis, a, b, [&](int c, double ns) { it->second[static_cast<size_t>(c)] += ns; });
+      // No structured binding: clang before 16 cannot capture one in a lambda.
+      const auto placed = p.on_lane.try_emplace({span.device, span.stream});
+      std::vector<double>& lane = placed.first->second;
+      if (placed.second) lane.assign(static_cast<size_t>(axis.columns), 0.0);
+      spread_over_columns(axis, a, b, [&](int c, double ns) { lane[static_cast<size_t>(c)] += ns; });
     }
   return p;
 }
