@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "analysis/saturating.h"
+#include "whatif/longest_path.h"
 #include "whatif/rank_replay.h"
 
 namespace stepscope::whatif {
@@ -23,28 +24,15 @@ JobReplayInput job_recorded_input(const JobGraph& g) {
 
 JobReplayResult replay_job(const JobGraph& g, const JobReplayInput& in) {
   JobReplayResult r;
-  const size_t n = g.node_count();
-  r.time_ns.assign(n, 0);
-  r.binding.assign(n, kNoEdge);
-  for (uint32_t v : g.order) {
-    int64_t t = INT64_MIN;
-    uint32_t bind = kNoEdge;
-    for (uint32_t i = g.in_begin[v]; i < g.in_begin[v + 1]; ++i) {
-      if (in.edge_w_ns[i] == kDropped) continue;
-      const uint32_t u = g.edges[i].from;
-      // An arrival is the start of the rank's collective; other successors
-      // of GPU work wait for its end.
-      const bool from_end = g.gpu[u] && g.edge_kind[i] != JobEdgeKind::kArrival;
-      const int64_t out = from_end ? saturating_add(r.time_ns[u], in.dur_ns[u]) : r.time_ns[u];
-      const int64_t bound = saturating_add(out, in.edge_w_ns[i]);
-      if (bind == kNoEdge || bound > t) {
-        t = bound;
-        bind = i;
-      }
-    }
-    r.time_ns[v] = bind == kNoEdge ? g.recorded_ns[v] : saturating_add(t, in.residual_ns[v]);
-    r.binding[v] = bind;
-  }
+  // An arrival is the start of the rank's collective; other successors of
+  // GPU work wait for its end.
+  longest_path(
+      g, in.edge_w_ns, in.residual_ns, kDropped, kNoEdge,
+      [&](uint32_t u, uint32_t i) {
+        const bool from_end = g.gpu[u] && g.edge_kind[i] != JobEdgeKind::kArrival;
+        return from_end ? saturating_add(r.time_ns[u], in.dur_ns[u]) : r.time_ns[u];
+      },
+      r.time_ns, r.binding);
   // Each rank's windows by the one-rank rule, its collective kernels lasting
   // to the rank's end of the collective.
   r.windows.resize(g.ranks.size());

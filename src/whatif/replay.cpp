@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/saturating.h"
+#include "whatif/longest_path.h"
 
 namespace stepscope::whatif {
 
@@ -36,27 +37,14 @@ ReplayInput recorded_input(const StepGraph& g) {
 
 ReplayResult replay(const StepGraph& g, const ReplayInput& in) {
   ReplayResult r;
-  const size_t n = g.node_count();
-  r.time_ns.assign(n, 0);
-  r.binding.assign(n, kNoEdge);
-  for (uint32_t v : g.order) {
-    int64_t t = INT64_MIN;
-    uint32_t bind = kNoEdge;
-    for (uint32_t i = g.in_begin[v]; i < g.in_begin[v + 1]; ++i) {
-      if (in.edge_w_ns[i] == kDropped) continue;
-      const uint32_t u = g.edges[i].from;
-      // Work's successors wait for its end; a launch and an anchor leave
-      // from a host mark, whose time is the point itself.
-      const int64_t out = g.is_gpu(u) ? saturating_add(r.time_ns[u], in.gpu_dur_ns[g.activity_of(u)]) : r.time_ns[u];
-      const int64_t bound = saturating_add(out, in.edge_w_ns[i]);
-      if (bind == kNoEdge || bound > t) {
-        t = bound;
-        bind = i;
-      }
-    }
-    r.time_ns[v] = bind == kNoEdge ? g.recorded_ns[v] : saturating_add(t, in.residual_ns[v]);
-    r.binding[v] = bind;
-  }
+  // Work's successors wait for its end; a launch and an anchor leave from a
+  // host mark, whose time is the point itself.
+  longest_path(
+      g, in.edge_w_ns, in.residual_ns, kDropped, kNoEdge,
+      [&](uint32_t u, uint32_t) {
+        return g.is_gpu(u) ? saturating_add(r.time_ns[u], in.gpu_dur_ns[g.activity_of(u)]) : r.time_ns[u];
+      },
+      r.time_ns, r.binding);
   r.windows = step_windows(g, r.time_ns, in.gpu_dur_ns);
   for (const StepWindow& w : r.windows) r.total_ns = saturating_add(r.total_ns, w.wall_ns());
   return r;
