@@ -39,6 +39,8 @@ std::string_view to_string(Confidence c) {
   return "low";
 }
 
+std::string_view to_string(SavingBasis b) { return b == SavingBasis::kReplay ? "replay" : "bound"; }
+
 Severity severity_for_saving(double saving_pct) {
   if (saving_pct >= 25.0) return Severity::kHigh;
   if (saving_pct >= 10.0) return Severity::kMedium;

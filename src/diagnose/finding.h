@@ -86,6 +86,13 @@ struct RankRemedy {
 };
 
 
+// What a finding's estimated saving was computed from.
+enum class SavingBasis : uint8_t {
+  kBound,   // the detector's bound on the profiled trace (no remedy model, or no faithful replay)
+  kReplay,  // the replay of the run without the profiler, with and without the fix
+};
+std::string_view to_string(SavingBasis b);
+
 struct Finding {
   Category category = Category::kHostOverhead;
   std::string detector;   // name of the detector that produced it
@@ -93,18 +100,21 @@ struct Finding {
   Severity severity = Severity::kLow;
   Confidence confidence = Confidence::kMedium;
   Evidence evidence;
-  // Upper bound on the step time the fix can recover: mean per step on the
-  // rank where the cause costs most, µs, and as % of that rank's mean step time.
+  // The step time the fix recovers per step, µs, and as % of that rank's
+  // mean step, on the rank where it is largest (saving_rank). By replay
+  // where the finding has a remedy model and the rank replays faithfully:
+  // the mean step of the run without the profiler minus the same with the
+  // fix applied (docs/whatif.md, "Savings"); else the detector's bound.
   double estimated_saving_us = 0;
   double estimated_saving_pct = 0;
-  int64_t saving_rank = -1;  // the rank the saving was measured on
-  // The replay's saving (docs/whatif.md, "Savings"): the mean step of the
-  // run without the profiler minus the same with this fix applied, on the
-  // rank where it is largest, µs and % of that rank's unprofiled step; -1
-  // without a remedy model or a faithful replay.
-  double replay_saving_us = -1;
-  double replay_saving_pct = 0;
-  int64_t replay_saving_rank = -1;
+  int64_t saving_rank = -1;
+  SavingBasis saving_basis = SavingBasis::kBound;
+  // The detector's own upper bound on the saving, on the profiled trace
+  // (mean per step, µs, % of the profiled step, its rank): kept as a
+  // cross-check of the replay.
+  double bound_saving_us = 0;
+  double bound_saving_pct = 0;
+  int64_t bound_rank = -1;
   // The fix as graph changes, per rank (empty: no remedy model).
   std::vector<RankRemedy> remedies;
   // False for findings that cost no step time by themselves (memory capacity

@@ -26,7 +26,10 @@ int64_t replay_saving_ns(const RankReplayInputs& r, const whatif::Remedy& remedy
 
 void apply_replay_savings(std::vector<Finding>& findings, const std::vector<RankReplayInputs>& ranks) {
   for (Finding& f : findings) {
-    if (!f.saves_time || f.remedies.empty()) continue;
+    if (!f.saves_time) continue;
+    f.bound_saving_us = f.estimated_saving_us;
+    f.bound_saving_pct = f.estimated_saving_pct;
+    f.bound_rank = f.saving_rank;
     int64_t best = -1, best_rank = -1, best_step = 0;
     for (const RankRemedy& rr : f.remedies) {
       const RankReplayInputs* r = find_rank(ranks, rr.rank);
@@ -35,9 +38,11 @@ void apply_replay_savings(std::vector<Finding>& findings, const std::vector<Rank
       if (s > best) best = s, best_rank = rr.rank, best_step = r->baseline->unprofiled_step_ns;
     }
     if (best < 0) continue;
-    f.replay_saving_us = static_cast<double>(best) / 1000.0;
-    f.replay_saving_pct = std::min(100.0, 100.0 * static_cast<double>(best) / static_cast<double>(best_step));
-    f.replay_saving_rank = best_rank;
+    f.estimated_saving_us = static_cast<double>(best) / 1000.0;
+    f.estimated_saving_pct = std::min(100.0, 100.0 * static_cast<double>(best) / static_cast<double>(best_step));
+    f.saving_rank = best_rank;
+    f.saving_basis = SavingBasis::kReplay;
+    f.severity = severity_for_saving(f.estimated_saving_pct);
   }
 }
 

@@ -1,10 +1,9 @@
-// Savings by replay (docs/whatif.md, "Savings"): a finding's replay saving
-// is the mean step of the run without the profiler minus the mean step of
-// the same replay with the finding's remedy applied, on the rank where it is
-// largest. It is reported beside the detector's bound (estimated_saving_us),
-// which stays the ranking figure until the accuracy benchmark shows the
-// replay nearer the measured saving for every cause. A finding without a
-// remedy model, or on a rank whose replay is not faithful, has none.
+// Savings by replay (docs/whatif.md, "Savings"): a finding's saving is the
+// mean step of the run without the profiler minus the mean step of the same
+// replay with the finding's remedy applied, on the rank where it is largest.
+// It replaces the detector's bound as the estimated saving (the bound is kept
+// beside it as a cross-check). A finding without a remedy model, or on ranks
+// whose replay is not faithful, keeps the bound as its saving.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +25,8 @@ struct RankReplayInputs {
   bool faithful = false;  // replayed within whatif::kFidelityLimitPct, with step windows
 };
 
-// Sets the replay savings of `findings` that have a remedy model.
+// Keeps each time-saving finding's bound and, where a remedy model and a
+// faithful replay exist, makes the replay saving its estimated saving.
 void apply_replay_savings(std::vector<Finding>& findings, const std::vector<RankReplayInputs>& ranks);
 
 // Per rank (ranks' order): all the given findings' remedies applied together,

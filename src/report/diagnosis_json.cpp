@@ -28,9 +28,10 @@ ordered_json finding_json(const dg::Finding& f) {
           {"estimated_saving_us", f.estimated_saving_us},
           {"estimated_saving_pct", f.estimated_saving_pct},
           {"saving_rank", f.saving_rank},
-          {"replay_saving_us", f.replay_saving_us >= 0 ? ordered_json(f.replay_saving_us) : ordered_json(nullptr)},
-          {"replay_saving_pct", f.replay_saving_us >= 0 ? ordered_json(f.replay_saving_pct) : ordered_json(nullptr)},
-          {"replay_saving_rank", f.replay_saving_rank},
+          {"saving_basis", f.saves_time ? ordered_json(std::string(dg::to_string(f.saving_basis))) : ordered_json(nullptr)},
+          {"bound_saving_us", f.saves_time ? ordered_json(f.bound_saving_us) : ordered_json(nullptr)},
+          {"bound_saving_pct", f.saves_time ? ordered_json(f.bound_saving_pct) : ordered_json(nullptr)},
+          {"bound_rank", f.bound_rank},
           {"saves_time", f.saves_time},
           {"evidence", {{"metrics", metrics}, {"examples", examples}}},
           {"remedy", f.remedy}};

@@ -5,6 +5,10 @@
 // the collective's traffic factor, is compared with the link's peak; many
 // small collectives are latency-bound. Only runs with collective kernels on
 // more than one rank are judged: DDP at world size 1 runs none.
+// The remedy for the replay (docs/whatif.md, "Remedies"): each collective's
+// exposed time is hidden behind compute - its kernel keeps only the time that
+// compute overlapped - an upper bound of what bucketing, prefetching or
+// a separate stream can overlap.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -87,6 +91,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   double link_peak = 0;
   int64_t ranks_with_comm = 0;
   std::vector<WeightedExample> examples;
+  std::vector<RankRemedy> remedies;
 
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     const RankView& r = ctx.ranks[ri];
@@ -111,6 +116,7 @@ DetectorOutput run(const DetectorContext& ctx) {
         }
       exposed_set = IntervalSet(std::move(v));
     }
+    RankRemedy fix{r.store->rank, {}};
     for (const auto& act : r.timeline->activities) {
       if (act.cls != analysis::KernelClass::kCommunication || step_index_at(a, act.start_ns) < 0) continue;
       ++kernels;
@@ -119,6 +125,9 @@ DetectorOutput run(const DetectorContext& ctx) {
       Sized sz = size_of(r, act.row, act.launch_row);
       std::string detail;
       int64_t ex = exposed_set.overlap(act.start_ns, act.end_ns);
+      if (ex > 0 && act.duration_ns() > 0)
+        fix.remedy.gpu_scale.push_back(
+            {act.row, static_cast<double>(act.duration_ns() - ex) / static_cast<double>(act.duration_ns())});
       if (sz.known && act.duration_ns() > 0) {
         ++sized;
         if (static_cast<double>(sz.bytes) < ctx.options->small_collective_bytes) ++small;
@@ -135,6 +144,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       }
       examples.push_back({static_cast<double>(ex), example_of_row(r, act.row, detail)});
     }
+    if (!fix.remedy.empty()) remedies.push_back(std::move(fix));
   }
   if (ranks_with_comm == 0) return out;  // no collectives: never a communication finding
   if (sized == 0 && kernels > 0)
@@ -148,6 +158,7 @@ DetectorOutput run(const DetectorContext& ctx) {
 
   Finding f;
   f.category = Category::kCommunication;
+  f.remedies = std::move(remedies);
   f.detector = kName;
   f.confidence = Confidence::kHigh;
   set_saving(f, ctx, saving);

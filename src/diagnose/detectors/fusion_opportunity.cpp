@@ -20,6 +20,10 @@
 // op consumes which tensor, so the chain's GPU time is evidence only. The
 // idle is not claimed: host_overhead's remedy (torch.compile) removes it too.
 // Kernels inside optimizer steps are left to unfused_optimizer.
+// The remedy for the replay (docs/whatif.md, "Remedies"): a group's extra
+// calls leave the host and its matmul kernels run as one of their summed
+// time; a chain's kernels run as one kernel of their summed time, launched
+// once.
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -27,6 +31,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
@@ -69,6 +74,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   int64_t group_host_ns = 0, chain_gpu_ns = 0, group_idle_ns = 0, chain_idle_ns = 0;
   bool any_shapes = false;
   std::vector<WeightedExample> examples;
+  std::vector<RankRemedy> remedies;
 
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     const RankView& r = ctx.ranks[ri];
@@ -78,6 +84,7 @@ DetectorOutput run(const DetectorContext& ctx) {
     OpArgReader args(*r.store);
     std::vector<Interval> extra_calls, chain_insides;
     any_shapes = any_shapes || args.has_shapes();
+    RankRemedy fix{r.store->rank, {}};
 
     // Ops that (directly or below them) launched GPU work.
     std::vector<bool> launches(ev.size(), false);  // by host row
@@ -86,6 +93,20 @@ DetectorOutput run(const DetectorContext& ctx) {
            p != HostTree::kNoRow && !launches[p]; p = r.tree->parent(p)) {
         launches[p] = true;
       }
+    // Each matmul op's GPU work (the kernels it or its children launched),
+    // for a group's fused matmul.
+    std::unordered_map<uint32_t, std::vector<const analysis::GpuActivity*>> matmul_work;
+    for (const auto& act : r.timeline->activities)
+      for (uint32_t p = act.launch_row; p != HostTree::kNoRow; p = r.tree->parent(p))
+        if (ev.kind[p] == trace::EventKind::kCpuOp && is_matmul_op(r.store->name_of(p))) matmul_work[p].push_back(&act);
+    // A group's GPU work per lane, in stream order.
+    auto work_of = [&](const std::vector<uint32_t>& ops) {
+      std::map<uint32_t, std::vector<uint32_t>> by_lane;
+      for (uint32_t op : ops)
+        if (auto it = matmul_work.find(op); it != matmul_work.end())
+          for (const analysis::GpuActivity* act : it->second) by_lane[act->lane].push_back(act->row);
+      return by_lane;
+    };
 
     // Sibling matmuls on the same input shape.
     std::set<uint32_t> parents;
@@ -106,8 +127,12 @@ DetectorOutput run(const DetectorContext& ctx) {
               add_into(sum, ev.dur_ns[g]);
               longest = std::max(longest, ev.dur_ns[g]);
             }
-            for (size_t g = 1; g < group.size(); ++g)
+            for (size_t g = 1; g < group.size(); ++g) {
               extra_calls.push_back({ev.ts_ns[group[g]], ev.ts_ns[group[g]] + ev.dur_ns[group[g]]});
+              fix.remedy.host_removed.push_back({ev.ts_ns[group[g]], ev.ts_ns[group[g]] + ev.dur_ns[group[g]]});
+            }
+            for (auto& [lane, rows] : work_of(group))
+              if (rows.size() > 1) fix.remedy.fused_chains.push_back(std::move(rows));
             add_into(group_host_ns, sum - longest);
             ++groups;
             add_into(grouped_ops, static_cast<int64_t>(group.size()));
@@ -191,6 +216,9 @@ DetectorOutput run(const DetectorContext& ctx) {
             std::vector<Interval> own;
             for (size_t i = 1; i < chain.size(); ++i) launch_windows(*chain[i - 1], *chain[i], own);
             chain_insides.insert(chain_insides.end(), own.begin(), own.end());
+            std::vector<uint32_t> rows;
+            for (auto* x : chain) rows.push_back(x->row);
+            fix.remedy.fused_chains.push_back(std::move(rows));
             const int64_t windows = IntervalSet(std::move(own)).length();
             add_into(chain_gpu_ns, sum);
             ++chains;
@@ -235,6 +263,7 @@ DetectorOutput run(const DetectorContext& ctx) {
       add_into(group_idle_ns, calls.overlap(i.start_ns, i.end_ns));
       add_into(chain_idle_ns, insides.overlap(i.start_ns, i.end_ns));
     }
+    if (!fix.remedy.empty()) remedies.push_back(std::move(fix));
   }
   if (!any_shapes)
     out.not_assessed.push_back({kName, "matmuls that share an input (q/k/v projections)",
@@ -250,6 +279,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.detector = kName;
   f.confidence = Confidence::kMedium;
   set_saving(f, ctx, saving);
+  f.remedies = std::move(remedies);
   double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
   if (groups > 0 && group_idle_ns >= chain_idle_ns)
     f.title = fmt::format("{:.0f} groups of matmuls per step read the same input separately (e.g. q/k/v "

@@ -4,6 +4,10 @@
 // compared across ranks; the slowest rank's excess over the mean is time the
 // others spend waiting, and what balancing could recover. Stragglers from
 // collective start skew and the step-time spread are evidence.
+// The remedy for the replay (docs/whatif.md, "Remedies"): in each step, the
+// slowest rank's compute and copies shrink to the mean rank's own work. It
+// is replayed on that rank alone (its own step gets shorter; the others'
+// shorter waits at the collectives would need the job replay).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -47,6 +51,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   std::vector<int64_t> rank_steps(ctx.ranks.size(), 0);
   int64_t compared = 0;
   double total_excess = 0;
+  std::map<size_t, RankRemedy> fixes;  // context rank -> its remedy
   for (const auto& [step, v] : by_step) {
     int64_t n = 0, sum = 0, best = -1;
     size_t slow = 0;
@@ -66,6 +71,13 @@ DetectorOutput run(const DetectorContext& ctx) {
       if (v[ri].first >= 0) saving[ri][static_cast<size_t>(v[ri].first)] = excess;
     const RankView& r = ctx.ranks[slow];
     const StepAttribution& s = r.attribution->steps[static_cast<size_t>(v[slow].first)];
+    if (excess > 0 && best > 0) {
+      RankRemedy& fix = fixes.try_emplace(slow, RankRemedy{r.store->rank, {}}).first->second;
+      const double factor = static_cast<double>(sum / n) / static_cast<double>(best);
+      for (const auto& act : r.timeline->activities)
+        if (act.cls != analysis::KernelClass::kCommunication && act.start_ns >= s.start_ns && act.start_ns < s.end_ns)
+          fix.remedy.gpu_scale.push_back({act.row, factor});
+    }
     Example e;
     e.rank = r.store->rank;
     e.step = step;
@@ -87,6 +99,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.detector = kName;
   f.confidence = Confidence::kMedium;
   set_saving(f, ctx, saving);
+  for (auto& [ri, fix] : fixes) f.remedies.push_back(std::move(fix));
   const auto& multi = *ctx.multi;
   double lo = 1e300, hi = 0;
   for (size_t ri = 0; ri < rank_work.size(); ++ri) {

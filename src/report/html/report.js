@@ -102,7 +102,9 @@
     box.appendChild(card("GPU idle", range(R.ranks.map(function (r) { return r.temporal_breakdown.idle_pct; }), SS.pct),
       "of the GPU's active span" + multi));
     if (top && top.saves_time)
-      box.appendChild(card("Largest saving", "≤ " + SS.dur(top.estimated_saving_us), SS.pct(top.estimated_saving_pct) + " of step time per step, rank " + top.saving_rank));
+      box.appendChild(card("Largest saving", (top.saving_basis === "replay" ? "" : "≤ ") + SS.dur(top.estimated_saving_us),
+        SS.pct(top.estimated_saving_pct) + " of step time per step, rank " + top.saving_rank +
+        (top.saving_basis === "replay" ? " (replay without the profiler)" : " (bound)")));
     // All reported fixes replayed together without the profiler: not the
     // findings' sum (docs/whatif.md, "Savings").
     if (D && D.findings.length && D.combined_saving_rank >= 0)
@@ -141,10 +143,12 @@
   function findingCard(f, open) {
     var sev = "sev-" + f.severity;
     var saving = f.saves_time
-      ? el("div", { class: "saving" }, ["Estimated saving: up to ", el("b", { text: SS.dur(f.estimated_saving_us) }), " per step (",
-        el("b", { text: SS.pct(f.estimated_saving_pct) }), " of step time) on rank " + f.saving_rank + "."].concat(
-        f.replay_saving_us == null ? [] : [" Replayed without the profiler: ", el("b", { text: SS.dur(f.replay_saving_us) }),
-          " (" + SS.pct(f.replay_saving_pct) + " of the unprofiled step) on rank " + f.replay_saving_rank + "."]))
+      ? (f.saving_basis === "replay"
+        ? el("div", { class: "saving" }, ["Estimated saving without the profiler: ", el("b", { text: SS.dur(f.estimated_saving_us) }),
+          " per step (", el("b", { text: SS.pct(f.estimated_saving_pct) }), " of the unprofiled step) on rank " + f.saving_rank +
+          ", by replay; the detector's bound on the profiled trace: " + SS.dur(f.bound_saving_us) + "."])
+        : el("div", { class: "saving" }, ["Estimated saving: up to ", el("b", { text: SS.dur(f.estimated_saving_us) }), " per step (",
+          el("b", { text: SS.pct(f.estimated_saving_pct) }), " of step time) on rank " + f.saving_rank + " (the detector's bound; not replayed)."]))
       : el("div", { class: "saving", text: "A risk rather than lost time: it costs no step time by itself." });
     var ev = el("details", open ? { open: "" } : null, [el("summary", { text: "Evidence: " + f.evidence.metrics.length + " metrics, " + f.evidence.examples.length + " examples (detector " + f.detector + ")" }),
       f.evidence.metrics.length ? metricTable(f.evidence.metrics) : null,
