@@ -163,13 +163,16 @@ std::string job_critical_path_line(const dg::Diagnosis& d) {
     line += fmt::format("{}{:.0f}% on rank {}", line.empty() ? "" : ", ", pct, p.ranks[order[k]]);
   }
   if (p.crossings > 0) {
-    const size_t to = static_cast<size_t>(std::max_element(p.crossed_to.begin(), p.crossed_to.end()) - p.crossed_to.begin());
-    line += fmt::format("; crosses ranks {} times at collectives, {} to rank {} (arrived last)", p.crossings,
+    // The rank crossed to most, ties to the one with more time on the path.
+    size_t to = order.front();
+    for (size_t i : order)
+      if (p.crossed_to[i] > p.crossed_to[to]) to = i;
+    line += fmt::format("; it crosses to the rank that arrived last at {} collectives ({} to rank {})", p.crossings,
                         p.crossed_to[to], p.ranks[to]);
   } else {
-    line += "; it crosses no rank at a collective";
+    line += "; it crosses to no other rank";
   }
-  return fmt::format("  Job critical path ({} steps): {}\n", p.steps.size(), line);
+  return fmt::format("  Job critical path ({} step{}): {}\n", p.steps.size(), p.steps.size() == 1 ? "" : "s", line);
 }
 
 // The buckets table: one column pair per rank, rows for the groups with time.
