@@ -148,12 +148,13 @@ JobCriticalPath summarize_job_critical_path(const JobGraph& g) {
     out.notes.push_back("no job critical path: the ranks are not replayed as one job (see job_replay.notes)");
     return out;
   }
-  const JobReplayResult r = replay_job(g, job_recorded_input(g));
+  const JobReplayInput in = job_recorded_input(g);
+  const JobReplayResult r = replay_job(g, in);
   for (const JobGraph::Rank& rk : g.ranks) out.ranks.push_back(rk.rank);
   out.total_by_rank_ns.assign(g.ranks.size(), 0);
   out.crossed_to.assign(g.ranks.size(), 0);
   auto local = [&](uint32_t i, int64_t t) { return saturating_sub(t, g.ranks[i].shift_ns); };
-  for (const JobStepPath& p : job_critical_paths(g, job_recorded_input(g), r)) {
+  for (const JobStepPath& p : job_critical_paths(g, in, r)) {
     JobStepSummary s;
     s.step = p.step;
     s.end_rank = g.ranks[p.end_index].rank;
