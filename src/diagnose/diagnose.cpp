@@ -88,7 +88,9 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     for (size_t i = 0; i < n; ++i)
       job.push_back({stores[i]->rank, &inputs[i].graph, &inputs[i].timeline, &ranks[i].collectives,
                      stores[i]->meta.base_time_ns, stores[i]->meta.world_size.value_or(0)});
-    d.job_replay = whatif::summarize_job_replay(whatif::build_job_graph(job, multi.clocks));
+    const whatif::JobGraph graph = whatif::build_job_graph(job, multi.clocks);
+    d.job_replay = whatif::summarize_job_replay(graph);
+    d.job_critical_path = whatif::summarize_job_critical_path(graph);
   }
 
   // Trace-level honesty notes, before any detector: one note per reason,

@@ -19,6 +19,7 @@
 #include "diagnose/step_attribution.h"
 #include "trace/event_store.h"
 #include "whatif/rank_critical_path.h"
+#include "whatif/job_critical_path.h"
 #include "whatif/job_replay.h"
 #include "whatif/rank_replay.h"
 
@@ -31,6 +32,9 @@ struct Diagnosis {
   // The ranks replayed as one job, tied at their collectives (two or more
   // ranks; ranks == 0 otherwise): its fidelity (docs/whatif.md).
   whatif::JobReplay job_replay;
+  // Each step's critical path across those ranks: it crosses to the rank
+  // that arrived last at a collective (docs/whatif.md; empty ranks: none).
+  whatif::JobCriticalPath job_critical_path;
   // Findings whose saving reaches options.min_saving_pct (and findings that
   // save no time but carry a medium or high risk), largest saving first. In a
   // healthy run (primary "none") only compute_efficiency findings among those

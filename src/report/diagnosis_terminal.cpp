@@ -146,6 +146,35 @@ std::string critical_path_lines(const dg::Diagnosis& d) {
   return out;
 }
 
+// One line for the job's critical path across ranks (docs/metrics.md): the
+// ranks it spends most time on and where it crosses to the rank that
+// arrived last at a collective.
+std::string job_critical_path_line(const dg::Diagnosis& d) {
+  const whatif::JobCriticalPath& p = d.job_critical_path;
+  if (p.wall_ns <= 0) return "";
+  std::vector<size_t> order(p.ranks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return p.total_by_rank_ns[a] > p.total_by_rank_ns[b]; });
+  std::string line;
+  for (size_t k = 0; k < order.size() && k < 2; ++k) {
+    const double pct = 100.0 * static_cast<double>(p.total_by_rank_ns[order[k]]) / static_cast<double>(p.wall_ns);
+    if (pct < 1.0) break;
+    line += fmt::format("{}{:.0f}% on rank {}", line.empty() ? "" : ", ", pct, p.ranks[order[k]]);
+  }
+  if (p.crossings > 0) {
+    // The rank crossed to most, ties to the one with more time on the path.
+    size_t to = order.front();
+    for (size_t i : order)
+      if (p.crossed_to[i] > p.crossed_to[to]) to = i;
+    line += fmt::format("; it crosses to the rank that arrived last at {} collectives ({} to rank {})", p.crossings,
+                        p.crossed_to[to], p.ranks[to]);
+  } else {
+    line += "; it crosses to no other rank";
+  }
+  return fmt::format("  Job critical path ({} step{}): {}\n", p.steps.size(), p.steps.size() == 1 ? "" : "s", line);
+}
+
 // The buckets table: one column pair per rank, rows for the groups with time.
 std::string attribution_table(const dg::Diagnosis& d, size_t max_side_by_side) {
   if (d.attribution.size() > max_side_by_side) return attribution_summary(d) + no_steps_note(d);
@@ -203,6 +232,7 @@ std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_finding
            "\n";
     out += fmt::format("\nPrimary bottleneck: {}   (no GPU activity in the traces)\n", d.primary_bottleneck);
   }
+  out += job_critical_path_line(d);
   if (d.findings.empty()) out += "  No finding explains a significant share of step time.\n";
   // What the fixes save together in the run without the profiler (a
   // replay, not the findings' sum: docs/whatif.md, "Savings").

@@ -337,7 +337,10 @@ ordered_json build_analyze_json(const AnalyzeReport& report) {
   }
   j["ranks"] = ranks;
   j["multi_rank"] = report.ranks.size() >= 2 ? multi_json(report.multi) : ordered_json(nullptr);
-  if (report.diagnosis && report.ranks.size() >= 2) j["job_replay"] = job_replay_json(report.diagnosis->job_replay);
+  if (report.diagnosis && report.ranks.size() >= 2) {
+    j["job_replay"] = job_replay_json(report.diagnosis->job_replay);
+    j["job_critical_path"] = job_critical_path_json(report.diagnosis->job_critical_path);
+  }
   if (report.hta) j["hta"] = hta_tables_json(*report.hta);
   if (report.diagnosis) {
     j["primary_bottleneck"] = report.diagnosis->primary_bottleneck;

@@ -6,6 +6,8 @@
 
 namespace stepscope::whatif {
 
+using analysis::saturating_add;
+
 std::string_view to_string(PathCategory c) {
   switch (c) {
     case PathCategory::kHostRuntime: return "host_runtime";
@@ -40,10 +42,6 @@ std::vector<PathCategory> host_categories(const StepGraph& g) {
   return cat;
 }
 
-namespace {
-
-using analysis::saturating_add;
-
 PathCategory gpu_category(analysis::KernelClass c) {
   switch (c) {
     case analysis::KernelClass::kComputation: return PathCategory::kGpuCompute;
@@ -54,9 +52,9 @@ PathCategory gpu_category(analysis::KernelClass c) {
   return PathCategory::kGpuCompute;
 }
 
-PathCategory edge_category(const Edge& e, const std::vector<PathCategory>& host) {
-  switch (e.kind) {
-    case EdgeKind::kHostOrder: return host[e.to];
+PathCategory edge_category(EdgeKind kind, PathCategory host_stretch) {
+  switch (kind) {
+    case EdgeKind::kHostOrder: return host_stretch;
     case EdgeKind::kLaunch:
     case EdgeKind::kAnchor: return PathCategory::kLaunch;
     case EdgeKind::kStream:
@@ -66,39 +64,6 @@ PathCategory edge_category(const Edge& e, const std::vector<PathCategory>& host)
   return PathCategory::kResidual;
 }
 
-// A window and the node whose time (a mark) or end (GPU work) closes it.
-struct Window {
-  int64_t step = -1;
-  int64_t start_ns = 0, end_ns = 0;
-  uint32_t end_node = kNoNode;
-};
-
-// The replay's window rule (replay.cpp, windows_of), with the node that sets each end.
-std::vector<Window> windows_with_end_nodes(const StepGraph& g, const ReplayInput& in, const ReplayResult& r) {
-  std::vector<Window> w;
-  for (size_t i = 0; i < g.steps.size(); ++i) {
-    const StepGraph::Step& s = g.steps[i];
-    if (s.start_mark == kNoNode || s.end_mark == kNoNode) continue;
-    int64_t start = r.time_ns[s.start_mark];
-    int64_t end = r.time_ns[s.end_mark];
-    uint32_t node = s.end_mark;
-    if (i + 1 < g.steps.size() && g.steps[i + 1].start_mark != kNoNode && r.time_ns[g.steps[i + 1].start_mark] < end) {
-      node = g.steps[i + 1].start_mark;
-      end = r.time_ns[node];
-    }
-    if (i + 1 == g.steps.size())
-      for (uint32_t k : s.activities) {
-        const int64_t e = saturating_add(r.time_ns[g.gpu_node(k)], in.gpu_dur_ns[k]);
-        if (e > end) end = e, node = g.gpu_node(k);
-      }
-    if (!w.empty()) start = std::max(start, w.back().end_ns);
-    if (end > start) w.push_back({s.step, start, end, node});
-  }
-  return w;
-}
-
-}  // namespace
-
 std::vector<StepPath> critical_paths(const StepGraph& g, const ReplayInput& in, const ReplayResult& r,
                                      const analysis::GpuTimeline& tl) {
   const std::vector<PathCategory> host = host_categories(g);
@@ -107,7 +72,8 @@ std::vector<StepPath> critical_paths(const StepGraph& g, const ReplayInput& in, 
     return g.is_gpu(u) ? saturating_add(r.time_ns[u], in.gpu_dur_ns[g.activity_of(u)]) : r.time_ns[u];
   };
   std::vector<StepPath> paths;
-  for (const Window& w : windows_with_end_nodes(g, in, r)) {
+  for (const EndedWindow& ew : step_windows_with_ends(g, r.time_ns, in.gpu_dur_ns)) {
+    const StepWindow& w = ew.window;
     StepPath p;
     p.step = w.step;
     p.start_ns = w.start_ns;
@@ -123,7 +89,7 @@ std::vector<StepPath> critical_paths(const StepGraph& g, const ReplayInput& in, 
       p.segments.push_back({lo, cur, kind, cat, node, edge});
       cur = lo;
     };
-    uint32_t v = w.end_node;
+    uint32_t v = ew.end_node;
     while (cur > w.start_ns) {
       if (g.is_gpu(v)) {
         const analysis::GpuActivity& a = tl.activities[g.activity_of(v)];
@@ -138,7 +104,7 @@ std::vector<StepPath> critical_paths(const StepGraph& g, const ReplayInput& in, 
       const Edge& edge = g.edges[e];
       const int64_t from = out_of(edge.from);
       emit(saturating_add(from, in.edge_w_ns[e]), SegmentKind::kResidual, PathCategory::kResidual, v, kNoEdge);
-      emit(from, SegmentKind::kEdge, edge_category(edge, host), v, e);
+      emit(from, SegmentKind::kEdge, edge_category(edge.kind, host[edge.to]), v, e);
       v = edge.from;
     }
     std::reverse(p.segments.begin(), p.segments.end());

@@ -70,6 +70,12 @@ struct StepPath {
 // a runtime call, else other CPU work. Index 0 is unused.
 std::vector<PathCategory> host_categories(const StepGraph& g);
 
+// The category of GPU work of class `c` on the path.
+PathCategory gpu_category(analysis::KernelClass c);
+// The category of an edge's stretch of the path; a host_order edge's is
+// `host_stretch`, its target's entry of host_categories().
+PathCategory edge_category(EdgeKind kind, PathCategory host_stretch);
+
 // The critical path of every window of `r`, a replay of `g` with input `in`
 // (for the run as recorded: recorded_input(g)). `timeline` is the one the
 // graph was built from (the class of each activity). The window rule is the

@@ -185,7 +185,7 @@ JobGraph build_job_graph(const std::vector<JobRankInput>& ranks, const analysis:
     const StepGraph& g = *ranks[i].graph;
     const auto first = static_cast<uint32_t>(jg.node_count());
     const int64_t shift = saturating_sub(ranks[i].base_time_ns, clock_offset(clocks, ranks[i].rank));
-    jg.ranks.push_back({ranks[i].rank, &g, first, shift});
+    jg.ranks.push_back({ranks[i].rank, &g, ranks[i].timeline, first, shift});
     for (uint32_t v = 0; v < g.node_count(); ++v) {
       b.add_node(saturating_add(g.recorded_ns[v], shift), static_cast<uint32_t>(i));
       if (g.is_gpu(v)) {

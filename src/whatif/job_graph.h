@@ -65,6 +65,7 @@ struct JobGraph {
   struct Rank {
     int64_t rank = 0;
     const StepGraph* graph = nullptr;
+    const analysis::GpuTimeline* timeline = nullptr;  // the timeline `graph` was built from
     uint32_t first_node = 0;  // the graph's node v is job node first_node + v
     int64_t shift_ns = 0;     // job time = the graph's time + shift_ns (base time minus clock offset)
   };

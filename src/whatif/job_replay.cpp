@@ -36,7 +36,9 @@ JobReplayResult replay_job(const JobGraph& g, const JobReplayInput& in) {
   // Each rank's windows by the one-rank rule, its collective kernels lasting
   // to the rank's end of the collective.
   r.windows.resize(g.ranks.size());
+  r.window_end.resize(g.ranks.size());
   std::vector<std::vector<int64_t>> dur(g.ranks.size());
+  std::vector<uint32_t> end_of(g.node_count(), kNoNode);  // a collective kernel's node -> the rank's end of it
   for (size_t i = 0; i < g.ranks.size(); ++i) {
     const StepGraph& sg = *g.ranks[i].graph;
     dur[i].resize(sg.gpu_dur_ns.size());
@@ -48,12 +50,17 @@ JobReplayResult replay_job(const JobGraph& g, const JobReplayInput& in) {
       if (!g.gpu[a]) continue;
       const StepGraph& sg = *g.ranks[i].graph;
       dur[i][sg.activity_of(a - g.ranks[i].first_node)] = r.time_ns[c.end[i]] - r.time_ns[a];
+      end_of[a] = c.end[i];
     }
   for (size_t i = 0; i < g.ranks.size(); ++i) {
     const StepGraph& sg = *g.ranks[i].graph;
     const auto first = r.time_ns.begin() + g.ranks[i].first_node;
     const std::vector<int64_t> time(first, first + static_cast<std::ptrdiff_t>(sg.node_count()));
-    r.windows[i] = step_windows(sg, time, dur[i]);
+    for (const EndedWindow& w : step_windows_with_ends(sg, time, dur[i])) {
+      const uint32_t v = g.node(i, w.end_node);
+      r.windows[i].push_back(w.window);
+      r.window_end[i].push_back(end_of[v] != kNoNode ? end_of[v] : v);
+    }
   }
   return r;
 }

@@ -26,6 +26,9 @@ struct JobReplayResult {
   std::vector<int64_t> time_ns;   // per node, on the job clock, ns
   std::vector<uint32_t> binding;  // per node: the in-edge that set its time, or kNoEdge (a root)
   std::vector<std::vector<StepWindow>> windows;  // per rank (JobGraph::ranks order): its step windows
+  // Per rank, parallel to windows: the job node whose time (a mark, a rank's
+  // end of a collective) or end (other GPU work) closes each window.
+  std::vector<std::vector<uint32_t>> window_end;
 };
 
 // Requires g.usable(). A collective kernel's successors on its rank wait for

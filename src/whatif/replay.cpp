@@ -9,20 +9,34 @@ namespace stepscope::whatif {
 
 using analysis::saturating_add;
 
-std::vector<StepWindow> step_windows(const StepGraph& g, const std::vector<int64_t>& time,
-                                     const std::vector<int64_t>& dur) {
-  std::vector<StepWindow> w;
+std::vector<EndedWindow> step_windows_with_ends(const StepGraph& g, const std::vector<int64_t>& time,
+                                                const std::vector<int64_t>& dur) {
+  std::vector<EndedWindow> w;
   for (size_t i = 0; i < g.steps.size(); ++i) {
     const StepGraph::Step& s = g.steps[i];
     if (s.start_mark == kNoNode || s.end_mark == kNoNode) continue;
     int64_t start = time[s.start_mark];
     int64_t end = time[s.end_mark];
-    if (i + 1 < g.steps.size() && g.steps[i + 1].start_mark != kNoNode) end = std::min(end, time[g.steps[i + 1].start_mark]);
+    uint32_t node = s.end_mark;
+    if (i + 1 < g.steps.size() && g.steps[i + 1].start_mark != kNoNode && time[g.steps[i + 1].start_mark] < end) {
+      node = g.steps[i + 1].start_mark;
+      end = time[node];
+    }
     if (i + 1 == g.steps.size())
-      for (uint32_t k : s.activities) end = std::max(end, saturating_add(time[g.gpu_node(k)], dur[k]));
-    if (!w.empty()) start = std::max(start, w.back().end_ns);
-    if (end > start) w.push_back({s.step, start, end});
+      for (uint32_t k : s.activities) {
+        const int64_t e = saturating_add(time[g.gpu_node(k)], dur[k]);
+        if (e > end) end = e, node = g.gpu_node(k);
+      }
+    if (!w.empty()) start = std::max(start, w.back().window.end_ns);
+    if (end > start) w.push_back({{s.step, start, end}, node});
   }
+  return w;
+}
+
+std::vector<StepWindow> step_windows(const StepGraph& g, const std::vector<int64_t>& time,
+                                     const std::vector<int64_t>& dur) {
+  std::vector<StepWindow> w;
+  for (const EndedWindow& e : step_windows_with_ends(g, time, dur)) w.push_back(e.window);
   return w;
 }
 

@@ -54,4 +54,13 @@ std::vector<StepWindow> recorded_windows(const StepGraph& g);
 std::vector<StepWindow> step_windows(const StepGraph& g, const std::vector<int64_t>& time_ns,
                                      const std::vector<int64_t>& gpu_dur_ns);
 
+// A window and the node whose time (a mark) or end (GPU work) closes it:
+// where a critical path starts walking back.
+struct EndedWindow {
+  StepWindow window;
+  uint32_t end_node = kNoNode;
+};
+std::vector<EndedWindow> step_windows_with_ends(const StepGraph& g, const std::vector<int64_t>& time_ns,
+                                                const std::vector<int64_t>& gpu_dur_ns);
+
 }  // namespace stepscope::whatif

@@ -79,11 +79,44 @@ TEST(MultiRankGloo, JobReplayTiesTheRanksAtTheirAllReduces) {
             std::string::npos);
 }
 
+TEST(MultiRankGloo, JobCriticalPathCrossesToTheSlowedRank) {
+  // docs/json_schema.md, JobCriticalPath: rank 7 sleeps 40 ms before every
+  // forward; the job's path spends most of its time on it and crosses to it
+  // at an all-reduce where the others waited about that long.
+  const json j = analyze_json("straggler");
+  ASSERT_TRUE(j.contains("job_critical_path"));
+  const json& p = j["job_critical_path"];
+  ASSERT_EQ(p["steps"].size(), 3u);
+  ASSERT_FALSE(p["by_rank_us"].empty());
+  EXPECT_EQ(p["by_rank_us"][0]["rank"], 7);  // most time first
+  EXPECT_GT(p["by_rank_us"][0]["us"].get<double>(), 0.5 * p["wall_us"].get<double>());
+  double sum = 0;
+  for (const auto& [k, v] : p["by_category_us"].items()) sum += v.get<double>();
+  EXPECT_NEAR(sum, p["wall_us"].get<double>(), 0.01);
+  bool to_slow = false;
+  for (const json& s : p["steps"]) {
+    EXPECT_EQ(s["crossing_count"].get<size_t>(), s["crossings"].size());
+    for (const json& c : s["crossings"]) {
+      EXPECT_EQ(c["collective"], "allreduce");
+      if (c["to_rank"] != 7) continue;
+      to_slow = true;
+      EXPECT_GT(c["wait_us"].get<double>(), 20'000.0);
+    }
+  }
+  EXPECT_TRUE(to_slow) << p.dump();
+  testing::TempDir dir;
+  CliRun r = run_cli(dir, {"analyze", testing::test_data_dir() + "/dist_gloo_cpu/straggler"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Job critical path (3 steps): 64% on rank 7"), std::string::npos) << r.out;
+}
+
 TEST(MultiRankGloo, OneRankHasNoJobReplay) {
   testing::TempDir dir;
   CliRun r = run_cli(dir, {"analyze", "--json", "-", testing::test_data_dir() + "/dist_gloo_cpu/healthy/rank0.json.gz"});
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_FALSE(json::parse(r.out).contains("job_replay"));
+  EXPECT_FALSE(json::parse(r.out).contains("job_critical_path"));
+  EXPECT_EQ(r.out.find("Job critical path"), std::string::npos);
 }
 
 }  // namespace
