@@ -42,6 +42,16 @@ int64_t scaled(int64_t v, double f) {
 
 }  // namespace
 
+int64_t fixed_kernel_cost_ns(const analysis::GpuTimeline& tl) {
+  std::vector<int64_t> d;
+  for (const auto& a : tl.activities)
+    if (a.kind == trace::EventKind::kKernel && a.duration_ns() > 0) d.push_back(a.duration_ns());
+  if (d.size() < kMinKernelsForFixedCost) return 0;
+  auto at = d.begin() + static_cast<std::ptrdiff_t>(d.size() / 100);
+  std::nth_element(d.begin(), at, d.end());
+  return *at;
+}
+
 void Remedy::merge(const Remedy& o) {
   unblock_rows.insert(unblock_rows.end(), o.unblock_rows.begin(), o.unblock_rows.end());
   host_removed.insert(host_removed.end(), o.host_removed.begin(), o.host_removed.end());
@@ -64,24 +74,31 @@ ReplayInput apply_remedy(const StepGraph& g, const analysis::GpuTimeline& tl, co
   };
 
   // GPU work: new durations; a fused chain's first member takes the chain's
-  // time, the others none, and they follow it at once.
+  // time less the fixed cost of each kernel it no longer runs (never less
+  // than its longest member), the others none, and they follow it at once.
+  const int64_t fixed_ns = r.fused_chains.empty() ? 0 : fixed_kernel_cost_ns(tl);
   for (const auto& [row, f] : r.gpu_scale)
     if (uint32_t k = activity(row); k != kNoNode && f >= 0) in.gpu_dur_ns[k] = scaled(in.gpu_dur_ns[k], f);
   std::unordered_set<uint32_t> fused_members;  // GPU nodes after a chain's first
   for (const auto& chain : r.fused_chains) {
     uint32_t first = kNoNode;
+    int64_t longest = 0;
     for (uint32_t row : chain) {
       const uint32_t k = activity(row);
       if (k == kNoNode) continue;
+      longest = std::max(longest, in.gpu_dur_ns[k]);
       if (first == kNoNode) {
         first = k;
         continue;
       }
-      in.gpu_dur_ns[first] = analysis::saturating_add(in.gpu_dur_ns[first], in.gpu_dur_ns[k]);
+      const bool kernel = tl.activities[k].kind == trace::EventKind::kKernel;
+      const int64_t kept = kernel ? std::max<int64_t>(0, in.gpu_dur_ns[k] - fixed_ns) : in.gpu_dur_ns[k];
+      in.gpu_dur_ns[first] = analysis::saturating_add(in.gpu_dur_ns[first], kept);
       in.gpu_dur_ns[k] = 0;
       in.residual_ns[g.gpu_node(k)] = 0;  // part of one kernel: no delay of its own
       fused_members.insert(g.gpu_node(k));
     }
+    if (first != kNoNode) in.gpu_dur_ns[first] = std::max(in.gpu_dur_ns[first], longest);
   }
 
   const auto removed = normalized(r.host_removed);

@@ -54,7 +54,7 @@ TEST(HostDelay, ASyncWhileTheGpuWorksClaimsTheHostGapsAfterIt) {
   // 300k while the GPU still worked.
   EXPECT_DOUBLE_EQ(*metric(*sync, "host_time_while_gpu_busy_us_per_step"), 300.0);
   EXPECT_DOUBLE_EQ(*metric(*sync, "later_host_idle_claimed_us_per_step"), 300.0);
-  EXPECT_DOUBLE_EQ(sync->estimated_saving_us, 320.0);
+  EXPECT_DOUBLE_EQ(sync->bound_saving_us, 320.0);
   // The claim is from 450k on: all of the first gap, 140k of the second.
   int64_t claimed = 0;
   for (const IdleClaim& c : sync->claims) {
@@ -67,7 +67,7 @@ TEST(HostDelay, ASyncWhileTheGpuWorksClaimsTheHostGapsAfterIt) {
   // and the last 20k of the second gap.
   const Finding* host = any_finding(run->d, Category::kHostOverhead);
   ASSERT_NE(host, nullptr);
-  EXPECT_DOUBLE_EQ(host->estimated_saving_us, 30.0);
+  EXPECT_DOUBLE_EQ(host->bound_saving_us, 30.0);
 }
 
 TEST(HostDelay, TheClaimIsBoundedByTheGapsThatFollow) {
@@ -76,10 +76,10 @@ TEST(HostDelay, TheClaimIsBoundedByTheGapsThatFollow) {
   ASSERT_NE(sync, nullptr);
   EXPECT_DOUBLE_EQ(*metric(*sync, "host_time_while_gpu_busy_us_per_step"), 300.0);
   EXPECT_DOUBLE_EQ(*metric(*sync, "later_host_idle_claimed_us_per_step"), 160.0);
-  EXPECT_DOUBLE_EQ(sync->estimated_saving_us, 20.0 + 160.0);
+  EXPECT_DOUBLE_EQ(sync->bound_saving_us, 20.0 + 160.0);
   const Finding* host = any_finding(run->d, Category::kHostOverhead);
   ASSERT_NE(host, nullptr);
-  EXPECT_DOUBLE_EQ(host->estimated_saving_us, 10.0);
+  EXPECT_DOUBLE_EQ(host->bound_saving_us, 10.0);
 }
 
 // A sync asked for by a read op (.item()) counts the op's whole host time,
@@ -151,7 +151,7 @@ TEST(HostDelay, AllocatorCallsClaimWhatEarlierFindingsLeft) {
   ASSERT_NE(alloc, nullptr);
   EXPECT_DOUBLE_EQ(*metric(*alloc, "host_time_while_gpu_busy_us_per_step"), 300.0);
   EXPECT_DOUBLE_EQ(*metric(*alloc, "later_host_idle_claimed_us_per_step"), 300.0);
-  EXPECT_DOUBLE_EQ(alloc->estimated_saving_us, 5.0 + 300.0);  // its own 400k-405k, then the claim
+  EXPECT_DOUBLE_EQ(alloc->bound_saving_us, 5.0 + 300.0);  // its own 400k-405k, then the claim
   for (const IdleClaim& c : alloc->claims) EXPECT_GE(c.start_ns, 1'000'000) << "a claim in the warm-up step";
 
   // A sync before the allocator call in step 2 (1020k-1090k, GPU busy) claims

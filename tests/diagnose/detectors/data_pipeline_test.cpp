@@ -18,7 +18,7 @@ TEST(DataPipeline, SingleProcessLoaderWithPageableCopies) {
   EXPECT_NEAR(*metric(*f, "gpu_idle_in_dataloader_us_per_step"), 101'900, 1'500);
   EXPECT_DOUBLE_EQ(*metric(*f, "dataloader_calls_per_step"), 1.0);
   EXPECT_DOUBLE_EQ(*metric(*f, "pageable_htod_copies_per_step"), 2.0);
-  EXPECT_GT(f->estimated_saving_pct, 75.0);
+  EXPECT_GT(f->bound_saving_pct, 75.0);
   EXPECT_EQ(f->severity, Severity::kHigh);
   ASSERT_FALSE(f->evidence.examples.empty());
   EXPECT_NE(f->evidence.examples.front().name.find("DataLoader"), std::string::npos);

@@ -52,7 +52,7 @@ TEST(FusionOpportunity, LongHostWorkInsideAChainIsNotCredited) {
   // the Python before it); second gap: all 27 us. Before: the whole
   // 292.064 ms of idle between the first and the last kernel.
   EXPECT_DOUBLE_EQ(*metric(*f, "elementwise_chain_inner_idle_us_per_step"), 58.0);
-  EXPECT_DOUBLE_EQ(f->estimated_saving_us, 58.0);
+  EXPECT_DOUBLE_EQ(f->bound_saving_us, 58.0);
 }
 
 TEST(FusionOpportunity, AChainFedOnlyByItsLaunchesKeepsItsWholeGaps) {

@@ -22,7 +22,7 @@ TEST(MemoryAllocator, EmptyCacheEveryStep) {
   EXPECT_DOUBLE_EQ(*metric(*f, "cudamalloc_per_step"), 29.0);
   EXPECT_DOUBLE_EQ(*metric(*f, "cudafree_per_step"), 29.0);
   EXPECT_GE(*metric(*f, "reserved_memory_drops_per_step"), 1.0);
-  EXPECT_NEAR(f->estimated_saving_us, 5'800, 600);
+  EXPECT_NEAR(f->bound_saving_us, 5'800, 600);
   for (const Example& e : f->evidence.examples) EXPECT_TRUE(e.name == "cudaFree" || e.name == "cudaMalloc") << e.name;
   EXPECT_NE(f->remedy.find("empty_cache()"), std::string::npos);
 }
@@ -78,7 +78,7 @@ TEST(MemoryCapacity, ReservedNearDeviceMemory) {
   const Finding* f = reported(run->d, Category::kMemoryCapacity);
   ASSERT_NE(f, nullptr);
   EXPECT_FALSE(f->saves_time);
-  EXPECT_EQ(f->estimated_saving_us, 0.0);
+  EXPECT_EQ(f->bound_saving_us, 0.0);
   EXPECT_EQ(f->severity, Severity::kMedium);
   EXPECT_NEAR(*metric(*f, "peak_reserved_pct_of_device"), 100.0 * 80 / 85, 1e-6);
   // A finding that saves no time is never the primary bottleneck.

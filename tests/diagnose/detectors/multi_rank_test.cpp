@@ -44,7 +44,7 @@ TEST(Communication, ExposedCollectivesOnEightRanks) {
   int64_t worst = 0;
   for (const auto& a : run->d.attribution)
     worst = std::max(worst, a.total.of(Bucket::kCommunication) / static_cast<int64_t>(a.steps.size()));
-  EXPECT_NEAR(f->estimated_saving_us, worst / 1e3, 1.0);
+  EXPECT_NEAR(f->bound_saving_us, worst / 1e3, 1.0);
 }
 
 TEST(Communication, BusBandwidthFromMessageSizes) {
@@ -82,7 +82,7 @@ TEST(Communication, ASavingIsCappedAtTheTimeTheHostWaitedForTheGpu) {
   ASSERT_NE(f, nullptr);
   EXPECT_DOUBLE_EQ(*metric(*f, "exposed_communication_us_per_step"), 300.0);
   EXPECT_DOUBLE_EQ(*metric(*f, "saving_beyond_host_wait_us_per_step"), (80.0 + 300.0) / 3);
-  EXPECT_DOUBLE_EQ(f->estimated_saving_us, (220.0 + 0.0 + 300.0) / 3);
+  EXPECT_DOUBLE_EQ(f->bound_saving_us, (220.0 + 0.0 + 300.0) / 3);
   EXPECT_NE(f->title.find("the time the host waited for the GPU"), std::string::npos) << f->title;
 }
 
@@ -100,7 +100,7 @@ TEST(LoadImbalance, EightRanksAreCompared) {
   ASSERT_NE(f, nullptr);
   EXPECT_DOUBLE_EQ(*metric(*f, "ranks"), 8.0);
   EXPECT_GE(*metric(*f, "max_rank_work_us_per_step"), *metric(*f, "min_rank_work_us_per_step"));
-  EXPECT_NEAR(f->estimated_saving_us, *metric(*f, "slowest_minus_mean_work_us_per_step"), 1.0);
+  EXPECT_NEAR(f->bound_saving_us, *metric(*f, "slowest_minus_mean_work_us_per_step"), 1.0);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ TEST(UnfusedOptimizer, ForLoopAdamWIsFound) {
   EXPECT_GT(*metric(*f, "optimizer_kernels_per_step"), 500.0);
   EXPECT_LT(*metric(*f, "multi_tensor_kernel_share_pct"), 10.0);
   // README: 9.7 of the 14.7 ms of idle per step lies inside Optimizer.step.
-  EXPECT_NEAR(f->estimated_saving_us, 9'700, 500);
+  EXPECT_NEAR(f->bound_saving_us, 9'700, 500);
   EXPECT_NE(f->remedy.find("torch.optim.AdamW(params, ..., fused=True)"), std::string::npos) << f->remedy;
   ASSERT_FALSE(f->evidence.examples.empty());
   EXPECT_EQ(f->evidence.examples.front().name, "Optimizer.step#AdamW.step");
@@ -43,7 +43,9 @@ TEST(RecomputedConstants, RopeTablesRebuiltPerLayer) {
   auto run = diagnose_folder(examples_dir() + "/unfused_qkv_rope");
   nlohmann::json cfg = config_of("unfused_qkv_rope");
   ASSERT_FALSE(cfg["cache_rope"].get<bool>());
-  const Finding* f = reported(run->d, Category::kRecomputedConstants);
+  // Found; reported or not by its replayed saving (paired runs measured
+  // 3-4% of the step without the profiler, workloads/labels.json).
+  const Finding* f = any_finding(run->d, Category::kRecomputedConstants);
   ASSERT_NE(f, nullptr);
   // One table per layer per forward.
   EXPECT_DOUBLE_EQ(*metric(*f, "rebuilds_per_step"), cfg["n_layers"].get<double>());
