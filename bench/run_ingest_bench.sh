@@ -8,7 +8,10 @@
 #   3. gzip backends: --gzip isal (default) vs --gzip zlib end to end, and the
 #      decoders alone (bench_gzip: ISA-L and zlib streaming, libdeflate whole
 #      buffer), each in its own process for its peak RSS;
-#   4. optionally HTA on the same folders in the same run (--hta PYTHON).
+#   4. what the what-if replay costs: analyze's CPU time with the replay (the
+#      default) against --no-replay, on the conformance folders and the
+#      synthetic set (issue #26: at most +25%);
+#   5. optionally HTA on the same folders in the same run (--hta PYTHON).
 # Prints markdown tables (docs/performance.md records them).
 #
 # Definitions (also in docs/performance.md):
@@ -141,6 +144,7 @@ done
 awk -v n=${#folders[@]} '{ w += $1; c += $2 + $3; if ($4 > r) r = $4; mb += $5 }
   END { printf "| **all %d folders** | | %.1f | %.3f | %.3f | %.0f | %.0f | %.1f (max) | |\n", n, mb, w, c, mb / w, mb / c, r * 1024 / 1e6 }' "$tmp/rows"
 stepscope_total=$(awk '{ w += $1 } END { printf "%.3f", w }' "$tmp/rows")
+cp "$tmp/rows" "$tmp/rows.conformance"
 echo
 
 # 2. Synthetic 8-rank set.
@@ -160,8 +164,29 @@ if [ "$skip_synth" = 0 ]; then
   : >"$tmp/rows"
   best_of "$stepscope" analyze "$synth"
   row "synthetic 8 ranks" 8 "$(analyze_mb "$synth")"
+  cp "$tmp/rows" "$tmp/rows.synth"
   echo
 fi
+
+# 2b. What the replay costs: the same runs with --no-replay.
+echo "## What-if replay cost: \`analyze\` against \`analyze --no-replay\`"
+echo
+echo "| set | CPU s with replay | CPU s without | replay adds |"
+echo "|---|---:|---:|---:|"
+: >"$tmp/rows"
+for d in "${folders[@]}"; do best_of "$stepscope" analyze --no-replay "$d"; row x 0 0 >/dev/null; done
+cpu_sum() { awk '{ c += $2 + $3 } END { printf "%.3f", c }' "$1"; }
+with=$(cpu_sum "$tmp/rows.conformance") without=$(cpu_sum "$tmp/rows")
+awk -v n=${#folders[@]} -v a="$with" -v b="$without" \
+  'BEGIN { printf "| all %d conformance folders | %.3f | %.3f | %+.1f%% |\n", n, a, b, 100 * (a - b) / b }'
+if [ "$skip_synth" = 0 ]; then
+  : >"$tmp/rows"
+  best_of "$stepscope" analyze --no-replay "$synth"
+  row x 0 0 >/dev/null
+  with=$(cpu_sum "$tmp/rows.synth") without=$(cpu_sum "$tmp/rows")
+  awk -v a="$with" -v b="$without" 'BEGIN { printf "| synthetic 8 ranks | %.3f | %.3f | %+.1f%% |\n", a, b, 100 * (a - b) / b }'
+fi
+echo
 
 # 3. gzip backends.
 if [ "$skip_gzip" = 0 ]; then

@@ -38,6 +38,7 @@ struct AnalyzeArgs {
   bool quiet = false;
   std::vector<std::string> disabled_detectors;
   std::optional<double> unprofiled_step_ms;
+  bool no_replay = false;
   std::string html_path;
   std::string perfetto_path;
   std::string profile_path;
@@ -112,6 +113,7 @@ int run_analyze(const AnalyzeArgs& args) {
   diagnose::DiagnoseOptions dopt;
   dopt.disabled_detectors = args.disabled_detectors;
   dopt.unprofiled_step_ms = args.unprofiled_step_ms;
+  dopt.replay = !args.no_replay;
   if (ceilings) {
     dopt.peaks_override = &*ceilings;
     // A profile of another GPU model would judge this trace against the
@@ -173,6 +175,9 @@ void register_analyze(CLI::App& app) {
                   "the run's mean step measured without the profiler, ms: the profiler-cost model is calibrated to it "
                   "(overrides the trace's stepscope_unprofiled_step_ms)")
       ->check(CLI::Range(1e-6, 1e9));
+  cmd->add_flag("--no-replay", args->no_replay,
+                "skip the what-if replay (run without the profiler, replay savings, critical paths): savings are the "
+                "detectors' bounds");
   cmd->callback([args] { set_exit_code(run_analyze(*args)); });
 }
 

@@ -44,6 +44,8 @@ void estimate_unprofiled(const trace::EventStore& store, const DiagnoseOptions& 
   in.faithful = u.estimated;
 }
 
+constexpr const char* kReplayOff = "not replayed (analyze --no-replay): savings are the detectors' bounds";
+
 bool by_saving(const Finding& a, const Finding& b) {
   if (a.estimated_saving_us != b.estimated_saving_us) return a.estimated_saving_us > b.estimated_saving_us;
   if (a.severity != b.severity) return a.severity > b.severity;
@@ -68,10 +70,16 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     inputs[i].host = build_host_index(store);
     inputs[i].tree = std::make_unique<HostTree>(store);
     d.attribution[i] = attribute_steps(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
-    inputs[i].graph = build_replay_graph(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
-    d.replay.push_back(whatif::summarize_replay(store.rank, inputs[i].graph));
-    estimate_unprofiled(store, options, inputs[i], d.replay.back());
-    d.critical_path.push_back(whatif::summarize_critical_path(store.rank, inputs[i].graph, inputs[i].timeline, store));
+    if (options.replay) {
+      inputs[i].graph = build_replay_graph(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
+      d.replay.push_back(whatif::summarize_replay(store.rank, inputs[i].graph));
+      estimate_unprofiled(store, options, inputs[i], d.replay.back());
+      d.critical_path.push_back(
+          whatif::summarize_critical_path(store.rank, inputs[i].graph, inputs[i].timeline, store));
+    } else {
+      d.replay.push_back(whatif::RankReplay{.rank = store.rank, .notes = {kReplayOff}});
+      d.critical_path.push_back(whatif::RankCriticalPath{.rank = store.rank, .notes = {kReplayOff}});
+    }
     RankView v;
     v.store = &store;
     v.analysis = &ranks[i];
@@ -83,7 +91,7 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     d.hardware.push_back(v.peaks ? std::string(v.peaks->model) : std::string());
     ctx.ranks.push_back(v);
   }
-  if (n >= 2) {
+  if (n >= 2 && options.replay) {
     std::vector<whatif::JobRankInput> job;
     for (size_t i = 0; i < n; ++i)
       job.push_back({stores[i]->rank, &inputs[i].graph, &inputs[i].timeline, &ranks[i].collectives,

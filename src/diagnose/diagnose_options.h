@@ -26,6 +26,12 @@ struct DiagnoseOptions {
   // model is calibrated to it (docs/whatif.md, "Profiler overhead").
   std::optional<double> unprofiled_step_ms;
 
+  // Build and replay each step's dependency graph (docs/whatif.md): the run
+  // without the profiler, replay savings, critical paths. Off (analyze
+  // --no-replay), findings keep the detectors' bounds as their savings; for
+  // measuring what the replay costs, or a quicker pass over a huge set.
+  bool replay = true;
+
   // A run is healthy when every rank spends at least this share of its step
   // in effective compute (tensor-core matmuls and other kernels, not SIMT
   // matmuls), %: then only findings that make the computation faster are

@@ -1,0 +1,69 @@
+// The replay's two knobs on the command line: --unprofiled-step-ms
+// calibrates the run without the profiler to a measured step, and
+// --no-replay skips the replay, leaving the detectors' bounds as savings.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+#include "test_paths.h"
+
+namespace stepscope::cli {
+namespace {
+
+using nlohmann::json;
+using testing::CliRun;
+using testing::run_cli;
+
+json analyze_json(const std::vector<std::string>& extra) {
+  testing::TempDir dir;
+  std::vector<std::string> args = {"analyze", "--json", "-"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back(testing::source_dir() + "/examples/item_sync");
+  CliRun r = run_cli(dir, args);
+  EXPECT_EQ(r.exit_code, 0) << (r.err_lines.empty() ? "" : r.err_lines.front());
+  return json::parse(r.out);
+}
+
+TEST(ReplayFlags, UnprofiledStepMsCalibratesTheRunWithoutTheProfiler) {
+  const json plain = analyze_json({});
+  const json& p = plain["ranks"][0]["replay"]["unprofiled"];
+  ASSERT_TRUE(p["estimated"].get<bool>());
+  EXPECT_FALSE(p["calibrated"].get<bool>());
+  // A measurement between the model's estimate and the profiled step.
+  const double est_ms = p["estimated_unprofiled_step_us"].get<double>() / 1e3;
+  const double prof_ms = p["profiled_step_us"].get<double>() / 1e3;
+  ASSERT_LT(est_ms, prof_ms);
+  const double measured = 0.5 * (est_ms + prof_ms);
+  const json cal = analyze_json({"--unprofiled-step-ms", std::to_string(measured)});
+  const json& c = cal["ranks"][0]["replay"]["unprofiled"];
+  EXPECT_TRUE(c["calibrated"].get<bool>());
+  EXPECT_NEAR(c["estimated_unprofiled_step_us"].get<double>() / 1e3, measured, 0.01 * measured);
+  EXPECT_LT(c["cost_scale"].get<double>(), 1.0);  // less profiler cost than the model's
+}
+
+TEST(ReplayFlags, NoReplayKeepsTheBoundsAndSaysSo) {
+  const json with = analyze_json({});
+  const json without = analyze_json({"--no-replay"});
+  EXPECT_EQ(with["diagnosis"]["primary_bottleneck"], "host_sync");
+  EXPECT_EQ(without["diagnosis"]["primary_bottleneck"], "host_sync");
+  const json& f = without["diagnosis"]["findings"][0];
+  EXPECT_EQ(f["saving_basis"], "bound");
+  EXPECT_EQ(f["estimated_saving_us"], f["bound_saving_us"]);
+  EXPECT_EQ(with["diagnosis"]["findings"][0]["saving_basis"], "replay");
+  const json& replay = without["ranks"][0]["replay"];
+  EXPECT_FALSE(replay["replayed"].get<bool>());
+  ASSERT_FALSE(replay["notes"].empty());
+  EXPECT_NE(replay["notes"][0].get<std::string>().find("--no-replay"), std::string::npos);
+}
+
+TEST(ReplayFlags, AnUnprofiledStepThatIsNotANumberIsRefused) {
+  testing::TempDir dir;
+  CliRun r = run_cli(dir, {"analyze", "--unprofiled-step-ms", "fast", testing::source_dir() + "/examples/item_sync"});
+  EXPECT_NE(r.exit_code, 0);
+  ASSERT_FALSE(r.err_lines.empty());
+  EXPECT_NE(r.err_lines.front().find("unprofiled-step-ms"), std::string::npos) << r.err_lines.front();
+}
+
+}  // namespace
+}  // namespace stepscope::cli
