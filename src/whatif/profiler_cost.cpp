@@ -52,18 +52,30 @@ std::vector<CostEvent> cost_events(const StepGraph& g, const trace::EventStore& 
 }
 
 // Per host_order edge, the model's cost spent between its two marks, ns.
+// The marks are in recorded time order, so one sweep over marks and events
+// gives each mark the cost spent before it (a mark out of order, which the
+// graph does not make, is looked up instead).
 std::vector<int64_t> cost_per_edge(const StepGraph& g, const std::vector<CostEvent>& events) {
   std::vector<int64_t> prefix(events.size() + 1, 0);
   for (size_t i = 0; i < events.size(); ++i) prefix[i + 1] = analysis::saturating_add(prefix[i], events[i].cost_ns);
-  auto upto = [&](int64_t t) {  // cost of events before t
-    auto it = std::lower_bound(events.begin(), events.end(), t, [](const CostEvent& e, int64_t x) { return e.t_ns < x; });
-    return prefix[static_cast<size_t>(it - events.begin())];
-  };
+  std::vector<int64_t> before(g.marks.size(), 0);  // per mark: cost of the events before it
+  size_t j = 0;
+  int64_t last = INT64_MIN;
+  for (size_t m = 0; m < g.marks.size(); ++m) {
+    const int64_t t = g.marks[m].t_ns;
+    if (t < last) {
+      auto it = std::lower_bound(events.begin(), events.end(), t, [](const CostEvent& e, int64_t x) { return e.t_ns < x; });
+      before[m] = prefix[static_cast<size_t>(it - events.begin())];
+      continue;
+    }
+    last = t;
+    while (j < events.size() && events[j].t_ns < t) ++j;
+    before[m] = prefix[j];
+  }
   std::vector<int64_t> cost(g.edges.size(), 0);
   for (size_t i = 0; i < g.edges.size(); ++i) {
     const Edge& e = g.edges[i];
-    if (e.kind != EdgeKind::kHostOrder) continue;
-    cost[i] = upto(g.marks[e.to].t_ns) - upto(g.marks[e.from].t_ns);
+    if (e.kind == EdgeKind::kHostOrder) cost[i] = before[e.to] - before[e.from];
   }
   return cost;
 }
