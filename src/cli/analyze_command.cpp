@@ -39,6 +39,7 @@ struct AnalyzeArgs {
   std::vector<std::string> disabled_detectors;
   std::optional<double> unprofiled_step_ms;
   bool no_replay = false;
+  std::vector<std::string> what_if;
   std::string html_path;
   std::string perfetto_path;
   std::string profile_path;
@@ -114,6 +115,7 @@ int run_analyze(const AnalyzeArgs& args) {
   dopt.disabled_detectors = args.disabled_detectors;
   dopt.unprofiled_step_ms = args.unprofiled_step_ms;
   dopt.replay = !args.no_replay;
+  dopt.what_if = args.what_if;
   if (ceilings) {
     dopt.peaks_override = &*ceilings;
     // A profile of another GPU model would judge this trace against the
@@ -175,6 +177,16 @@ void register_analyze(CLI::App& app) {
                   "the run's mean step measured without the profiler, ms: the profiler-cost model is calibrated to it "
                   "(overrides the trace's stepscope_unprofiled_step_ms)")
       ->check(CLI::Range(1e-6, 1e9));
+  cmd->add_option("--what-if", args->what_if,
+                  "finding categories to fix together, comma-separated (e.g. host_overhead,unfused_optimizer): their "
+                  "remedies are replayed at once without the profiler")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            return diagnose::category_from_string(name) ? std::string()
+                                                         : "unknown finding category '" + name + "' (docs/findings.md)";
+          },
+          "CATEGORY"));
   cmd->add_flag("--no-replay", args->no_replay,
                 "skip the what-if replay (run without the profiler, replay savings, critical paths): savings are the "
                 "detectors' bounds");

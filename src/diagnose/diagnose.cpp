@@ -46,6 +46,21 @@ void estimate_unprofiled(const trace::EventStore& store, const DiagnoseOptions& 
 
 constexpr const char* kReplayOff = "not replayed (analyze --no-replay): savings are the detectors' bounds";
 
+// The largest of per-rank savings (ns, -1: not replayed) as µs, % of that
+// rank's unprofiled step, and the rank; rank stays -1 when none was replayed.
+void largest_saving(const std::vector<int64_t>& per_rank, const std::vector<RankInputs>& inputs,
+                    const std::vector<const trace::EventStore*>& stores, double& us, double& pct, int64_t& rank) {
+  for (size_t i = 0; i < per_rank.size(); ++i) {
+    if (per_rank[i] < 0 || inputs[i].baseline.unprofiled_step_ns <= 0) continue;
+    const double x = static_cast<double>(per_rank[i]) / 1000.0;
+    if (rank < 0 || x > us) {
+      us = x;
+      pct = 100.0 * static_cast<double>(per_rank[i]) / static_cast<double>(inputs[i].baseline.unprofiled_step_ns);
+      rank = stores[i]->rank;
+    }
+  }
+}
+
 bool by_saving(const Finding& a, const Finding& b) {
   if (a.estimated_saving_us != b.estimated_saving_us) return a.estimated_saving_us > b.estimated_saving_us;
   if (a.severity != b.severity) return a.severity > b.severity;
@@ -186,16 +201,24 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
   // What the reported findings save together, per rank (not their sum: a
   // remedy can take away time another would have saved).
   const std::vector<int64_t> combined = combined_savings(d.findings, replay_inputs);
-  for (size_t i = 0; i < n; ++i) {
-    d.replay[i].combined_saving_ns = combined[i];
-    if (combined[i] < 0 || inputs[i].baseline.unprofiled_step_ns <= 0) continue;
-    const double us = static_cast<double>(combined[i]) / 1000.0;
-    if (d.combined_saving_rank < 0 || us > d.combined_saving_us) {
-      d.combined_saving_us = us;
-      d.combined_saving_pct = 100.0 * static_cast<double>(combined[i]) /
-                              static_cast<double>(inputs[i].baseline.unprofiled_step_ns);
-      d.combined_saving_rank = stores[i]->rank;
+  for (size_t i = 0; i < n; ++i) d.replay[i].combined_saving_ns = combined[i];
+  largest_saving(combined, inputs, stores, d.combined_saving_us, d.combined_saving_pct, d.combined_saving_rank);
+
+  // The what-if asked for: the named categories' findings, reported or minor.
+  if (!options.what_if.empty()) {
+    WhatIf w;
+    w.categories = options.what_if;
+    std::vector<const Finding*> chosen;
+    for (const std::string& name : options.what_if) {
+      size_t before = chosen.size();
+      for (const auto* list : {&d.findings, &d.minor})
+        for (const Finding& f : *list)
+          if (f.saves_time && to_string(f.category) == name) chosen.push_back(&f);
+      if (chosen.size() == before) w.not_found.push_back(name);
     }
+    if (!chosen.empty())
+      largest_saving(combined_savings(chosen, replay_inputs), inputs, stores, w.saving_us, w.saving_pct, w.rank);
+    d.what_if = std::move(w);
   }
 
   // The top reported finding that saves time, in a healthy run too: there it

@@ -7,6 +7,7 @@
 //   for (const auto& f : d.findings) ...               // sorted by estimated saving
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,16 @@
 #include "whatif/rank_replay.h"
 
 namespace stepscope::diagnose {
+
+// The remedies of the findings of some categories replayed together
+// (DiagnoseOptions::what_if), like the combined saving.
+struct WhatIf {
+  std::vector<std::string> categories;  // as asked
+  std::vector<std::string> not_found;   // asked, but no time-saving finding of that category (reported or minor)
+  double saving_us = 0;                 // on the rank where it is largest, per step of the run without the profiler
+  double saving_pct = 0;                // % of that rank's unprofiled step
+  int64_t rank = -1;                    // -1: no rank could be replayed, or nothing to apply
+};
 
 struct Diagnosis {
   std::vector<RankAttribution> attribution;  // one per rank, rank order
@@ -60,6 +71,8 @@ struct Diagnosis {
   double combined_saving_us = 0;
   double combined_saving_pct = 0;
   int64_t combined_saving_rank = -1;
+  // The what-if asked for (options.what_if), when asked.
+  std::optional<WhatIf> what_if;
 };
 
 // `stores` and `ranks` are parallel (rank order); `multi` may be empty for one rank.

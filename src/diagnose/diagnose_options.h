@@ -32,6 +32,11 @@ struct DiagnoseOptions {
   // measuring what the replay costs, or a quicker pass over a huge set.
   bool replay = true;
 
+  // Finding categories (their JSON names) whose remedies are replayed
+  // together on request (analyze --what-if): "what would the step take if I
+  // fixed these". Empty: not asked. Names are checked by the caller.
+  std::vector<std::string> what_if;
+
   // A run is healthy when every rank spends at least this share of its step
   // in effective compute (tensor-core matmuls and other kernels, not SIMT
   // matmuls), %: then only findings that make the computation faster are

@@ -47,6 +47,13 @@ void apply_replay_savings(std::vector<Finding>& findings, const std::vector<Rank
 }
 
 std::vector<int64_t> combined_savings(const std::vector<Finding>& findings, const std::vector<RankReplayInputs>& ranks) {
+  std::vector<const Finding*> all;
+  for (const Finding& f : findings) all.push_back(&f);
+  return combined_savings(all, ranks);
+}
+
+std::vector<int64_t> combined_savings(const std::vector<const Finding*>& findings,
+                                      const std::vector<RankReplayInputs>& ranks) {
   std::vector<int64_t> out;
   for (const RankReplayInputs& r : ranks) {
     if (!r.faithful || r.baseline->unprofiled_step_ns <= 0) {
@@ -54,9 +61,9 @@ std::vector<int64_t> combined_savings(const std::vector<Finding>& findings, cons
       continue;
     }
     whatif::Remedy all;
-    for (const Finding& f : findings)
-      if (f.saves_time)
-        for (const RankRemedy& rr : f.remedies)
+    for (const Finding* f : findings)
+      if (f->saves_time)
+        for (const RankRemedy& rr : f->remedies)
           if (rr.rank == r.rank) all.merge(rr.remedy);
     out.push_back(all.empty() ? 0 : replay_saving_ns(r, all));
   }

@@ -32,5 +32,7 @@ void apply_replay_savings(std::vector<Finding>& findings, const std::vector<Rank
 // Per rank (ranks' order): all the given findings' remedies applied together,
 // the unprofiled step minus the remedied step, ns; -1 where not replayed.
 std::vector<int64_t> combined_savings(const std::vector<Finding>& findings, const std::vector<RankReplayInputs>& ranks);
+std::vector<int64_t> combined_savings(const std::vector<const Finding*>& findings,
+                                      const std::vector<RankReplayInputs>& ranks);
 
 }  // namespace stepscope::diagnose

@@ -17,7 +17,7 @@
 
 namespace stepscope::report {
 
-inline constexpr int kJsonSchemaVersion = 1;
+inline constexpr int kJsonSchemaVersion = 2;
 inline constexpr const char* kToolVersion = "0.1.0";
 
 struct AnalyzeReport {

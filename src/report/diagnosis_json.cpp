@@ -75,11 +75,19 @@ ordered_json diagnosis_json(const dg::Diagnosis& d) {
   for (const auto& r : d.detectors)
     det.push_back({{"name", r.name}, {"category", std::string(dg::to_string(r.category))}, {"enabled", r.enabled},
                    {"seconds", r.seconds}, {"findings", r.findings}, {"rejected", r.rejected}});
+  ordered_json what_if = nullptr;
+  if (d.what_if)
+    what_if = {{"categories", d.what_if->categories},
+               {"not_found", d.what_if->not_found},
+               {"saving_us", d.what_if->rank >= 0 ? ordered_json(d.what_if->saving_us) : ordered_json(nullptr)},
+               {"saving_pct", d.what_if->rank >= 0 ? ordered_json(d.what_if->saving_pct) : ordered_json(nullptr)},
+               {"saving_rank", d.what_if->rank}};
   return {{"primary_bottleneck", d.primary_bottleneck},
           {"effective_compute_pct", d.effective_compute_pct},
           {"combined_saving_us", d.combined_saving_us},
           {"combined_saving_pct", d.combined_saving_pct},
           {"combined_saving_rank", d.combined_saving_rank},
+          {"what_if", what_if},
           {"findings", findings},
           {"minor_findings", minor},
           {"not_assessed", na},

@@ -118,6 +118,20 @@ std::string attribution_summary(const dg::Diagnosis& d) {
 
 // One line per rank: the largest shares of the steps' critical path
 // (docs/whatif.md), host CPU time as one share.
+// The fixes asked for with --what-if, replayed together.
+std::string what_if_line(const dg::Diagnosis& d) {
+  if (!d.what_if) return "";
+  const dg::WhatIf& w = *d.what_if;
+  std::string names;
+  for (const std::string& c : w.categories) names += (names.empty() ? "" : " + ") + c;
+  std::string out =
+      w.rank >= 0 ? fmt::format("  What if you fixed {}: {} ms/step ({:.1f}% of rank {}'s unprofiled step), replayed\n",
+                                names, fmt_ms(w.saving_us), w.saving_pct, w.rank)
+                  : fmt::format("  What if you fixed {}: not replayed (no finding of these, or no faithful replay)\n", names);
+  for (const std::string& c : w.not_found) out += fmt::format("    ({}: no finding of this category)\n", c);
+  return out;
+}
+
 std::string critical_path_lines(const dg::Diagnosis& d) {
   using whatif::PathCategory;
   std::string out;
@@ -240,6 +254,7 @@ std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_finding
     out += fmt::format("  All reported fixes together, replayed without the profiler: {} ms/step ({:.1f}% of rank {}'s "
                        "unprofiled step)\n",
                        fmt_ms(d.combined_saving_us), d.combined_saving_pct, d.combined_saving_rank);
+  out += what_if_line(d);
   size_t n = 0;
   for (const auto& f : d.findings) {
     if (n++ == max_findings) {

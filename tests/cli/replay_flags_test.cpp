@@ -67,3 +67,51 @@ TEST(ReplayFlags, AnUnprofiledStepThatIsNotANumberIsRefused) {
 
 }  // namespace
 }  // namespace stepscope::cli
+
+namespace stepscope::cli {
+namespace {
+
+// --what-if replays the named findings' remedies together: on the for-loop
+// AdamW of host_bound_tiny, launch overhead and the optimizer together save
+// more than either alone and less than the step, and never their sum.
+TEST(ReplayFlags, WhatIfReplaysTheNamedFixesTogether) {
+  testing::TempDir dir;
+  const std::string folder = testing::source_dir() + "/examples/host_bound_tiny";
+  CliRun r = run_cli(dir, {"analyze", "--json", "-", "--what-if", "host_overhead,unfused_optimizer", folder});
+  ASSERT_EQ(r.exit_code, 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& w = j["diagnosis"]["what_if"];
+  ASSERT_TRUE(w.is_object());
+  EXPECT_EQ(w["categories"], nlohmann::json({"host_overhead", "unfused_optimizer"}));
+  EXPECT_TRUE(w["not_found"].empty());
+  double alone_max = 0, sum = 0;
+  for (const auto& f : j["diagnosis"]["findings"])
+    if (f["category"] == "host_overhead" || f["category"] == "unfused_optimizer") {
+      alone_max = std::max(alone_max, f["estimated_saving_us"].get<double>());
+      sum += f["estimated_saving_us"].get<double>();
+    }
+  const double both = w["saving_us"].get<double>();
+  EXPECT_GT(both, alone_max);
+  EXPECT_LT(both, sum);
+  EXPECT_LT(w["saving_pct"].get<double>(), 100.0);
+  // Not asked: null.
+  CliRun plain = run_cli(dir, {"analyze", "--json", "-", folder});
+  EXPECT_TRUE(nlohmann::json::parse(plain.out)["diagnosis"]["what_if"].is_null());
+}
+
+TEST(ReplayFlags, WhatIfNamesWhatItDidNotFindAndRefusesUnknownNames) {
+  testing::TempDir dir;
+  const std::string folder = testing::source_dir() + "/examples/host_bound_tiny";
+  CliRun r = run_cli(dir, {"analyze", "--json", "-", "--what-if", "host_sync", folder});
+  ASSERT_EQ(r.exit_code, 0);
+  const nlohmann::json w = nlohmann::json::parse(r.out)["diagnosis"]["what_if"];
+  EXPECT_EQ(w["not_found"], nlohmann::json({"host_sync"}));
+  EXPECT_TRUE(w["saving_us"].is_null());
+  CliRun bad = run_cli(dir, {"analyze", "--what-if", "host_overhed", folder});
+  EXPECT_NE(bad.exit_code, 0);
+  ASSERT_FALSE(bad.err_lines.empty());
+  EXPECT_NE(bad.err_lines.front().find("host_overhed"), std::string::npos) << bad.err_lines.front();
+}
+
+}  // namespace
+}  // namespace stepscope::cli
