@@ -9,7 +9,7 @@
 
 namespace stepscope::report {
 
-inline constexpr int kDiffJsonSchemaVersion = 1;
+inline constexpr int kDiffJsonSchemaVersion = 2;
 
 nlohmann::ordered_json build_diff_json(const DiffReport& report);
 

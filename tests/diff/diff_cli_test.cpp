@@ -24,7 +24,7 @@ TEST(DiffCli, JsonOfEmptyCacheFix) {
   ASSERT_EQ(rc, 0) << cmd;
   json j = json::parse(out);
   EXPECT_EQ(j["schema"], "stepscope.diff");
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   EXPECT_EQ(j["before"]["ranks"], 1);
   EXPECT_EQ(j["before"]["steps"], 3);
   EXPECT_EQ(j["before"]["device"], "NVIDIA H200");
