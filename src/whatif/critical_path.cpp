@@ -104,7 +104,9 @@ std::vector<StepPath> critical_paths(const StepGraph& g, const ReplayInput& in, 
       const Edge& edge = g.edges[e];
       const int64_t from = out_of(edge.from);
       emit(saturating_add(from, in.edge_w_ns[e]), SegmentKind::kResidual, PathCategory::kResidual, v, kNoEdge);
-      emit(from, SegmentKind::kEdge, edge_category(edge.kind, host[edge.to]), v, e);
+      // Only a host_order edge ends at a mark; the others' targets are GPU nodes.
+      const PathCategory stretch = edge.kind == EdgeKind::kHostOrder ? host[edge.to] : PathCategory::kResidual;
+      emit(from, SegmentKind::kEdge, edge_category(edge.kind, stretch), v, e);
       v = edge.from;
     }
     std::reverse(p.segments.begin(), p.segments.end());
