@@ -7,6 +7,7 @@
 
 #include "cli_run.h"
 #include "test_paths.h"
+#include "trace/trace_fixtures.h"
 
 namespace stepscope::cli {
 namespace {
@@ -111,6 +112,36 @@ TEST(ReplayFlags, WhatIfNamesWhatItDidNotFindAndRefusesUnknownNames) {
   EXPECT_NE(bad.exit_code, 0);
   ASSERT_FALSE(bad.err_lines.empty());
   EXPECT_NE(bad.err_lines.front().find("host_overhed"), std::string::npos) << bad.err_lines.front();
+}
+
+}  // namespace
+}  // namespace stepscope::cli
+
+namespace stepscope::cli {
+namespace {
+
+// Bad input for the replay: a trace whose steps cannot be replayed (here
+// the ProfilerStep#N markers are renamed away) keeps each finding's bound
+// as its saving, says so, and has no combined saving; never a crash.
+TEST(ReplayFlags, WithoutReplayableStepsSavingsFallBackToTheBound) {
+  testing::TempDir dir;
+  std::string text = testing::gunzip_file(testing::source_dir() + "/examples/item_sync/rank0.json.gz");
+  for (size_t at = text.find("ProfilerStep#"); at != std::string::npos; at = text.find("ProfilerStep#", at))
+    text.replace(at, 13, "TrainingStep#");
+  const std::string path = dir.write("rank0.json", text);
+  CliRun r = run_cli(dir, {"analyze", "--json", "-", path});
+  ASSERT_EQ(r.exit_code, 0) << (r.err_lines.empty() ? "" : r.err_lines.front());
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& d = j["diagnosis"];
+  ASSERT_FALSE(d["findings"].empty());
+  for (const auto& f : d["findings"])
+    if (f["saves_time"].get<bool>()) {
+      EXPECT_EQ(f["saving_basis"], "bound") << f["category"];
+      EXPECT_EQ(f["estimated_saving_us"], f["bound_saving_us"]) << f["category"];
+    }
+  EXPECT_EQ(d["combined_saving_rank"], -1);
+  EXPECT_FALSE(j["ranks"][0]["replay"]["unprofiled"]["estimated"].get<bool>());
+  EXPECT_FALSE(j["ranks"][0]["replay"]["notes"].empty());
 }
 
 }  // namespace
