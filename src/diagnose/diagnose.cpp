@@ -207,9 +207,11 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
   // The what-if asked for: the named categories' findings, reported or minor.
   if (!options.what_if.empty()) {
     WhatIf w;
-    w.categories = options.what_if;
     std::vector<const Finding*> chosen;
     for (const std::string& name : options.what_if) {
+      // A name given twice counts once (its remedies would apply twice).
+      if (std::find(w.categories.begin(), w.categories.end(), name) != w.categories.end()) continue;
+      w.categories.push_back(name);
       size_t before = chosen.size();
       for (const auto* list : {&d.findings, &d.minor})
         for (const Finding& f : *list)

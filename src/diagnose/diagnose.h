@@ -29,7 +29,7 @@ namespace stepscope::diagnose {
 // The remedies of the findings of some categories replayed together
 // (DiagnoseOptions::what_if), like the combined saving.
 struct WhatIf {
-  std::vector<std::string> categories;  // as asked
+  std::vector<std::string> categories;  // as asked, each once
   std::vector<std::string> not_found;   // asked, but no time-saving finding of that category (reported or minor)
   double saving_us = 0;                 // on the rank where it is largest, per step of the run without the profiler
   double saving_pct = 0;                // % of that rank's unprofiled step

@@ -16,15 +16,19 @@ using nlohmann::json;
 using testing::CliRun;
 using testing::run_cli;
 
-json analyze_json(const std::vector<std::string>& extra) {
+// `analyze --json - EXTRA... INPUT` (an example's folder by default).
+json analyze_json(const std::vector<std::string>& extra,
+                  const std::string& input = testing::source_dir() + "/examples/item_sync") {
   testing::TempDir dir;
   std::vector<std::string> args = {"analyze", "--json", "-"};
   args.insert(args.end(), extra.begin(), extra.end());
-  args.push_back(testing::source_dir() + "/examples/item_sync");
+  args.push_back(input);
   CliRun r = run_cli(dir, args);
   EXPECT_EQ(r.exit_code, 0) << (r.err_lines.empty() ? "" : r.err_lines.front());
   return json::parse(r.out);
 }
+
+std::string tiny() { return testing::source_dir() + "/examples/host_bound_tiny"; }
 
 TEST(ReplayFlags, UnprofiledStepMsCalibratesTheRunWithoutTheProfiler) {
   const json plain = analyze_json({});
@@ -66,24 +70,15 @@ TEST(ReplayFlags, AnUnprofiledStepThatIsNotANumberIsRefused) {
   EXPECT_NE(r.err_lines.front().find("unprofiled-step-ms"), std::string::npos) << r.err_lines.front();
 }
 
-}  // namespace
-}  // namespace stepscope::cli
-
-namespace stepscope::cli {
-namespace {
 
 // --what-if replays the named findings' remedies together: on the for-loop
 // AdamW of host_bound_tiny, launch overhead and the optimizer together save
 // more than either alone and less than the step, and never their sum.
 TEST(ReplayFlags, WhatIfReplaysTheNamedFixesTogether) {
-  testing::TempDir dir;
-  const std::string folder = testing::source_dir() + "/examples/host_bound_tiny";
-  CliRun r = run_cli(dir, {"analyze", "--json", "-", "--what-if", "host_overhead,unfused_optimizer", folder});
-  ASSERT_EQ(r.exit_code, 0);
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  const nlohmann::json& w = j["diagnosis"]["what_if"];
+  const json j = analyze_json({"--what-if", "host_overhead,unfused_optimizer"}, tiny());
+  const json& w = j["diagnosis"]["what_if"];
   ASSERT_TRUE(w.is_object());
-  EXPECT_EQ(w["categories"], nlohmann::json({"host_overhead", "unfused_optimizer"}));
+  EXPECT_EQ(w["categories"], json({"host_overhead", "unfused_optimizer"}));
   EXPECT_TRUE(w["not_found"].empty());
   double alone_max = 0, sum = 0;
   for (const auto& f : j["diagnosis"]["findings"])
@@ -95,30 +90,24 @@ TEST(ReplayFlags, WhatIfReplaysTheNamedFixesTogether) {
   EXPECT_GT(both, alone_max);
   EXPECT_LT(both, sum);
   EXPECT_LT(w["saving_pct"].get<double>(), 100.0);
-  // Not asked: null.
-  CliRun plain = run_cli(dir, {"analyze", "--json", "-", folder});
-  EXPECT_TRUE(nlohmann::json::parse(plain.out)["diagnosis"]["what_if"].is_null());
+  // A name given twice counts once; not asked: null.
+  const json twice = analyze_json({"--what-if", "host_overhead,unfused_optimizer,host_overhead"}, tiny());
+  EXPECT_EQ(twice["diagnosis"]["what_if"]["categories"], w["categories"]);
+  EXPECT_EQ(twice["diagnosis"]["what_if"]["saving_us"], w["saving_us"]);
+  EXPECT_TRUE(analyze_json({}, tiny())["diagnosis"]["what_if"].is_null());
 }
 
 TEST(ReplayFlags, WhatIfNamesWhatItDidNotFindAndRefusesUnknownNames) {
-  testing::TempDir dir;
-  const std::string folder = testing::source_dir() + "/examples/host_bound_tiny";
-  CliRun r = run_cli(dir, {"analyze", "--json", "-", "--what-if", "host_sync", folder});
-  ASSERT_EQ(r.exit_code, 0);
-  const nlohmann::json w = nlohmann::json::parse(r.out)["diagnosis"]["what_if"];
-  EXPECT_EQ(w["not_found"], nlohmann::json({"host_sync"}));
+  const json w = analyze_json({"--what-if", "host_sync"}, tiny())["diagnosis"]["what_if"];
+  EXPECT_EQ(w["not_found"], json({"host_sync"}));
   EXPECT_TRUE(w["saving_us"].is_null());
-  CliRun bad = run_cli(dir, {"analyze", "--what-if", "host_overhed", folder});
+  testing::TempDir dir;
+  CliRun bad = run_cli(dir, {"analyze", "--what-if", "host_overhed", tiny()});
   EXPECT_NE(bad.exit_code, 0);
   ASSERT_FALSE(bad.err_lines.empty());
   EXPECT_NE(bad.err_lines.front().find("host_overhed"), std::string::npos) << bad.err_lines.front();
 }
 
-}  // namespace
-}  // namespace stepscope::cli
-
-namespace stepscope::cli {
-namespace {
 
 // Bad input for the replay: a trace whose steps cannot be replayed (here
 // the ProfilerStep#N markers are renamed away) keeps each finding's bound
@@ -128,11 +117,8 @@ TEST(ReplayFlags, WithoutReplayableStepsSavingsFallBackToTheBound) {
   std::string text = testing::gunzip_file(testing::source_dir() + "/examples/item_sync/rank0.json.gz");
   for (size_t at = text.find("ProfilerStep#"); at != std::string::npos; at = text.find("ProfilerStep#", at))
     text.replace(at, 13, "TrainingStep#");
-  const std::string path = dir.write("rank0.json", text);
-  CliRun r = run_cli(dir, {"analyze", "--json", "-", path});
-  ASSERT_EQ(r.exit_code, 0) << (r.err_lines.empty() ? "" : r.err_lines.front());
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  const nlohmann::json& d = j["diagnosis"];
+  const json j = analyze_json({}, dir.write("rank0.json", text));
+  const json& d = j["diagnosis"];
   ASSERT_FALSE(d["findings"].empty());
   for (const auto& f : d["findings"])
     if (f["saves_time"].get<bool>()) {
