@@ -6,10 +6,13 @@
 
 #include <stdexcept>
 
+#include "bindings.h"
 #include "sampling/length_bucketing.h"
 
 namespace py = pybind11;
 using namespace stepscope::sampling;
+
+namespace stepscope::python {
 
 namespace {
 
@@ -21,8 +24,7 @@ py::list batches_to_python(const std::vector<Batch>& batches) {
 
 }  // namespace
 
-PYBIND11_MODULE(_stepscope, m) {
-  m.doc() = "stepscope's C++ library, bound for Python";
+void bind_sampling(py::module_& m) {
   py::register_exception<std::invalid_argument>(m, "InvalidArgument", PyExc_ValueError);
 
   m.def(
@@ -66,3 +68,5 @@ PYBIND11_MODULE(_stepscope, m) {
       py::arg("lengths"), py::arg("max_tokens"), py::arg("seed") = 0, py::arg("epoch") = 0,
       "The baseline: shuffled batches to the same token budget without sorting, and their padding waste in %.");
 }
+
+}  // namespace stepscope::python

@@ -9,6 +9,9 @@
 # CPU and maps less code (docs/performance.md). The training reruns only when the
 # instrumented binary changed; a new profile recompiles the library.
 #   PGO=0          one plain Release build, no training
+#   TARGET=name    build only that target (e.g. stepscope_cli: the quick start),
+#                  configured without tests and benchmarks; unset: everything,
+#                  tests and benchmarks included
 #   JOBS=N         parallel compile jobs (default: number of cores)
 #   BUILD_DIR=dir  another build folder (default: build)
 #   extra arguments are passed to cmake's configure step (e.g. -DSTEPSCOPE_BENCH=OFF)
@@ -45,8 +48,15 @@ if [[ $pgo == 1 ]]; then
   label="Release, profile-guided"
 fi
 
+# Said every time: a tree configured once for one target keeps its cache.
+scope_args=(-DSTEPSCOPE_TESTS=ON -DSTEPSCOPE_BENCH=ON)
+target_args=()
+if [[ -n ${TARGET:-} ]]; then
+  scope_args=(-DSTEPSCOPE_TESTS=OFF -DSTEPSCOPE_BENCH=OFF)
+  target_args=(--target "$TARGET")
+fi
 echo "[build] configure $build_dir ($label)"
-cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${pgo_args[@]}" "$@"
-echo "[build] compile with $jobs jobs"
-cmake --build "$build_dir" -j "$jobs"
-echo "[build] done: $build_dir/stepscope"
+cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${pgo_args[@]}" "${scope_args[@]}" "$@"
+echo "[build] compile ${TARGET:-everything} with $jobs jobs"
+cmake --build "$build_dir" -j "$jobs" "${target_args[@]}"
+echo "[build] done in ${SECONDS} s: $build_dir/stepscope"

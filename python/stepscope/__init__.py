@@ -1,1 +1,31 @@
-"""stepscope's Python front: bindings of the C++ library (``_stepscope``)."""
+"""stepscope: find, size and remove the bottlenecks of GPU training steps.
+
+``stepscope.analyze(paths)`` reads PyTorch profiler traces (one file per rank)
+with the C++ library and returns a :class:`Report` (docs/python.md). The
+native module and pandas load only when first needed: importing stepscope
+stays quick.
+"""
+
+from .errors import Error, OptionError, StepscopeWarning, TraceError
+
+__all__ = ["analyze", "Report", "Finding", "Table", "Error", "TraceError", "OptionError", "StepscopeWarning"]
+__version__ = "0.1.0"
+
+_LAZY = {
+    "analyze": (".analyzer", "analyze"),
+    "Report": (".report", "Report"),
+    "Finding": (".report", "Finding"),
+    "Table": (".table", "Table"),
+}
+
+
+def __getattr__(name):
+    # Module-level lazy attributes (PEP 562): each loads its module on first use.
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module, __name__), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'stepscope' has no attribute '{name}'")

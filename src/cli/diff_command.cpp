@@ -3,12 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include "cli/allocator_policy.h"
 #include "cli/messages.h"
 #include "cli/output_file.h"
 #include "cli/commands.h"
 #include "diff/run_diff.h"
-#include "pipeline/load_run.h"
+#include "pipeline/allocator_policy.h"
+#include "pipeline/analyze_run.h"
+#include "pipeline/diff_input.h"
 #include "report/diff_json.h"
 #include "report/diff_report.h"
 
@@ -32,16 +33,13 @@ struct DiffArgs {
 
 // Loads one side and reports its problems on stderr; false when it cannot be read.
 bool load_side(const char* side, const std::string& input, const pipeline::RunOptions& options,
-               pipeline::LoadedRun& run, std::vector<std::string>& warnings) {
-  run = pipeline::load_run({input}, options);
+               pipeline::AnalyzedRun& run, std::vector<std::string>& warnings) {
+  run = pipeline::analyze_run({input}, options);
   if (!run.ok) {
     print_error(fmt::format("{}: {}", side, run.error));
     return false;
   }
-  for (const auto& w : run.set.warnings) warnings.push_back(fmt::format("{}: {}", side, w));
-  for (const auto* s : run.stores)
-    if (std::string w = trace::import_warning(s->stats); !w.empty())
-      warnings.push_back(fmt::format("{}: {}: {}", side, s->source_path, w));
+  for (const auto& w : pipeline::warnings_to_show(run)) warnings.push_back(fmt::format("{}: {}", side, w));
   return true;
 }
 
@@ -62,13 +60,14 @@ int run_diff(const DiffArgs& args) {
   rep.options.kernel_mean_change_pct = args.mean_change_pct;
   rep.options.kernel_mean_change_us = args.mean_change_us;
 
-  pipeline::LoadedRun before, after;
+  pipeline::AnalyzedRun before, after;
   // Both runs stay loaded for the comparison, read on the same threads.
-  choose_allocator_policy({args.before, args.after}, args.threads);
+  pipeline::choose_allocator_policy({args.before, args.after}, args.threads);
+  options.tune_allocator = false;
   if (!load_side("before", args.before, options, before, rep.warnings)) return 2;
   if (!load_side("after", args.after, options, after, rep.warnings)) return 2;
-  rep.result = diff::diff_runs({&before.stores, &before.ranks, &before.diagnosis},
-                               {&after.stores, &after.ranks, &after.diagnosis}, options.analysis, rep.options);
+  rep.result = diff::diff_runs(pipeline::run_input_of(before), pipeline::run_input_of(after), options.analysis,
+                               rep.options);
   for (const auto& w : rep.warnings) print_warning(w);
   if (json_out.ok() && !finish_output(json_out, report::build_diff_json(rep).dump(1) + "\n")) return 2;
   if (!args.quiet && args.json_path != "-" && !write_stdout(report::render_diff_terminal(rep))) return 2;

@@ -17,6 +17,10 @@ void print_warning(std::string_view message) {
   fmt::print(stderr, "stepscope: warning: {}\n", report::printable_text(message));
 }
 
+void print_wrote(std::string_view path) {
+  fmt::print(stderr, "stepscope: wrote {}\n", report::printable_text(path));
+}
+
 std::string stdout_error(int err) {
   return std::string("standard output: cannot write: ") + (err ? std::strerror(err) : "write error");
 }

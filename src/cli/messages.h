@@ -12,6 +12,8 @@ namespace stepscope::cli {
 
 void print_error(std::string_view message);
 void print_warning(std::string_view message);
+// "stepscope: wrote PATH": every file a command writes is named.
+void print_wrote(std::string_view path);
 
 // "standard output: cannot write: <reason>" for an errno (0: "write error").
 std::string stdout_error(int err);

@@ -18,10 +18,13 @@ bool open_output(const std::string& path, report::AtomicOutput& out, std::string
 }
 
 bool finish_output(report::AtomicOutput& out, std::string_view text) {
+  const bool to_file = !out.is_stdout();
+  const std::string path = out.path();
   if (!out.write(text) || !out.commit()) {
     print_error(out.error());
     return false;
   }
+  if (to_file) print_wrote(path);
   return true;
 }
 

@@ -18,8 +18,9 @@ namespace stepscope::cli {
 // cannot be opened ("cannot write <what>: <reason>" when `what` is given).
 bool open_output(const std::string& path, report::AtomicOutput& out, std::string_view what = {});
 
-// Writes `text` to an opened output and puts it in place. False, with one
-// error line on stderr and no file left behind, when that fails.
+// Writes `text` to an opened output and puts it in place, naming the file
+// on stderr ("stepscope: wrote PATH"; not for stdout). False, with one error
+// line on stderr and no file left behind, when that fails.
 bool finish_output(report::AtomicOutput& out, std::string_view text);
 
 // Writes `text` to stdout and flushes it. False, with one error line on

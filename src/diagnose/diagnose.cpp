@@ -8,6 +8,7 @@
 #include "diagnose/hardware_table.h"
 #include "diagnose/replay_graph.h"
 #include "diagnose/replay_savings.h"
+#include "diagnose/example_place.h"
 
 namespace stepscope::diagnose {
 namespace {
@@ -232,6 +233,12 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
       d.primary_bottleneck = std::string(to_string(f.category));
       break;
     }
+  }
+  // Evidence in the user's terms: time into the step, and the user's code
+  // where the traces have Python stacks.
+  for (size_t i = 0; i < n; ++i) {
+    place_examples(d.findings, *stores[i], *inputs[i].tree, ranks[i].steps);
+    place_examples(d.minor, *stores[i], *inputs[i].tree, ranks[i].steps);
   }
   if (!healthy) {
     // Lost time no finding explains: say where it went (on the rank with the

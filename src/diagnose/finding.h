@@ -60,6 +60,11 @@ struct Example {
   int64_t dur_ns = 0;    // duration, ns
   std::string name;      // the op, kernel or runtime call
   std::string detail;    // what about it matters, with numbers
+  // Start minus its step's start (ProfilerStep#N on the host), ns; -1 outside steps.
+  int64_t step_offset_ns = -1;
+  // The user's Python line it ran under ("train.py:42 in forward"), when the
+  // trace has stacks (example_place.h); "" otherwise.
+  std::string source;
 };
 
 inline constexpr size_t kMaxExamples = 5;

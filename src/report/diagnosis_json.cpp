@@ -19,7 +19,9 @@ ordered_json finding_json(const dg::Finding& f) {
                         {"ts_us", us(e.ts_ns)},
                         {"dur_us", us(e.dur_ns)},
                         {"name", e.name},
-                        {"detail", e.detail}});
+                        {"detail", e.detail},
+                        {"step_offset_us", e.step_offset_ns >= 0 ? ordered_json(us(e.step_offset_ns)) : ordered_json(nullptr)},
+                        {"source", e.source.empty() ? ordered_json(nullptr) : ordered_json(e.source)}});
   return {{"category", std::string(dg::to_string(f.category))},
           {"detector", f.detector},
           {"title", f.title},

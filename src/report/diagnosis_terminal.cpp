@@ -1,6 +1,7 @@
 #include "report/diagnosis_terminal.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <string_view>
@@ -9,6 +10,7 @@
 
 #include "report/printable_text.h"
 #include "report/rank_spread.h"
+#include "report/terminal_text.h"
 #include "report/text_table.h"
 #include "analysis/saturating.h"
 
@@ -43,22 +45,9 @@ const std::vector<Group>& groups() {
   return g;
 }
 
-std::string wrap(const std::string& text, size_t width, const std::string& indent) {
-  std::string out, line;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(' ', start);
-    if (end == std::string::npos) end = text.size();
-    std::string word = text.substr(start, end - start);
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      out += indent + line + "\n";
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-    start = end + 1;
-  }
-  if (!line.empty()) out += indent + line + "\n";
-  return out;
+// A paragraph of the report: wrapped to the terminal, continued under its text.
+std::string para(const std::string& text, std::string_view indent, std::string_view hanging) {
+  return wrap(text, kTerminalWidth, indent, hanging);
 }
 
 std::string no_steps_note(const dg::Diagnosis& d) {
@@ -76,10 +65,10 @@ double mean_per_step_us(const dg::RankAttribution& a, int64_t ns) {
 // over the ranks (min, lower median, max and the rank with the max), and its
 // share is of all ranks' time together, so the shares still sum to 100%.
 std::string attribution_summary(const dg::Diagnosis& d) {
-  std::string out = fmt::format(
-      "\nWhere step time went (exclusive buckets, mean per step, over {} ranks; shares of all ranks' time, "
-      "summing to 100%)\n",
-      d.attribution.size());
+  std::string out = "\n" + para(fmt::format("Where step time went (mean per step over {} ranks; shares of all ranks' "
+                                             "time, summing to 100%)",
+                                             d.attribution.size()),
+                                 "", "  ");
   TextTable t;
   t.add_column("", TextTable::Align::kLeft);
   t.add_column("min (ms)");
@@ -124,11 +113,12 @@ std::string what_if_line(const dg::Diagnosis& d) {
   const dg::WhatIf& w = *d.what_if;
   std::string names;
   for (const std::string& c : w.categories) names += (names.empty() ? "" : " + ") + c;
-  std::string out =
-      w.rank >= 0 ? fmt::format("  What if you fixed {}: {} ms/step ({:.1f}% of rank {}'s unprofiled step), replayed\n",
+  std::string out = para(
+      w.rank >= 0 ? fmt::format("What if you fixed {}: {} ms/step ({:.1f}% of rank {}'s unprofiled step), replayed",
                                 names, fmt_ms(w.saving_us), w.saving_pct, w.rank)
-                  : fmt::format("  What if you fixed {}: not replayed (no finding of these, or no faithful replay)\n", names);
-  for (const std::string& c : w.not_found) out += fmt::format("    ({}: no finding of this category)\n", c);
+                  : fmt::format("What if you fixed {}: not replayed (no finding of these, or no faithful replay)", names),
+      "  ", "    ");
+  for (const std::string& c : w.not_found) out += para(fmt::format("({}: no finding of this category)", c), "    ", "     ");
   return out;
 }
 
@@ -155,7 +145,7 @@ std::string critical_path_lines(const dg::Diagnosis& d) {
       if (pct < 1.0) break;
       line += fmt::format("{}{:.0f}% {}", line.empty() ? "" : ", ", pct, parts[i].second);
     }
-    if (!line.empty()) out += fmt::format("  critical path, rank {}: {}\n", r.rank, line);
+    if (!line.empty()) out += para(fmt::format("critical path, rank {}: {}", r.rank, line), "  ", "    ");
   }
   return out;
 }
@@ -186,7 +176,8 @@ std::string job_critical_path_line(const dg::Diagnosis& d) {
   } else {
     line += "; it crosses to no other rank";
   }
-  return fmt::format("  Job critical path ({} step{}): {}\n", p.steps.size(), p.steps.size() == 1 ? "" : "s", line);
+  return para(fmt::format("Job critical path ({} step{}): {}", p.steps.size(), p.steps.size() == 1 ? "" : "s", line),
+              "  ", "    ");
 }
 
 // The buckets table: one column pair per rank, rows for the groups with time.
@@ -221,29 +212,68 @@ std::string attribution_table(const dg::Diagnosis& d, size_t max_side_by_side) {
   total.insert(total.end(), hundred.begin(), hundred.end());
   t.add_separator();
   t.add_row(std::move(total));
-  out += t.render();
+  const std::string table = t.render();
+  // One column pair per rank must fit the terminal; else the summary form.
+  if (widest_line(table) > kTerminalWidth) return attribution_summary(d) + no_steps_note(d);
+  out += table;
   return out + critical_path_lines(d) + no_steps_note(d);
+}
+
+// "rank 1, step 3, +12.40 ms" (the rank only when there are several), or
+// "outside steps".
+std::string example_place(const dg::Example& ex, size_t ranks) {
+  std::string where = ranks > 1 ? fmt::format("rank {}, ", ex.rank) : "";
+  if (ex.step >= 0 && ex.step_offset_ns >= 0)
+    return where + fmt::format("step {}, +{} ms", ex.step, fmt_ms(us(ex.step_offset_ns)));
+  if (ex.step >= 0) return where + fmt::format("step {}", ex.step);
+  return where + "outside steps";
+}
+
+std::string finding_text(const dg::Finding& f, size_t n, size_t ranks) {
+  // A replayed saving is for the run without the profiler; a bound is the
+  // detector's ceiling on the profiled trace.
+  std::string saving =
+      !f.saves_time ? std::string("risk, no time saving")
+      : f.saving_basis == dg::SavingBasis::kReplay
+          ? fmt::format("saves {} ms/step ({:.1f}%) without the profiler (replay; bound {} ms)",
+                        fmt_ms(f.estimated_saving_us), f.estimated_saving_pct, fmt_ms(f.bound_saving_us))
+          : fmt::format("saves up to {} ms/step ({:.1f}%) (bound, not replayed)", fmt_ms(f.estimated_saving_us),
+                        f.estimated_saving_pct);
+  std::string out = "\n" + para(fmt::format("{}. [{}] {}", n, dg::to_string(f.category), printable_text(f.title)),
+                                 "  ", "     ");
+  out += para(fmt::format("{}; severity {}, confidence {}", saving, dg::to_string(f.severity),
+                          dg::to_string(f.confidence)),
+              "     ", "     ");
+  for (size_t e = 0; e < f.evidence.examples.size() && e < 2; ++e) {
+    const auto& ex = f.evidence.examples[e];
+    const std::string at = ex.source.empty() ? "" : " at " + printable_text(ex.source);
+    out += para(fmt::format("e.g. {}: {}{} — {}", example_place(ex, ranks), printable_text(shorten(ex.name, 50)), at,
+                            printable_text(ex.detail)),
+                "     ", "          ");
+  }
+  out += para("fix: " + printable_text(f.remedy), "     ", "     ");
+  return out;
 }
 
 }  // namespace
 
-std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_findings, size_t max_side_by_side) {
+std::string render_diagnosis_terminal(const dg::Diagnosis& d, const DiagnosisTerminalOptions& o) {
   bool any_gpu = false;
   for (const auto& a : d.attribution) any_gpu = any_gpu || a.gpu_activity;
   std::string out;
   if (d.attribution.empty() || any_gpu) {
-    out += attribution_table(d, max_side_by_side);
-    out += fmt::format("\nPrimary bottleneck: {}   (effective compute {:.1f}% of step time)\n", printable_text(d.primary_bottleneck),
-                       d.effective_compute_pct);
+    out += attribution_table(d, o.max_side_by_side);
+    out += fmt::format("\nPrimary bottleneck: {}   (effective compute {:.1f}% of step time)\n",
+                       printable_text(d.primary_bottleneck), d.effective_compute_pct);
   } else {
     // A CPU-only profile: the table would show 100% "other idle" of a GPU
     // that was never traced.
-    out += "\nWhere step time went: not assessed: " +
-           (d.no_gpu_activity_reason.empty()
-                ? std::string("the traces have no GPU activity (kernels, copies) to attribute; profile with "
-                              "ProfilerActivity.CUDA")
-                : printable_text(d.no_gpu_activity_reason)) +
-           "\n";
+    out += "\n" + para("Where step time went: not assessed: " +
+                           (d.no_gpu_activity_reason.empty()
+                                ? std::string("the traces have no GPU activity (kernels, copies) to attribute; profile "
+                                              "with ProfilerActivity.CUDA")
+                                : printable_text(d.no_gpu_activity_reason)),
+                       "", "  ");
     out += fmt::format("\nPrimary bottleneck: {}   (no GPU activity in the traces)\n", d.primary_bottleneck);
   }
   out += job_critical_path_line(d);
@@ -251,40 +281,31 @@ std::string render_diagnosis_terminal(const dg::Diagnosis& d, size_t max_finding
   // What the fixes save together in the run without the profiler (a
   // replay, not the findings' sum: docs/whatif.md, "Savings").
   if (!d.findings.empty() && d.combined_saving_rank >= 0)
-    out += fmt::format("  All reported fixes together, replayed without the profiler: {} ms/step ({:.1f}% of rank {}'s "
-                       "unprofiled step)\n",
-                       fmt_ms(d.combined_saving_us), d.combined_saving_pct, d.combined_saving_rank);
+    out += para(fmt::format("All reported fixes together, replayed without the profiler: {} ms/step ({:.1f}% of rank "
+                            "{}'s unprofiled step)",
+                            fmt_ms(d.combined_saving_us), d.combined_saving_pct, d.combined_saving_rank),
+                "  ", "    ");
   out += what_if_line(d);
   size_t n = 0;
   for (const auto& f : d.findings) {
-    if (n++ == max_findings) {
-      out += fmt::format("  ... {} more findings in the JSON/HTML report\n", d.findings.size() - max_findings);
+    if (n++ == o.max_findings) {
+      out += fmt::format("  ... {} more findings in the JSON/HTML report\n", d.findings.size() - o.max_findings);
       break;
     }
-    // A replayed saving is for the run without the profiler; a bound is the
-    // detector's ceiling on the profiled trace.
-    std::string saving =
-        !f.saves_time ? std::string("risk, no time saving")
-        : f.saving_basis == dg::SavingBasis::kReplay
-            ? fmt::format("saves {} ms/step ({:.1f}%) without the profiler (replay; bound {} ms)",
-                          fmt_ms(f.estimated_saving_us), f.estimated_saving_pct, fmt_ms(f.bound_saving_us))
-            : fmt::format("saves up to {} ms/step ({:.1f}%) (bound, not replayed)", fmt_ms(f.estimated_saving_us),
-                          f.estimated_saving_pct);
-    out += fmt::format("\n  {}. [{}] {}\n", n, f.category == dg::Category::kHostOverhead ? "host_overhead"
-                                                                                          : std::string(dg::to_string(f.category)),
-                       printable_text(f.title));
-    out += fmt::format("     {}; severity {}, confidence {}\n", saving, dg::to_string(f.severity), dg::to_string(f.confidence));
-    for (size_t e = 0; e < f.evidence.examples.size() && e < 2; ++e) {
-      const auto& ex = f.evidence.examples[e];
-      out += fmt::format("     e.g. rank {}{} at {} ms: {} — {}\n", ex.rank, ex.step >= 0 ? fmt::format(" step {}", ex.step) : "",
-                         fmt_ms(us(ex.ts_ns)), printable_text(shorten(ex.name, 50)), printable_text(ex.detail));
-    }
-    out += wrap("fix: " + printable_text(f.remedy), 100, "     ");
+    out += finding_text(f, n, o.ranks);
   }
-  if (!d.not_assessed.empty()) {
+  if (!d.not_assessed.empty() && o.details) {
     out += "\n  Not assessed (the trace lacks what the check needs):\n";
     for (const auto& na : d.not_assessed)
-      out += fmt::format("    {}: {} — {}\n", na.detector, printable_text(na.what), printable_text(na.reason));
+      out += para(fmt::format("{}: {} — {}", na.detector, printable_text(na.what), printable_text(na.reason)), "    ",
+                  "      ");
+  } else if (!d.not_assessed.empty()) {
+    std::vector<std::string> names;
+    for (const auto& na : d.not_assessed)
+      if (std::find(names.begin(), names.end(), na.detector) == names.end()) names.push_back(na.detector);
+    out += "\n" + para(fmt::format("Not assessed (the trace lacks what they need; why: --details): {}",
+                                    fmt::join(names, ", ")),
+                        "  ", "    ");
   }
   return out;
 }

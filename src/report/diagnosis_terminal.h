@@ -8,8 +8,17 @@
 
 namespace stepscope::report {
 
-// Past `max_side_by_side` ranks the attribution table summarises the ranks
-// (min / median / max) instead of one column per rank.
-std::string render_diagnosis_terminal(const diagnose::Diagnosis& d, size_t max_findings, size_t max_side_by_side);
+struct DiagnosisTerminalOptions {
+  size_t max_findings = 8;  // findings printed with their evidence and remedies
+  // Past this many ranks, or where one column per rank would be wider than
+  // the terminal, the attribution table summarises the ranks (min / median /
+  // max) instead.
+  size_t max_side_by_side = 8;
+  size_t ranks = 1;  // ranks in the run: evidence names its rank only with several
+  bool details = false;  // the checks not assessed, each with its reason (else one line naming them)
+};
+
+// Every line within kTerminalWidth columns (terminal_text.h).
+std::string render_diagnosis_terminal(const diagnose::Diagnosis& d, const DiagnosisTerminalOptions& options = {});
 
 }  // namespace stepscope::report

@@ -10,6 +10,9 @@
 #include "report/hta_terminal.h"
 #include "report/printable_text.h"
 #include "report/rank_spread.h"
+#include "report/terminal_color.h"
+#include "report/terminal_summary.h"
+#include "report/terminal_text.h"
 #include "report/text_table.h"
 
 namespace stepscope::report {
@@ -352,45 +355,47 @@ std::string multi_rank_section(const AnalyzeReport& r, const TerminalOptions& o)
   return out;
 }
 
-std::string import_summary(const AnalyzeReport& r) {
+// Notes and warnings, each wrapped; by default only the first few of each
+// (a folder of many files can add one note per skipped file).
+std::string messages(const std::vector<std::string>& lines, std::string_view label, const TerminalOptions& o) {
+  constexpr size_t kShown = 5;
   std::string out;
-  for (size_t i = 0; i < r.stores.size(); ++i) {
-    const auto& s = *r.stores[i];
-    uint64_t skipped = s.stats.skipped_records();
-    uint64_t repaired = s.stats.repaired_records();
-    bool truncated = s.stats.count(trace::ImportCounter::kTruncatedInput) > 0;
+  const size_t shown = o.details ? lines.size() : std::min(lines.size(), kShown);
+  for (size_t i = 0; i < shown; ++i)
+    out += wrap(printable_text(lines[i]), kTerminalWidth, fmt::format("  {}: ", label), "    ");
+  if (shown < lines.size()) out += fmt::format("  ... {} more {}s (--details)\n", lines.size() - shown, label);
+  return out;
+}
+
+// Per rank, one line: how many records were skipped or repaired; the
+// records themselves with --details.
+std::string import_lines(const AnalyzeReport& r, bool details) {
+  std::string out;
+  for (const trace::EventStore* s : r.stores) {
+    const uint64_t skipped = s->stats.skipped_records();
+    const uint64_t repaired = s->stats.repaired_records();
+    const bool truncated = s->stats.count(trace::ImportCounter::kTruncatedInput) > 0;
     if (skipped == 0 && repaired == 0 && !truncated) continue;
-    out += fmt::format("  rank {} ({}): {} records skipped{}{}\n", s.rank, printable_text(s.source_path),
-                       fmt_count(static_cast<int64_t>(skipped)),
-                       repaired ? fmt::format(", {} repaired (invalid UTF-8 replaced by U+FFFD, event kept)", repaired) : "",
-                       truncated ? ", input truncated (salvaged)" : "");
-    for (const auto& e : s.stats.log())
+    out += wrap(fmt::format("rank {} ({}): {} records skipped{}{}", s->rank, printable_text(s->source_path),
+                            fmt_count(static_cast<int64_t>(skipped)),
+                            repaired ? fmt::format(", {} repaired (invalid UTF-8 replaced by U+FFFD, event kept)", repaired)
+                                     : "",
+                            truncated ? ", input truncated (salvaged)" : ""),
+                kTerminalWidth, "  ", "    ");
+    if (!details) continue;
+    for (const auto& e : s->stats.log())
       out += fmt::format("    {} at byte {}: {}\n", trace::counter_info(e.counter).name, e.byte_offset,
                          printable_text(e.message));
   }
   return out;
 }
 
-}  // namespace
-
-std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
-  std::string out = fmt::format("stepscope analyze: {} rank{}, {:.1f} MB of trace JSON read in {:.2f} s, analysed in {:.2f} s (mode: {})\n",
-                                r.ranks.size(), r.ranks.size() == 1 ? "" : "s", r.uncompressed_bytes / 1e6,
-                                r.read_seconds, r.analysis_seconds, r.mode);
-  for (const auto& w : r.warnings) out += "  warning: " + printable_text(w) + "\n";
-  for (const auto& n : r.notes) out += "  note: " + printable_text(n) + "\n";
-  std::string imports = import_summary(r);
-  if (!imports.empty()) out += section("Input problems (skipped records are not analysed; repaired ones are)") + imports;
-
-  if (r.diagnosis) out += render_diagnosis_terminal(*r.diagnosis, o.max_findings, o.max_side_by_side);
-
-  out += section("GPU time breakdown (idle / compute / non-compute over the GPU span)");
+// The statistics behind the findings, for one rank (the only one, or the
+// slowest by GPU span) and across ranks.
+std::string detail_tables(const AnalyzeReport& r, const TerminalOptions& o) {
+  std::string out = section("GPU time breakdown (idle / compute / non-compute over the GPU span)");
   out += rank_summary(r, o);
-
-  // Detail tables for one rank: the only one, or the slowest by GPU span.
-  const analysis::RankAnalysis* focus = &r.ranks.front();
-  for (const auto& a : r.ranks)
-    if (a.temporal.rank.kernel_time_ns > focus->temporal.rank.kernel_time_ns) focus = &a;
+  const analysis::RankAnalysis* focus = &focus_rank(r);
   std::string who = r.ranks.size() == 1 ? "" : fmt::format(" (rank {}, the longest GPU span)", focus->rank);
   if (focus->gpu_activities == 0) {
     out += focus->counters.ranges > 0
@@ -414,10 +419,42 @@ std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
       break;
     }
   if (r.ranks.size() >= 2) out += section("Across ranks") + multi_rank_section(r, o);
+  return out;
+}
+
+}  // namespace
+
+std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
+  std::string out = wrap(fmt::format("stepscope analyze: {} rank{}, {:.1f} MB of trace JSON read in {:.2f} s, analysed in "
+                                     "{:.2f} s (mode: {})",
+                                     r.ranks.size(), r.ranks.size() == 1 ? "" : "s", r.uncompressed_bytes / 1e6,
+                                     r.read_seconds, r.analysis_seconds, r.mode),
+                         kTerminalWidth, "", "  ");
+  out += messages(r.warnings, "warning", o);
+  out += messages(r.notes, "note", o);
+  std::string imports = import_lines(r, o.details);
+  if (!imports.empty()) out += section("Input problems (skipped records are not analysed; repaired ones are)") + imports;
+
+  if (r.diagnosis) {
+    DiagnosisTerminalOptions d;
+    d.max_findings = o.max_findings;
+    d.max_side_by_side = o.max_side_by_side;
+    d.ranks = r.ranks.size();
+    d.details = o.details;
+    out += render_diagnosis_terminal(*r.diagnosis, d);
+  }
+  out += render_terminal_summary(r);
+  if (o.details) {
+    out += detail_tables(r, o);
+  } else {
+    out += "\n  Statistics tables (GPU time, steps, kernels, idle per stream, launches, copies, allocator,\n"
+           "  ranks): --details. Everything, full names included: --json or --html.\n";
+  }
   if (r.hta) out += render_hta_terminal(*r.hta, o.name_width, o.max_rank_rows);
   // Names went through printable_text; this pass keeps any missed one from
-  // driving the terminal.
-  return printable_lines(out);
+  // driving the terminal. Colours come after it: they are the report's own.
+  out = printable_lines(out);
+  return o.color ? colorize_report(out) : out;
 }
 
 }  // namespace stepscope::report

@@ -5,17 +5,12 @@
 #include <algorithm>
 
 #include "report/printable_text.h"
+#include "report/terminal_text.h"
 
 namespace stepscope::report {
 
 namespace {
-// Display width: count UTF-8 code points, not bytes, so "µs" aligns.
-size_t width(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
-}
+size_t width(const std::string& s) { return display_width(s); }
 }  // namespace
 
 void TextTable::add_column(std::string header, Align align) { columns_.push_back({std::move(header), align}); }

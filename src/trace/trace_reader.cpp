@@ -133,6 +133,7 @@ ReadOutcome read_trace_file_unguarded(const std::string& path, EventStore& store
                             ? ""
                             : " at byte " + std::to_string(tr.byte_offset);
     out.error = path + ": " + tr.message + where;
+    if (!where.empty()) out.error_byte = static_cast<int64_t>(tr.byte_offset);
     bool salvageable = tr.events > 0 || store.events.size() > 0;
     if (!options.salvage || !salvageable) return out;
     store.stats.add(ImportCounter::kTruncatedInput, tr.byte_offset, tr.message);

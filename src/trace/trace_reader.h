@@ -1,6 +1,7 @@
 // Reads one Kineto trace file (plain or gzip JSON) into an EventStore.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,7 @@ struct ReadOutcome {
   bool salvaged = false;       // a fatal error was turned into a warning
   bool not_a_trace = false;    // valid JSON without traceEvents (skipped in folders)
   std::string error;           // one line: "<file>: <what> at byte N"
+  int64_t error_byte = -1;     // that N, where the JSON text is known (-1: a read error of a compressed file)
   uint64_t uncompressed_bytes = 0;
   uint64_t file_bytes = 0;
 };

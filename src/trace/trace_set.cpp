@@ -263,6 +263,8 @@ LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions
     }
     if (!o.ok) {
       result.error = o.error;
+      result.error_file = files[i];
+      result.error_byte = o.error_byte;
       return result;
     }
     if (o.salvaged) set.warnings.push_back("salvaged " + o.error);
@@ -279,12 +281,14 @@ LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions
   }
   if (set.ranks.empty() && !empty.empty()) {
     result.error = empty.size() == 1 ? only_empty_error : no_rank_analysable(empty);
+    if (empty.size() == 1 && n == 1) result.error_file = files[0];
     return result;
   }
   if (set.ranks.empty()) {
     result.error = !first_error.empty() ? first_error
                    : n == 1             ? files[0] + ": not a trace"
                                         : "no trace files among " + std::to_string(n) + " inputs";
+    if (n == 1) result.error_file = files[0];
     return result;
   }
 

@@ -2,6 +2,7 @@
 // (folders, files, globs), reads them in parallel, and decides each rank.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,7 +22,9 @@ struct TraceSet {
 
 struct LoadResult {
   bool ok = false;
-  std::string error;  // one line naming the file
+  std::string error;       // one line naming the file
+  std::string error_file;  // that file (or input), for callers that report it apart
+  int64_t error_byte = -1; // where in its JSON text, when the error has a place
   TraceSet set;
 };
 

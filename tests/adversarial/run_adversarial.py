@@ -367,7 +367,7 @@ def run_cli(stepscope, workdir, case):
     if err_lines and err_lines[-1] == "":
         err_lines.pop()
     for line in err_lines:
-        if not re.match(r"stepscope: (error|warning|note): ", line):
+        if not re.match(r"stepscope: ((error|warning|note): |wrote )", line):
             problems.append(f"stderr line not of the one-line form: {line[:120]!r}")
         if CONTROL.search(line):
             problems.append(f"control character on stderr: {line[:120]!r}")
@@ -390,7 +390,7 @@ def run_cli(stepscope, workdir, case):
         if d.returncode not in (0, 2):
             problems.append(f"diff: exit code {d.returncode}")
         for line in d.stderr.decode("utf-8", "replace").splitlines():
-            if not re.match(r"stepscope: (error|warning|note): ", line) or CONTROL.search(line):
+            if not re.match(r"stepscope: ((error|warning|note): |wrote )", line) or CONTROL.search(line):
                 problems.append(f"diff: stderr line not of the one-line form: {line[:120]!r}")
     elif os.path.exists(json_out):
         problems.append("a JSON report was left behind by a failed run")

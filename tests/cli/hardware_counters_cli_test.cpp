@@ -27,7 +27,7 @@ TEST(HardwareCountersCli, AnalyzeReportsCountersInsteadOfAskingForCudaActivity) 
     explained = explained || n["reason"].get<std::string>().find("range profiler") != std::string::npos;
   EXPECT_TRUE(explained);
 
-  auto text_run = stepscope::testing::run_cli(dir, {"analyze", path});
+  auto text_run = stepscope::testing::run_cli(dir, {"analyze", path, "--details"});
   ASSERT_EQ(text_run.exit_code, 0);
   EXPECT_NE(text_run.out.find("Hardware counters per kernel, CUPTI range profiler"), std::string::npos);
   EXPECT_EQ(text_run.out.find("ProfilerActivity.CUDA"), std::string::npos);

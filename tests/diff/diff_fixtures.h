@@ -9,28 +9,29 @@
 #include <string>
 
 #include "diff/run_diff.h"
-#include "pipeline/load_run.h"
+#include "pipeline/analyze_run.h"
+#include "pipeline/diff_input.h"
 #include "test_paths.h"
 
 namespace stepscope::diff::testing_support {
 
 // `input` is anything `stepscope diff` takes for one side (file, folder, glob).
-inline const pipeline::LoadedRun& loaded_run(const std::string& input) {
-  static std::map<std::string, std::unique_ptr<pipeline::LoadedRun>> cache;
+inline const pipeline::AnalyzedRun& loaded_run(const std::string& input) {
+  static std::map<std::string, std::unique_ptr<pipeline::AnalyzedRun>> cache;
   auto& slot = cache[input];
   if (!slot) {
     pipeline::RunOptions o;
     o.threads = 1;
-    slot = std::make_unique<pipeline::LoadedRun>(pipeline::load_run({input}, o));
+    slot = std::make_unique<pipeline::AnalyzedRun>(pipeline::analyze_run({input}, o));
   }
   return *slot;
 }
 
-inline const pipeline::LoadedRun& example_run(const std::string& name) {
+inline const pipeline::AnalyzedRun& example_run(const std::string& name) {
   return loaded_run(::stepscope::testing::source_dir() + "/examples/" + name);
 }
 
-inline RunInput input_of(const pipeline::LoadedRun& r) { return {&r.stores, &r.ranks, &r.diagnosis}; }
+inline RunInput input_of(const pipeline::AnalyzedRun& r) { return pipeline::run_input_of(r); }
 
 inline DiffResult diff_examples(const std::string& before, const std::string& after, DiffOptions options = {}) {
   const auto& b = example_run(before);

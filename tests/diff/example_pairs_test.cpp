@@ -151,7 +151,7 @@ TEST(ExamplePairs, RunAgainstItselfShowsNoChange) {
   const auto& a = example_run("eager_bf16_baseline");
   pipeline::RunOptions o;
   o.threads = 1;
-  pipeline::LoadedRun b = pipeline::load_run({testing::source_dir() + "/examples/eager_bf16_baseline"}, o);
+  pipeline::AnalyzedRun b = pipeline::analyze_run({testing::source_dir() + "/examples/eager_bf16_baseline"}, o);
   ASSERT_TRUE(b.ok) << b.error;
   DiffResult d = diff_runs(testing_support::input_of(a), testing_support::input_of(b), {}, {});
   EXPECT_EQ(d.step_us.change, 0.0);
@@ -163,7 +163,7 @@ TEST(ExamplePairs, RunAgainstItselfShowsNoChange) {
   EXPECT_GT(d.kernels.unchanged, 50u);
   EXPECT_EQ(d.count(FindingChange::kResolved), 0u);
   EXPECT_EQ(d.count(FindingChange::kNew), 0u);
-  EXPECT_EQ(d.count(FindingChange::kPersisting), a.diagnosis.findings.size());
+  EXPECT_EQ(d.count(FindingChange::kPersisting), a.report.diagnosis->findings.size());
   for (const auto& f : d.findings) EXPECT_EQ(f.saving_change_us, 0.0);
   EXPECT_EQ(d.primary_before, d.primary_after);
   EXPECT_TRUE(d.notes.empty());
@@ -204,9 +204,9 @@ TEST(ExamplePairs, SwappingSidesMirrorsTheDiff) {
 TEST(ExamplePairs, KernelTotalsMatchTheSummary) {
   const auto& run = example_run("foreach_off_adamw");
   const RunSummary s = summarize_run(testing_support::input_of(run), {});
-  ASSERT_EQ(s.windows, static_cast<int64_t>(run.ranks[0].steps.steps.size()));
+  ASSERT_EQ(s.windows, static_cast<int64_t>(run.report.ranks[0].steps.steps.size()));
   int64_t in_steps = 0;
-  for (const auto& st : run.ranks[0].steps.steps) in_steps += st.gpu_activities;
+  for (const auto& st : run.report.ranks[0].steps.steps) in_steps += st.gpu_activities;
   EXPECT_DOUBLE_EQ(s.kernels_per_step, static_cast<double>(in_steps) / static_cast<double>(s.windows));
   double us = 0, calls = 0;
   for (const auto& k : s.kernels) {

@@ -19,12 +19,12 @@ TEST(SharedTraces, KernelsOutsideStepsAreNotCounted) {
   SKIP_WITHOUT_SHARED();
   const auto& run = loaded_run(shared("traces/h200/gpt_baseline_bf16"));
   ASSERT_TRUE(run.ok) << run.error;
-  ASSERT_EQ(run.ranks.size(), 1u);
-  const auto& steps = run.ranks[0].steps.steps;
+  ASSERT_EQ(run.report.ranks.size(), 1u);
+  const auto& steps = run.report.ranks[0].steps.steps;
   ASSERT_FALSE(steps.empty());
   int64_t in_steps = 0;
   for (const auto& s : steps) in_steps += s.gpu_activities;
-  ASSERT_LT(in_steps, run.ranks[0].gpu_activities);
+  ASSERT_LT(in_steps, run.report.ranks[0].gpu_activities);
   RunSummary s = summarize_run(input_of(run), {});
   EXPECT_EQ(s.windows, static_cast<int64_t>(steps.size()));
   EXPECT_DOUBLE_EQ(s.kernels_per_step, static_cast<double>(in_steps) / static_cast<double>(s.windows));
@@ -36,12 +36,12 @@ TEST(SharedTraces, EightRanks) {
   SKIP_WITHOUT_SHARED();
   const auto& all = loaded_run(shared("conformance/param/dlrm_8rank"));
   ASSERT_TRUE(all.ok) << all.error;
-  ASSERT_EQ(all.ranks.size(), 8u);
+  ASSERT_EQ(all.report.ranks.size(), 8u);
   int64_t steps = 0;
   double wall_us = 0;
-  for (size_t i = 0; i < all.ranks.size(); ++i) {
-    steps += static_cast<int64_t>(all.diagnosis.attribution[i].steps.size());
-    wall_us += static_cast<double>(all.diagnosis.attribution[i].total.wall_ns()) / 1000.0;
+  for (size_t i = 0; i < all.report.ranks.size(); ++i) {
+    steps += static_cast<int64_t>(all.report.diagnosis->attribution[i].steps.size());
+    wall_us += static_cast<double>(all.report.diagnosis->attribution[i].total.wall_ns()) / 1000.0;
   }
   DiffResult self = diff_runs(input_of(all), input_of(all), {}, {});
   EXPECT_EQ(self.before.ranks, 8);
@@ -53,7 +53,7 @@ TEST(SharedTraces, EightRanks) {
 
   const auto& one = loaded_run(shared("conformance/param/dlrm_8rank/worker0_*.json.gz"));
   ASSERT_TRUE(one.ok) << one.error;
-  ASSERT_EQ(one.ranks.size(), 1u);
+  ASSERT_EQ(one.report.ranks.size(), 1u);
   DiffResult d = diff_runs(input_of(all), input_of(one), {}, {});
   EXPECT_EQ(d.after.ranks, 1);
   bool rank_note = false;
@@ -67,13 +67,13 @@ TEST(SharedTraces, NoStepMarkers) {
   SKIP_WITHOUT_SHARED();
   const auto& run = loaded_run(shared("conformance/param/linear"));
   ASSERT_TRUE(run.ok) << run.error;
-  ASSERT_TRUE(run.ranks[0].steps.steps.empty());
+  ASSERT_TRUE(run.report.ranks[0].steps.steps.empty());
   DiffResult d = diff_runs(input_of(run), input_of(run), {}, {});
   EXPECT_FALSE(d.before.from_profiler_steps);
   EXPECT_EQ(d.before.windows, 1);
-  EXPECT_DOUBLE_EQ(d.step_us.before, static_cast<double>(run.diagnosis.attribution[0].total.wall_ns()) / 1000.0);
+  EXPECT_DOUBLE_EQ(d.step_us.before, static_cast<double>(run.report.diagnosis->attribution[0].total.wall_ns()) / 1000.0);
   EXPECT_GT(d.kernels.count_per_step.before, 0.0);
-  EXPECT_DOUBLE_EQ(d.kernels.count_per_step.before, static_cast<double>(run.ranks[0].gpu_activities));
+  EXPECT_DOUBLE_EQ(d.kernels.count_per_step.before, static_cast<double>(run.report.ranks[0].gpu_activities));
   ASSERT_EQ(d.notes.size(), 2u);  // one per side
   EXPECT_NE(d.notes[0].find("no ProfilerStep#N markers"), std::string::npos);
 }

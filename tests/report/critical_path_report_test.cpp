@@ -101,7 +101,7 @@ TEST(CriticalPathHtml, PathRowAndStreamMarksAddUpToThePath) {
 TEST(CriticalPathTerminal, OneLinePerRankWithTheLargestShares) {
   if (!std::filesystem::exists(example_trace("host_bound_tiny"))) GTEST_SKIP() << "examples/ not found";
   auto rep = report_of({example_trace("host_bound_tiny")});
-  const std::string text = render_diagnosis_terminal(*rep->report.diagnosis, 10, 8);
+  const std::string text = render_diagnosis_terminal(*rep->report.diagnosis, {.max_findings = 10, .max_side_by_side = 8});
   EXPECT_NE(text.find("\n  critical path, rank 0: 100% host CPU\n"), std::string::npos) << text;
 }
 

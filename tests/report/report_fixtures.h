@@ -10,30 +10,22 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/load_run.h"
+#include "pipeline/analyze_run.h"
 #include "report/analyze_report.h"
 #include "test_paths.h"
 
 namespace stepscope::report::testing_support {
 
 struct Reported {
-  pipeline::LoadedRun run;  // owns the stores the report points into
-  AnalyzeReport report;
+  pipeline::AnalyzedRun run;  // owns the stores the report points into
+  AnalyzeReport report;       // a copy of run.report that a test may change
 };
 
 inline std::unique_ptr<Reported> report_of(const std::vector<std::string>& inputs) {
   auto out = std::make_unique<Reported>();
-  out->run = pipeline::load_run(inputs, pipeline::RunOptions{});
+  out->run = pipeline::analyze_run(inputs, pipeline::RunOptions{});
   EXPECT_TRUE(out->run.ok) << out->run.error;
-  AnalyzeReport& r = out->report;
-  r.inputs = inputs;
-  r.notes = out->run.set.notes;
-  r.warnings = out->run.set.warnings;
-  r.uncompressed_bytes = out->run.set.uncompressed_bytes;
-  r.stores = out->run.stores;
-  r.ranks = out->run.ranks;
-  r.multi = out->run.multi;
-  r.diagnosis = out->run.diagnosis;
+  out->report = out->run.report;
   return out;
 }
 

@@ -1,4 +1,4 @@
-#include "cli/allocator_policy.h"
+#include "pipeline/allocator_policy.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -7,7 +7,7 @@
 #include "trace/trace_reader.h"
 #include "trace/trace_set.h"
 
-namespace stepscope::cli {
+namespace stepscope::pipeline {
 
 void choose_allocator_policy(const std::vector<std::string>& inputs, unsigned threads) {
 #if defined(__GLIBC__)
@@ -30,4 +30,4 @@ void choose_allocator_policy(const std::vector<std::string>& inputs, unsigned th
 #endif
 }
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::pipeline

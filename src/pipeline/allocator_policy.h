@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-namespace stepscope::cli {
+namespace stepscope::pipeline {
 
 // Call before reading `inputs` (folders, files, globs, as the user gave them)
 // on `threads` threads (0 = cores).
 void choose_allocator_policy(const std::vector<std::string>& inputs, unsigned threads);
 
-}  // namespace stepscope::cli
+}  // namespace stepscope::pipeline

@@ -1,0 +1,13 @@
+// The parts of the extension module `_stepscope`, one file each; module.cpp
+// puts them together. Each binds a library entry point as thinly as it can:
+// the work, the checks and the errors are the library's.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace stepscope::python {
+
+void bind_sampling(pybind11::module_& m);  // sampling_binding.cpp
+void bind_analyze(pybind11::module_& m);   // analyze_binding.cpp
+
+}  // namespace stepscope::python

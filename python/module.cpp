@@ -1,0 +1,8 @@
+// The extension module `_stepscope`: python/stepscope/ wraps it.
+#include "bindings.h"
+
+PYBIND11_MODULE(_stepscope, m) {
+  m.doc() = "stepscope's C++ library, bound for Python";
+  stepscope::python::bind_sampling(m);
+  stepscope::python::bind_analyze(m);
+}

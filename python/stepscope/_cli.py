@@ -1,0 +1,17 @@
+"""The console command `stepscope`: runs the native CLI the wheel installs
+beside this package (stepscope/bin/stepscope), in this process's place, so
+its exit status, output and signals are the CLI's own."""
+
+import os
+import sys
+
+
+def main():
+    exe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "stepscope")
+    if not os.access(exe, os.X_OK):
+        sys.exit(f"stepscope: error: the native CLI is missing from this installation ({exe})")
+    os.execv(exe, [exe, *sys.argv[1:]])
+
+
+if __name__ == "__main__":
+    main()
