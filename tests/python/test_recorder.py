@@ -88,7 +88,8 @@ class RecorderTest(unittest.TestCase):
         self.assertLessEqual(ms, max(mine) + TOLERANCE_MS)
         self.assertEqual(ms, prof.unprofiled_step_ms)
         self.assertEqual(len(prof.unprofiled_intervals_ms), 4)
-        self.assertEqual(trace["stepscope_recorder"]["unprofiled_clock"], "perf_counter")
+        clock_used = "cuda_event" if torch.cuda.is_available() else "perf_counter"
+        self.assertEqual(trace["stepscope_recorder"]["unprofiled_clock"], clock_used)
         self.assertNotIn("stepscope_note", trace)
 
     def test_a_raising_loop_leaves_its_trace_with_a_note(self):
@@ -162,6 +163,33 @@ class RecorderTest(unittest.TestCase):
                 rec.profile(self.out, **bad)
         with self.assertRaisesRegex(RuntimeError, "before start"):
             rec.profile(self.out).step()
+
+
+@unittest.skipUnless(HAVE_TORCH and torch.cuda.is_available(), "no CUDA device")
+class CudaRecorderTest(unittest.TestCase):
+    def test_cuda_steps_are_timed_on_the_stream(self):
+        x = torch.randn(2048, 2048, device="cuda")
+        clock = StepClock()
+
+        def step():
+            for _ in range(20):
+                x.copy_(torch.tanh(x @ x) * 0.01)
+            torch.cuda.synchronize()  # the test's clock then sees the GPU's step too
+            clock.mark()
+
+        with tempfile.TemporaryDirectory() as out:
+            with rec.profile(out, wait=5, warmup=1, active=2) as prof:
+                for _ in range(8):
+                    step()
+                    prof.step()
+            trace = load_trace(trace_files(out)[0])
+        self.assertEqual(trace["stepscope_recorder"]["unprofiled_clock"], "cuda_event")
+        self.assertTrue(any(e.get("cat") == "kernel" for e in trace["traceEvents"]))
+        self.assertEqual(profiler_steps(trace), [6, 7])
+        ms = trace["stepscope_unprofiled_step_ms"]
+        mine = clock.intervals_ms(1, 4)
+        self.assertGreaterEqual(ms, min(mine) - TOLERANCE_MS)
+        self.assertLessEqual(ms, max(mine) + TOLERANCE_MS)
 
 
 class ImportTest(unittest.TestCase):
