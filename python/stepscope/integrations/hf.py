@@ -31,7 +31,7 @@ class StepscopeCallback(TrainerCallback):
         self.recorder = None  # the current (or last) training run's
 
     def on_train_begin(self, args, state, control, **kwargs):
-        self._stop(None)  # a recording left by an earlier train() that raised
+        self._stop("an earlier train() ended without on_train_end")  # it raised
         self.recorder = Recorder(self.out_dir, **self.settings).start()
         atexit.register(self._stop_at_exit)
 
