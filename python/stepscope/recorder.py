@@ -91,6 +91,7 @@ class Recorder:
         self._timer = None
         self._metadata_added = False
         self._stopped = False
+        self._closed = False  # torch's profiler exited (window done, or stopped)
 
     @property
     def total_steps(self):
@@ -125,10 +126,11 @@ class Recorder:
         return self
 
     def step(self):
-        """Marks the end of one training step. Does nothing once stopped."""
+        """Marks the end of one training step; after the window (or stop()) it only counts."""
         if self.profiler is None:
             raise RuntimeError("step() before start(): use `with stepscope.profile(...) as prof:`")
-        if self._stopped:
+        if self._closed:
+            self.step_num += 1
             return
         if self.step_num < self.wait:
             self._timer.mark()  # before the profiler's step, which may start tracing
@@ -137,6 +139,12 @@ class Recorder:
         self.profiler.step()
         self.step_num += 1
         self._add_metadata_once()
+        if self.step_num == self.total_steps:
+            self._close()  # the trace is written; later steps skip torch's step logic
+
+    def _close(self):
+        self._closed = True
+        self.profiler.__exit__(None, None, None)
 
     def _measure(self):
         self.unprofiled_intervals_ms = self._timer.intervals_ms()
@@ -182,12 +190,21 @@ class Recorder:
                 self.note = (f"{why} at step {n}; the trace ends there ({n - first_recorded} of "
                              f"{self.active} recorded steps complete)")
                 self.profiler.add_metadata_json(NOTE_KEY, json.dumps(self.note))
-        self.profiler.__exit__(None, None, None)
+        if not self._closed:
+            self._close()
         if self.note:
             where = ", ".join(self.trace_paths) or "(no file)"
             warnings.warn(f"stepscope: {self.note}: {where}", stacklevel=3)
         if self.analyze and cause is None:
             self._print_analysis()
+
+    def stop_after_failure(self, cause):
+        """stop(cause) for a loop that failed: a failure to write the trace
+        becomes a warning, so the training's exception stays the one raised."""
+        try:
+            self.stop(cause)
+        except Exception as e:  # noqa: BLE001 - any write error must not mask the cause
+            warnings.warn(f"stepscope: could not write the trace after {cause}: {e!r}", stacklevel=3)
 
     def _print_analysis(self):
         if self.rank != 0 or not self.trace_paths:
@@ -206,8 +223,10 @@ class Recorder:
         return self.start()
 
     def __exit__(self, exc_type, exc, tb):
-        cause = None if exc_type is None else f"the training loop raised {exc_type.__name__}"
-        self.stop(cause)
+        if exc_type is None:
+            self.stop()
+        else:
+            self.stop_after_failure(f"the training loop raised {exc_type.__name__}")
         return False  # the exception goes on unchanged
 
 

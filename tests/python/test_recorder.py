@@ -117,6 +117,22 @@ class RecorderTest(unittest.TestCase):
         self.assertEqual(profiler_steps(trace), [4, 5])
         self.assertIn("1 of 4 recorded steps complete", trace["stepscope_note"])
 
+    def test_a_failed_write_does_not_mask_the_loops_exception(self):
+        def disk_full(self, prof):
+            raise OSError("disk full")
+
+        with mock.patch.object(rec.Recorder, "_write_trace", disk_full):
+            with self.assertWarnsRegex(UserWarning, "could not write the trace.*disk full"):
+                with self.assertRaisesRegex(ValueError, "bad batch"):
+                    run(self.out, 9, loop=TinyLoop(fail_at=5), wait=3, warmup=1, active=4)
+
+    def test_steps_after_the_window_leave_torch_alone(self):
+        prof = run(self.out, 30, wait=3, warmup=1, active=2)
+        self.assertEqual(prof.step_num, 30)
+        self.assertEqual(prof.profiler.step_num, 6)  # torch's profiler closed with the trace
+        self.assertEqual(len(prof.trace_paths), 1)
+        self.assertNotIn("stepscope_note", load_trace(prof.trace_paths[0]))
+
     def test_rank_comes_from_env(self):
         with mock.patch.dict(os.environ, {"RANK": "3"}):
             prof = run(self.out, 6, wait=3, warmup=1, active=2)

@@ -45,7 +45,10 @@ class StepscopeCallback(TrainerCallback):
     def _stop(self, cause):
         if self.recorder is not None:
             atexit.unregister(self._stop_at_exit)
-            self.recorder.stop(cause)
+            if cause is None:
+                self.recorder.stop()
+            else:
+                self.recorder.stop_after_failure(cause)
 
     def _stop_at_exit(self):
         # sys.last_exc (3.12) / last_value: the exception that ended the program.

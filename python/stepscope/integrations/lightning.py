@@ -44,4 +44,4 @@ class StepscopeCallback(Callback):
 
     def on_exception(self, trainer, pl_module, exception):
         if self.recorder is not None:
-            self.recorder.stop(f"the training loop raised {type(exception).__name__}")
+            self.recorder.stop_after_failure(f"the training loop raised {type(exception).__name__}")
