@@ -1,14 +1,16 @@
 """stepscope: find, size and remove the bottlenecks of GPU training steps.
 
 ``stepscope.analyze(paths)`` reads PyTorch profiler traces (one file per rank)
-with the C++ library and returns a :class:`Report` (docs/python.md). The
+with the C++ library and returns a :class:`Report`; ``stepscope.profile``
+records them with the settings the diagnosis needs (docs/python.md). The
 native module and pandas load only when first needed: importing stepscope
 stays quick.
 """
 
 from .errors import Error, OptionError, StepscopeWarning, TraceError
 
-__all__ = ["analyze", "Report", "Finding", "Table", "Error", "TraceError", "OptionError", "StepscopeWarning"]
+__all__ = ["analyze", "Report", "Finding", "Table", "profile", "record", "Recorder", "Error", "TraceError",
+           "OptionError", "StepscopeWarning"]
 __version__ = "0.1.0"
 
 _LAZY = {
@@ -16,6 +18,9 @@ _LAZY = {
     "Report": (".report", "Report"),
     "Finding": (".report", "Finding"),
     "Table": (".table", "Table"),
+    "profile": (".recorder", "profile"),
+    "record": (".recorder", "record"),
+    "Recorder": (".recorder", "Recorder"),
 }
 
 
