@@ -25,6 +25,8 @@ for f in "$site"/stepscope/_stepscope*.so "$site"/stepscope/bin/stepscope; do
   while read -r name _ path _; do
     case "$name" in
       linux-vdso.so.*|libc.so.*|libm.so.*|libstdc++.so.*|libgcc_s.so.*|/lib64/ld-linux-*|ld-linux-*) continue ;;
+      # zlib: on the manylinux policy list, present on every Linux the tag admits.
+      libz.so.1) continue ;;
     esac
     # Anything else must come from the wheel itself (auditwheel's stepscope.libs/).
     if [[ $path != "$site"/* ]]; then

@@ -54,6 +54,9 @@ EXTRA_PACKAGES=(
   # tests; without them the build skips the module.
   pybind11-dev
   python3-dev
+  # venvs for the wheel's build tools and for the installed wheel's tests
+  # (scripts/build_wheel.sh, scripts/check_wheel.sh; their packages come from PyPI)
+  python3-venv
   # `stepscope monitor` (src/monitor/): the /metrics exporter library with
   # its embedded HTTP server (civetweb), and Prometheus itself for
   # `promtool check rules` / `promtool test rules` on the alert rules.

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # The project's whole test run (what CI runs through .ci/run):
 #   1. installs the Debian dependencies (skip with SKIP_INSTALL=1),
-#   2. builds the Release tree build/ (scripts/build.sh with PGO=0: one plain
-#      Release build; the training profile changes code layout, not what the
-#      code does, and would double the compile time of a 2-core CI machine)
-#      and runs every test there,
-#   3. builds build-asan/ with clang, AddressSanitizer + UndefinedBehaviorSanitizer
+#   2. builds the Release tree build/ through the wheel build
+#      (scripts/build_wheel.sh WITH_TESTS=1: scikit-build-core over the
+#      project's CMake, x86-64-v2, no profile-guided optimisation, tests and
+#      benchmarks included), so the library is compiled once for the wheel
+#      and the tests; runs every test there; the wheel is then repaired
+#      (auditwheel) into wheelhouse/,
+#   3. installs that wheel alone into a fresh venv and checks it
+#      (scripts/check_wheel.sh: only system C/C++ runtimes linked, the
+#      example through Python and the CLI), then runs the Python tests there
+#      with their libraries (pandas, CPU-capable torch, transformers,
+#      lightning, nbclient: python/requirements-test.txt), the notebook included,
+#   4. builds build-asan/ with clang, AddressSanitizer + UndefinedBehaviorSanitizer
 #      (-DSTEPSCOPE_SANITIZE=ON) and the libFuzzer target (-DSTEPSCOPE_FUZZ=ON,
 #      which adds a short fuzz run over fuzz/corpus/ as a test), and runs every
 #      test there too. Debug info is line tables only (-gline-tables-only):
@@ -45,10 +52,20 @@ if [[ ${SKIP_INSTALL:-0} != 1 ]]; then
   bash scripts/install_deps.sh
 fi
 
-step "Release build (build/)"
-PGO=0 JOBS=$jobs bash scripts/build.sh
+step "Release build with the wheel (build/)"
+WITH_TESTS=1 BUILD_DIR="$root/build" JOBS=$jobs bash scripts/build_wheel.sh
 step "tests, Release"
 run_ctest build release
+
+step "the wheel installed alone, and the Python tests with their libraries"
+set +e
+bash scripts/check_wheel.sh 2>&1 | tee "$logs/wheel.log"
+wheel_rc=${PIPESTATUS[0]}
+set -e
+if (( wheel_rc != 0 )); then
+  printf '[test] FAILED: the wheel check or the Python tests\n' >&2
+  failed+=("wheel")
+fi
 
 step "sanitizer build (build-asan/: clang, ASan + UBSan, libFuzzer target)"
 # halt_on_error: the first finding fails the test. LeakSanitizer needs ptrace,
@@ -81,6 +98,8 @@ for label in release asan; do
   printf '%-8s ' "$label:"
   grep -E "tests passed|tests failed" "$logs/$label.log" | tail -n 1
 done
+printf '%-8s ' "wheel:"
+grep -E "^\[check-wheel\] done" "$logs/wheel.log" | tail -n 1
 if (( ${#failed[@]} > 0 )); then
   echo "[test] FAILED: ${failed[*]}" >&2
   exit 1
