@@ -9,5 +9,6 @@ namespace stepscope::python {
 
 void bind_sampling(pybind11::module_& m);  // sampling_binding.cpp
 void bind_analyze(pybind11::module_& m);   // analyze_binding.cpp
+void bind_diff(pybind11::module_& m);      // diff_binding.cpp
 
 }  // namespace stepscope::python

@@ -5,4 +5,5 @@ PYBIND11_MODULE(_stepscope, m) {
   m.doc() = "stepscope's C++ library, bound for Python";
   stepscope::python::bind_sampling(m);
   stepscope::python::bind_analyze(m);
+  stepscope::python::bind_diff(m);
 }

@@ -9,7 +9,7 @@ stays quick.
 
 from .errors import Error, OptionError, StepscopeWarning, TraceError
 
-__all__ = ["analyze", "Report", "Finding", "Table", "profile", "record", "Recorder", "Error", "TraceError",
+__all__ = ["analyze", "diff", "DiffReport", "Report", "Finding", "Table", "profile", "record", "Recorder", "Error", "TraceError",
            "OptionError", "StepscopeWarning"]
 __version__ = "0.1.0"
 
@@ -18,6 +18,8 @@ _LAZY = {
     "Report": (".report", "Report"),
     "Finding": (".report", "Finding"),
     "Table": (".table", "Table"),
+    "diff": (".differ", "diff"),
+    "DiffReport": (".differ", "DiffReport"),
     "profile": (".recorder", "profile"),
     "record": (".recorder", "record"),
     "Recorder": (".recorder", "Recorder"),

@@ -6,10 +6,7 @@
 #include "cli/messages.h"
 #include "cli/output_file.h"
 #include "cli/commands.h"
-#include "diff/run_diff.h"
-#include "pipeline/allocator_policy.h"
-#include "pipeline/analyze_run.h"
-#include "pipeline/diff_input.h"
+#include "pipeline/diff_run.h"
 #include "report/diff_json.h"
 #include "report/diff_report.h"
 
@@ -29,19 +26,8 @@ struct DiffArgs {
   unsigned threads = 0;
   bool quiet = false;
   std::vector<std::string> disabled_detectors;
+  std::vector<std::string> fail_if;
 };
-
-// Loads one side and reports its problems on stderr; false when it cannot be read.
-bool load_side(const char* side, const std::string& input, const pipeline::RunOptions& options,
-               pipeline::AnalyzedRun& run, std::vector<std::string>& warnings) {
-  run = pipeline::analyze_run({input}, options);
-  if (!run.ok) {
-    print_error(fmt::format("{}: {}", side, run.error));
-    return false;
-  }
-  for (const auto& w : pipeline::warnings_to_show(run)) warnings.push_back(fmt::format("{}: {}", side, w));
-  return true;
-}
 
 int run_diff(const DiffArgs& args) {
   // The output first: a path that cannot be written fails before both runs are read.
@@ -52,26 +38,24 @@ int run_diff(const DiffArgs& args) {
   options.read.gzip = args.gzip == "zlib" ? trace::GzipBackend::kZlib : trace::GzipBackend::kIsal;
   options.threads = args.threads;
   options.diagnosis.disabled_detectors = args.disabled_detectors;
+  diff::DiffOptions diff_options;
+  diff_options.top_kernels = static_cast<size_t>(args.top);
+  diff_options.kernel_mean_change_pct = args.mean_change_pct;
+  diff_options.kernel_mean_change_us = args.mean_change_us;
 
-  report::DiffReport rep;
-  rep.before_inputs = {args.before};
-  rep.after_inputs = {args.after};
-  rep.options.top_kernels = static_cast<size_t>(args.top);
-  rep.options.kernel_mean_change_pct = args.mean_change_pct;
-  rep.options.kernel_mean_change_us = args.mean_change_us;
-
-  pipeline::AnalyzedRun before, after;
-  // Both runs stay loaded for the comparison, read on the same threads.
-  pipeline::choose_allocator_policy({args.before, args.after}, args.threads);
-  options.tune_allocator = false;
-  if (!load_side("before", args.before, options, before, rep.warnings)) return 2;
-  if (!load_side("after", args.after, options, after, rep.warnings)) return 2;
-  rep.result = diff::diff_runs(pipeline::run_input_of(before), pipeline::run_input_of(after), options.analysis,
-                               rep.options);
+  pipeline::DiffedRuns runs = pipeline::diff_run({args.before}, {args.after}, options, diff_options, args.fail_if);
+  if (!runs.ok) {
+    print_error(runs.error);
+    return 2;
+  }
+  const report::DiffReport& rep = runs.report;
   for (const auto& w : rep.warnings) print_warning(w);
   if (json_out.ok() && !finish_output(json_out, report::build_diff_json(rep).dump(1) + "\n")) return 2;
   if (!args.quiet && args.json_path != "-" && !write_stdout(report::render_diff_terminal(rep))) return 2;
-  return 0;
+  if (!rep.gate) return 0;
+  // The gate's verdict: one line on stderr, exit 1 when a condition holds (2 stays "could not run").
+  print_verdict(rep.gate->line);
+  return rep.gate->failed ? 1 : 0;
 }
 
 }  // namespace
@@ -96,6 +80,9 @@ void register_diff(CLI::App& app) {
   cmd->add_flag("-q,--quiet", args->quiet, "no terminal report");
   cmd->add_option("--disable-detector", args->disabled_detectors,
                   "skip a detector by name on both sides (repeatable)");
+  cmd->add_option("--fail-if", args->fail_if,
+                  "a CI gate: exit 1 with a one-line verdict when CONDITION holds, e.g. 'step_time>+5%', "
+                  "'host_overhead>+1ms', 'effective_compute<-5pp', 'new_finding>=medium' (repeatable; docs/ci_gate.md)");
   cmd->callback([args] { set_exit_code(run_diff(*args)); });
 }
 

@@ -21,6 +21,10 @@ void print_wrote(std::string_view path) {
   fmt::print(stderr, "stepscope: wrote {}\n", report::printable_text(path));
 }
 
+void print_verdict(std::string_view line) {
+  fmt::print(stderr, "stepscope: verdict: {}\n", report::printable_text(line));
+}
+
 std::string stdout_error(int err) {
   return std::string("standard output: cannot write: ") + (err ? std::strerror(err) : "write error");
 }

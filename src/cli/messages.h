@@ -14,6 +14,8 @@ void print_error(std::string_view message);
 void print_warning(std::string_view message);
 // "stepscope: wrote PATH": every file a command writes is named.
 void print_wrote(std::string_view path);
+// "stepscope: verdict: ..." : the one line of a CI gate (diff --fail-if).
+void print_verdict(std::string_view line);
 
 // "standard output: cannot write: <reason>" for an errno (0: "write error").
 std::string stdout_error(int err);

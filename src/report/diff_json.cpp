@@ -102,6 +102,11 @@ ordered_json build_diff_json(const DiffReport& r) {
                    {"persisting", d.count(diff::FindingChange::kPersisting)},
                    {"items", findings}};
   j["kernels"] = kernels_json(d.kernels);
+  if (r.gate)
+    j["gate"] = {{"conditions", r.gate_conditions}, {"failed", r.gate->failed}, {"crossed", r.gate->crossed},
+                 {"verdict", r.gate->line}};
+  else
+    j["gate"] = nullptr;
   return j;
 }
 

@@ -182,6 +182,7 @@ std::string render_diff_terminal(const DiffReport& r, const DiffTerminalOptions&
                              "than {:g}% and {:g} µs)",
                              r.options.kernel_mean_change_pct, r.options.kernel_mean_change_us));
   out += kernels_section(r, o);
+  if (r.gate) out += section("Gate (--fail-if)") + "  " + printable_text(r.gate->line) + "\n";
   // Names went through printable_text; this pass keeps any missed one from
   // driving the terminal.
   return printable_lines(out);

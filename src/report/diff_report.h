@@ -3,6 +3,10 @@
 // (the same TextTable as `stepscope analyze`).
 #pragma once
 
+#include <optional>
+
+#include "diff/regression_gate.h"
+
 #include <string>
 #include <vector>
 
@@ -17,6 +21,9 @@ struct DiffReport {
   std::vector<std::string> warnings;       // from loading either side, prefixed "before:" / "after:"
   diff::DiffOptions options;               // the thresholds the result was made with
   diff::DiffResult result;
+  // --fail-if: the conditions as written and the verdict (absent without conditions).
+  std::vector<std::string> gate_conditions;
+  std::optional<diff::GateVerdict> gate;
 };
 
 struct DiffTerminalOptions {

@@ -30,6 +30,8 @@ class NotebookTest(unittest.TestCase):
         self.assertEqual(code[0].outputs[0]["data"]["text/plain"], "'host_overhead'")
         self.assertIn("host_overhead", code[1].outputs[0]["data"]["text/plain"])
         self.assertIn("text/html", code[2].outputs[0]["data"])  # a DataFrame
+        gate = [c for c in code if "stepscope.diff(" in c.source][0]
+        self.assertEqual(gate.outputs[0]["data"]["text/plain"], "(False, 'pass: none of 2 conditions holds')")
         inline = code[-1].outputs[0]["data"]["text/html"]
         self.assertTrue(inline.startswith("<iframe srcdoc="))
         self.assertGreater(len(inline), 10000)
