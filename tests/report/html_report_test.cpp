@@ -13,6 +13,7 @@
 #include "analysis/counter_range_fixtures.h"
 #include "cli_run.h"
 #include "report/html_report.h"
+#include "report/terminal_text.h"
 #include "report/json_report.h"
 #include "report/report_fixtures.h"
 #include "trace/store_builder.h"
@@ -198,11 +199,30 @@ TEST_P(HtmlInBrowser, RendersWithoutScriptErrors) {
   const auto& d = *rep->report.diagnosis;
   EXPECT_EQ(count("class=\"finding sev-"), static_cast<long>(d.findings.size() + d.minor.size()));
   for (const auto& f : d.findings) EXPECT_NE(dom.find(f.remedy.substr(0, 40)), std::string::npos) << f.title;
-  bool any_memory = false;
-  for (const auto& r : rep->report.ranks) any_memory |= !r.memory.devices.empty();
-  if (any_memory) {
-    EXPECT_NE(inside("memory-charts").find("<canvas"), std::string::npos);
+  // Evidence starts collapsed; kernel names fit a line, whole on hover.
+  EXPECT_EQ(count("<details open"), 0);
+  const std::string kernels = inside("kernel-table");
+  const std::regex name_cell("<td class=\"name\" title=\"([^\"]*)\">([^<]*)</td>");
+  int names = 0;
+  for (auto it = std::sregex_iterator(kernels.begin(), kernels.end(), name_cell); it != std::sregex_iterator(); ++it) {
+    ++names;
+    std::string text = (*it)[2].str();  // as serialised: &lt; &gt; &amp; are one character each on the page
+    for (const char* entity : {"&lt;", "&gt;", "&amp;", "&quot;"})
+      for (size_t at = text.find(entity); at != std::string::npos; at = text.find(entity, at + 1))
+        text.replace(at, std::string_view(entity).size(), "#");
+    EXPECT_LE(report::display_width(text), 60u) << (*it)[1];
   }
+  EXPECT_GT(names, 0);
+  // One chart per device whose allocator held 1 MiB or more; the others are named, not drawn.
+  size_t charted = 0, tiny = 0;
+  for (const auto& r : rep->report.ranks)
+    for (const auto& dev : r.memory.devices)
+      (std::max(dev.peak_allocated_bytes, dev.peak_reserved_bytes) >= (1 << 20) ? charted : tiny) += 1;
+  const std::string memory = inside("memory-charts");
+  size_t canvases = 0;
+  for (size_t at = memory.find("<canvas"); at != std::string::npos; at = memory.find("<canvas", at + 1)) ++canvases;
+  EXPECT_EQ(canvases, charted);
+  if (tiny > 0) EXPECT_NE(memory.find("Not charted"), std::string::npos);
 
   ASSERT_TRUE(std::filesystem::exists(png)) << "no screenshot";
   EXPECT_GT(std::filesystem::file_size(png), 20'000u) << "screenshot is nearly empty";

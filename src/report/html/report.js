@@ -99,8 +99,15 @@
     var stepTimes = R.ranks.map(function (r) { return r.attribution ? r.attribution.mean_step_us : null; });
     var steps = R.ranks.map(function (r) { return r.attribution ? r.attribution.steps.length : r.steps.length; });
     box.appendChild(card("Mean step time", range(stepTimes, SS.dur), range(steps, function (v) { return SS.num(v, 0); }) + (Math.max.apply(null, steps) === 1 ? " step" : " steps") + multi));
-    box.appendChild(card("GPU idle", range(R.ranks.map(function (r) { return r.temporal_breakdown.idle_pct; }), SS.pct),
-      "of the GPU's active span" + multi));
+    // The report's one idle figure (docs/metrics.md, "GPU idle"): the
+    // attribution's idle buckets as a share of step time, as the terminal.
+    var IDLE = ["data_pipeline_wait", "host_sync", "allocator", "host_overhead", "other_idle"];
+    var idleOf = function (r) {
+      var t = r.attribution && r.attribution.total;
+      if (!t || !t.wall_us) return null;
+      return 100 * IDLE.reduce(function (a, b) { return a + (t.buckets[b] ? t.buckets[b].us : 0); }, 0) / t.wall_us;
+    };
+    box.appendChild(card("GPU idle", range(R.ranks.map(idleOf), SS.pct), "of step time" + multi));
     if (top && top.saves_time)
       box.appendChild(card("Largest saving", (top.saving_basis === "replay" ? "" : "≤ ") + SS.dur(top.estimated_saving_us),
         SS.pct(top.estimated_saving_pct) + " of step time per step, rank " + top.saving_rank +
@@ -117,20 +124,36 @@
     var t = (V.timeline || []).find(function (x) { return x.rank === rank; });
     return t ? t.clock_shift_us : null;
   }
+  // A kernel or op name short enough for one table line (the full name on
+  // hover): the return type, template arguments, argument list and the
+  // at::native / anonymous namespaces every PyTorch kernel shares go first.
+  function shortName(name, max) {
+    max = max || 60;
+    var s = name.replace(/^void /, "").replace(/\(anonymous namespace\)::/g, "").replace(/\bat::native::/g, "");
+    for (var i = 0, prev = null; i < 8 && prev !== s; i++) { prev = s; s = s.replace(/<[^<>]*>/g, "<…>"); }
+    s = s.replace(/\([^()]*\)$/, "");
+    return s.length > max ? s.slice(0, max - 1) + "…" : s;
+  }
+  function nameCell(name, max) {
+    return el("td", { class: "name", text: shortName(name, max), title: name });
+  }
   function exampleTable(examples) {
     var rows = examples.map(function (e) {
       var shift = shiftOf(e.rank);
       var at = shift == null ? "–" : SS.dur(e.ts_us + shift - V.axis.start_us);
+      var inStep = e.step_offset_us == null ? "–" : "+" + SS.dur(e.step_offset_us);
       return el("tr", null, [
         el("td", { class: "num", text: String(e.rank) }), el("td", { class: "num", text: e.step == null ? "–" : String(e.step) }),
-        el("td", { class: "num", text: at }), el("td", { class: "num", text: SS.num(e.ts_us, 3) }),
-        el("td", { class: "num", text: SS.dur(e.dur_us) }), el("td", { class: "name", text: e.name }), el("td", { text: e.detail }),
+        el("td", { class: "num", text: inStep, title: "trace ts " + SS.num(e.ts_us, 3) + " µs" }), el("td", { class: "num", text: at }),
+        el("td", { class: "num", text: SS.dur(e.dur_us) }), nameCell(e.name, 48), el("td", { class: "name", text: e.source || "–" }),
+        el("td", { text: e.detail }),
       ]);
     });
     return el("table", null, [el("thead", null, [el("tr", null, [
       el("th", { class: "num", text: "rank" }), el("th", { class: "num", text: "step" }),
-      el("th", { class: "num", text: "at (timeline)" }), el("th", { class: "num", text: "trace ts (µs)" }),
-      el("th", { class: "num", text: "duration" }), el("th", { text: "name" }), el("th", { text: "why it matters" }),
+      el("th", { class: "num", text: "in step" }), el("th", { class: "num", text: "at (timeline)" }),
+      el("th", { class: "num", text: "duration" }), el("th", { text: "name" }), el("th", { text: "your code" }),
+      el("th", { text: "why it matters" }),
     ])]), el("tbody", null, rows)]);
   }
   function metricTable(metrics) {
@@ -165,7 +188,8 @@
     var box = document.getElementById("findings");
     if (!D) { box.appendChild(el("p", { class: "empty", text: "The diagnosis did not run for this report." })); return; }
     if (!D.findings.length) box.appendChild(el("p", { class: "empty", text: "No finding reaches the reporting bar: primary bottleneck “" + categoryLabel(D.primary_bottleneck) + "”." }));
-    D.findings.forEach(function (f, i) { box.appendChild(findingCard(f, i < 2)); });
+    // Evidence starts collapsed: the cards read as a list of causes first.
+    D.findings.forEach(function (f) { box.appendChild(findingCard(f, false)); });
     if (D.minor_findings.length) {
       var det = el("details", null, [el("summary", { text: D.minor_findings.length + " minor finding(s) below the reporting bar" })]);
       D.minor_findings.forEach(function (f) { det.appendChild(findingCard(f, false)); });
@@ -457,8 +481,7 @@
       box.appendChild(table([{ t: "kernel" }, { t: "type" }, { t: "family" }, { t: "count", num: 1 }, { t: "total", num: 1 }, { t: "mean", num: 1 }, { t: "max", num: 1 }, { t: "share of type", num: 1 }],
         r.top_kernels.map(function (k) {
           var name = k.distinct_names ? k.name + " (" + k.distinct_names + " names)" : k.name;
-          var nameCell = el("td", { class: "name", text: name.length > 160 ? name.slice(0, 157) + "…" : name, title: name });
-          return el("tr", null, [nameCell, td(k.type, ""), td(k.family, ""), td(k.count.toLocaleString("en-US")), td(SS.dur(k.total_us)), td(SS.dur(k.mean_us)), td(SS.dur(k.max_us)), td(SS.pct(k.pct_of_type))]);
+          return el("tr", null, [nameCell(name), td(k.type, ""), td(k.family, ""), td(k.count.toLocaleString("en-US")), td(SS.dur(k.total_us)), td(SS.dur(k.mean_us)), td(SS.dur(k.max_us)), td(SS.pct(k.pct_of_type))]);
         })));
     });
     section("hardware counters", renderCounters);
@@ -475,8 +498,7 @@
     return table([{ t: first }, { t: "ranges", num: 1 }, { t: "CUDA-core FLOP", num: 1 }, { t: "fp32 share", num: 1 }, { t: "tensor-core inst", num: 1 }, { t: "DRAM bytes", num: 1 }],
       groups.slice(0, 25).map(function (g) {
         var share = g.cuda_core_flops > 0 && g.fp32_flops != null ? SS.pct(100 * g.fp32_flops / g.cuda_core_flops) : "–";
-        var nameCell = el("td", { class: "name", text: g.name.length > 160 ? g.name.slice(0, 157) + "…" : g.name, title: g.name });
-        return el("tr", null, [nameCell, td(g.ranges.toLocaleString("en-US")), td(large(g.cuda_core_flops)), td(share), td(large(g.tensor_core_insts)),
+        return el("tr", null, [nameCell(g.name), td(g.ranges.toLocaleString("en-US")), td(large(g.cuda_core_flops)), td(share), td(large(g.tensor_core_insts)),
           td(g.dram_bytes == null ? "–" : SS.bytes(g.dram_bytes))]);
       }));
   }
@@ -500,16 +522,32 @@
       { label: "Total Allocated (in live tensors)", color: T.indigo, kind: "line" },
       { label: "device capacity", color: T.rose, kind: "dashed" }]);
     // GPUs first (what runs out), then the host; rank order within each.
-    var series = V.memory.filter(function (s) { return s.cols.length || s.initial; })
+    // A device whose allocator never held 1 MiB (the host's few bytes under
+    // profile_memory) has nothing to chart: it is named below, not drawn.
+    var peakOf = function (s) {
+      var m = s.initial ? Math.max(s.initial[0], s.initial[1]) : 0;
+      s.cols.forEach(function (c) { m = Math.max(m, c[1], c[2]); });
+      return m;
+    };
+    var tiny = V.memory.filter(function (s) { return (s.cols.length || s.initial) && peakOf(s) < 1048576; });
+    var series = V.memory.filter(function (s) { return (s.cols.length || s.initial) && peakOf(s) >= 1048576; })
       .sort(function (a, b) { return (b.device_type === 1) - (a.device_type === 1) || a.rank - b.rank || a.device_id - b.device_id; });
     document.getElementById("memory-hint").textContent = series.length
       ? "From the profiler's [memory] samples (profile_memory=True): the largest value in each time column, held until the next sample. Same time axis as the GPU timeline."
       : "";
-    if (!series.length) { box.appendChild(el("p", { class: "empty", text: "No allocator samples: record with torch.profiler.profile(profile_memory=True) to see the allocator over time." })); return; }
+    var deviceName = function (s) {
+      return (R.ranks.length > 1 ? "rank " + s.rank + " · " : "") + (s.device_type === 1 ? "GPU " + s.device_id : s.device_type === 0 ? "CPU" : "device type " + s.device_type + " id " + s.device_id);
+    };
+    if (tiny.length)
+      box.appendChild(el("p", { class: "hint", text: "Not charted, the allocator never held 1 MiB there: " +
+        tiny.map(function (s) { return deviceName(s) + " (peak " + SS.bytes(peakOf(s)) + ")"; }).join(", ") + "." }));
+    if (!series.length) {
+      if (!tiny.length) box.appendChild(el("p", { class: "empty", text: "No allocator samples: record with torch.profiler.profile(profile_memory=True) to see the allocator over time." }));
+      return;
+    }
     var M = V.axis.memory_columns, span = V.axis.duration_us, colUs = span / M;
     series.forEach(function (s) {
-      var title = (R.ranks.length > 1 ? "rank " + s.rank + " · " : "") + (s.device_type === 1 ? "GPU " + s.device_id : s.device_type === 0 ? "CPU" : "device type " + s.device_type + " id " + s.device_id) +
-        " — " + s.samples.toLocaleString("en-US") + " samples" + (s.capacity_bytes ? ", capacity " + SS.bytes(s.capacity_bytes) : "");
+      var title = deviceName(s) + " — " + s.samples.toLocaleString("en-US") + " samples" + (s.capacity_bytes ? ", capacity " + SS.bytes(s.capacity_bytes) : "");
       box.appendChild(el("h3", { text: title }));
       var holder = el("div", { class: "chart" });
       box.appendChild(holder);
