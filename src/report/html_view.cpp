@@ -1,5 +1,7 @@
 #include "report/html_view.h"
 
+#include <climits>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -137,6 +139,67 @@ PathColumns path_columns(const AnalyzeReport& r, size_t i, const Axis& axis, int
   return p;
 }
 
+// The host threads' lanes: per column the time a thread spent in runtime
+// calls (launches, syncs, copies) and, besides them, in CPU ops. Ops nest
+// on a thread, so each is the union of its spans on that thread (events come
+// in time order: a span adds only what runs past the ones before it).
+constexpr size_t kMaxCpuLanes = 4;
+
+struct CpuLane {
+  int32_t pid = 0;
+  int64_t tid = 0;
+  int64_t ops = 0, calls = 0;
+  int64_t op_until = INT64_MIN, call_until = INT64_MIN;
+  double op_ns = 0;
+  std::vector<std::array<double, 2>> busy_ns;  // per column: runtime calls, CPU ops (union)
+};
+
+ordered_json cpu_lanes_of_rank(const EventStore& s, const Axis& axis, int64_t shift) {
+  const auto& e = s.events;
+  std::map<std::pair<int32_t, int64_t>, CpuLane> lanes;
+  for (size_t row = 0; row < e.size(); ++row) {
+    const trace::EventKind kind = e.kind[row];
+    const bool call = kind == trace::EventKind::kRuntime;
+    if (!call && kind != trace::EventKind::kCpuOp) continue;
+    auto [it, fresh] = lanes.try_emplace({e.pid[row], e.tid[row]});
+    CpuLane& lane = it->second;
+    if (fresh) {
+      lane.pid = e.pid[row];
+      lane.tid = e.tid[row];
+      lane.busy_ns.assign(static_cast<size_t>(axis.columns), {});
+    }
+    int64_t& until = call ? lane.call_until : lane.op_until;
+    (call ? lane.calls : lane.ops) += 1;
+    const int64_t start = e.ts_ns[row] + shift, end = start + e.dur_ns[row];
+    const int64_t from = std::max(start, until);
+    if (end > from) {
+      spread_over_columns(axis, from, end, [&](int c, double ns) { lane.busy_ns[static_cast<size_t>(c)][call ? 0 : 1] += ns; });
+      if (!call) lane.op_ns += static_cast<double>(end - from);
+    }
+    until = std::max(until, end);
+  }
+  // The busiest threads (the training loop, autograd's, a DataLoader's), in thread order.
+  std::vector<const CpuLane*> shown;
+  for (const auto& [key, lane] : lanes) shown.push_back(&lane);
+  std::stable_sort(shown.begin(), shown.end(), [](const CpuLane* a, const CpuLane* b) { return a->op_ns > b->op_ns; });
+  if (shown.size() > kMaxCpuLanes) shown.resize(kMaxCpuLanes);
+  std::sort(shown.begin(), shown.end(),
+            [](const CpuLane* a, const CpuLane* b) { return std::pair(a->pid, a->tid) < std::pair(b->pid, b->tid); });
+  ordered_json out = ordered_json::array();
+  const double width = axis.width_ns();
+  for (const CpuLane* lane : shown) {
+    // Sparse: [column, runtime calls ‰, other CPU-op time ‰] (ops less the calls inside them).
+    ordered_json cols = ordered_json::array();
+    for (int c = 0; c < axis.columns; ++c) {
+      const auto& b = lane->busy_ns[static_cast<size_t>(c)];
+      const int calls = permille_of(b[0], width), ops = permille_of(std::max(0.0, b[1] - b[0]), width);
+      if (calls > 0 || ops > 0) cols.push_back({c, calls, ops});
+    }
+    out.push_back({{"pid", lane->pid}, {"tid", lane->tid}, {"ops", lane->ops}, {"calls", lane->calls}, {"cols", cols}});
+  }
+  return out;
+}
+
 ordered_json timeline_of_rank(const AnalyzeReport& r, size_t i, const Axis& axis, int64_t base) {
   const EventStore& s = *r.stores[i];
   const auto& e = s.events;
@@ -208,7 +271,9 @@ ordered_json timeline_of_rank(const AnalyzeReport& r, size_t i, const Axis& axis
   ordered_json steps = ordered_json::array();
   for (const auto& w : step_windows(r, i))
     steps.push_back({{"step", w[0]}, {"start_us", us(w[1] + shift - axis.start_ns)}, {"end_us", us(w[2] + shift - axis.start_ns)}});
-  return {{"rank", s.rank}, {"clock_shift_us", us(shift)}, {"lanes", out_lanes}, {"steps", steps}, {"critical_path", path_cols}};
+  return {{"rank", s.rank},        {"clock_shift_us", us(shift)},
+          {"cpu_lanes", cpu_lanes_of_rank(s, axis, shift)}, {"lanes", out_lanes},
+          {"steps", steps},          {"critical_path", path_cols}};
 }
 
 // Allocator samples of one rank, per device: the largest Total Allocated and

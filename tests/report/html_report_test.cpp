@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -97,6 +99,46 @@ TEST(HtmlReport, TimelineColumnsAddUpToEachStreamsBusyTime) {
         }
       EXPECT_EQ(peak, dev.peak_allocated_bytes) << name << " device " << dev.device_type << "/" << dev.device_id;
     }
+  }
+}
+
+// The CPU lanes: the busiest host threads (at most 4), each column's runtime
+// calls and other ops within the column, and the main thread's busy time the
+// union of its ops' and calls' spans (computed here by a sort of its own).
+TEST(HtmlReport, CpuLanesAddUpToEachThreadsBusyTime) {
+  const std::string name = "host_bound_tiny";
+  if (!std::filesystem::exists(example_trace(name))) GTEST_SKIP() << "examples/ not found";
+  auto rep = report_of({example_trace(name)});
+  HtmlViewOptions o;
+  json view = json::parse(build_html_view(rep->report, o).dump());
+  const double width_us = view["axis"]["duration_us"].get<double>() / o.timeline_columns;
+  const auto& cpu = view["timeline"][0]["cpu_lanes"];
+  ASSERT_GE(cpu.size(), 1u);
+  ASSERT_LE(cpu.size(), 4u);
+  const trace::EventStore& s = *rep->report.stores[0];
+  for (const auto& lane : cpu) {
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (size_t r = 0; r < s.events.size(); ++r)
+      if ((s.events.kind[r] == trace::EventKind::kCpuOp || s.events.kind[r] == trace::EventKind::kRuntime) &&
+          s.events.pid[r] == lane["pid"].get<int32_t>() && s.events.tid[r] == lane["tid"].get<int64_t>())
+        spans.emplace_back(s.events.ts_ns[r], s.events.ts_ns[r] + s.events.dur_ns[r]);
+    std::sort(spans.begin(), spans.end());
+    int64_t union_ns = 0, until = INT64_MIN;
+    for (const auto& [a, b] : spans) {
+      if (b > std::max(a, until)) union_ns += b - std::max(a, until);
+      until = std::max(until, b);
+    }
+    double busy_us = 0;
+    size_t columns = 0;
+    for (const auto& c : lane["cols"]) {
+      ++columns;
+      EXPECT_LE(c[1].get<int>() + c[2].get<int>(), 1002) << "column " << c[0];
+      busy_us += (c[1].get<double>() + c[2].get<double>()) / 1000.0 * width_us;
+    }
+    // Calls outside any op count in both unions (the lane shows the larger);
+    // rounding as for the GPU lanes.
+    const double tolerance = static_cast<double>(columns) * 2 * 0.001 * width_us + 0.01 * union_ns / 1000.0;
+    EXPECT_NEAR(busy_us, static_cast<double>(union_ns) / 1000.0, tolerance) << "thread " << lane["tid"];
   }
 }
 

@@ -47,6 +47,7 @@
     sync: { label: "sync waits", color: "#EE7733" }, residual: { label: "unexplained", color: "#999999" },
   };
   var PATH_MARK = "#EE3377";  // a stream's work on the critical path
+  var HOST_COLORS = [T.wine, T.purple];  // CPU lanes: runtime calls, other CPU ops (as the path's host categories)
   var CATEGORY_LABELS = {
     none: "none", data_pipeline: "Data pipeline", host_overhead: "Host overhead", host_sync: "Host sync",
     compute_efficiency: "Compute efficiency", memory_allocator: "Memory allocator", memory_capacity: "Memory capacity",
@@ -264,10 +265,13 @@
     var pathCats = V.path_categories || [];
     var anyPath = V.timeline.some(function (t) { return t.critical_path; });
     function pathInfo(k) { return PATH_CATEGORIES[k] || { label: k, color: "#777777" }; }
+    var anyCpu = V.timeline.some(function (t) { return t.cpu_lanes && t.cpu_lanes.length; });
     SS.legend(document.getElementById("timeline-legend"), classes.map(function (c) { return { label: c, color: CLASS_COLORS[c] || "#999" }; })
+      .concat(anyCpu ? [{ label: "CPU: runtime calls", color: HOST_COLORS[0] }, { label: "CPU: other ops", color: HOST_COLORS[1] }] : [])
       .concat([{ label: "step window", color: "#d5d9e2" }])
       .concat(anyPath ? [{ label: "on the critical path", color: PATH_MARK }].concat(pathCats.map(function (k) { return { label: "path: " + pathInfo(k).label, color: pathInfo(k).color }; })) : []));
-    var hint = "Each stream's busy share per pixel column, stacked by kernel class: a full-height block is a stream busy the whole column. ";
+    var hint = "Each stream's busy share per pixel column, stacked by kernel class: a full-height block is a stream busy the whole column. " +
+      "CPU lanes (the busiest host threads) show the same for runtime calls and the other CPU ops. ";
     if (anyPath) hint += "The critical path row shows what bound each step (host CPU, launches, GPU work, waits), and a stream's work on that path is marked above its lane. ";
     if (V.ranks_drawn < V.ranks_total) hint += "The first " + V.ranks_drawn + " of " + V.ranks_total + " ranks are drawn. ";
     hint += "Open the --perfetto export for single kernels.";
@@ -291,6 +295,15 @@
           colors: pathCats.map(function (k) { return pathInfo(k).color; }), names: pathCats.map(function (k) { return pathInfo(k).label; }) });
         y += laneH + gapLane;
       }
+      // Host threads above the GPU streams: a host-bound step shows as a busy
+      // CPU lane over an idle GPU.
+      (t.cpu_lanes || []).forEach(function (l) {
+        var dense = [new Float32Array(C), new Float32Array(C)];
+        l.cols.forEach(function (c) { dense[0][c[0]] = c[1] / 1000; dense[1][c[0]] = c[2] / 1000; });
+        rows.push({ kind: "cpu", rank: t.rank, cpu: l, dense: dense, y: y, h: laneH, label: "CPU thread " + l.tid,
+          colors: HOST_COLORS, names: ["runtime calls", "other CPU ops"] });
+        y += laneH + gapLane;
+      });
       t.lanes.forEach(function (l) {
         var dense = classes.map(function () { return new Float32Array(C); });
         l.cols.forEach(function (c) { for (var k = 0; k < classes.length; k++) dense[k][c[0]] = c[k + 1] / 1000; });
@@ -413,6 +426,7 @@
         }
         if (row.pathBins && row.pathBins[p] > 0) html += SS.tipRow(PATH_MARK, "on the critical path", SS.pct(100 * Math.min(1, row.pathBins[p]), 0));
         if (row.lane) html += SS.tipRow(null, row.lane.activities.toLocaleString("en-US") + " activities on the stream", "");
+        if (row.cpu) html += SS.tipRow(null, row.cpu.ops.toLocaleString("en-US") + " ops, " + row.cpu.calls.toLocaleString("en-US") + " runtime calls on the thread", "");
       }
       SS.tooltip(html, ev.clientX, ev.clientY);
     });
