@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/saturating.h"
 #include "report/kernel_label.h"
 #include "report/printable_text.h"
 #include "report/terminal_text.h"
@@ -84,7 +85,7 @@ std::string kernels_line(const analysis::RankAnalysis& a) {
   const analysis::KernelStat* top = nullptr;
   int64_t all_ns = 0;
   for (const auto& c : a.kernels.classes) {
-    all_ns += c.duration.total_ns;
+    analysis::add_into(all_ns, c.duration.total_ns);  // saturating: durations near the limits add past int64
     for (const auto& k : c.top)
       if (k.distinct_names == 1 && (!top || k.duration.total_ns > top->duration.total_ns)) top = &k;
   }
