@@ -1,27 +1,14 @@
 """``stepscope.diff``: two trace sets compared by the C++ library, and the CI gate."""
 
-import json
 import os
 
 from .errors import raise_for, warn_all
-from .report import Report
+from .report import JsonDocument, Report
 from .table import Table
 
 
-class DiffReport:
+class DiffReport(JsonDocument):
     """What ``stepscope diff BEFORE AFTER`` reports (docs/json_schema.md, ``stepscope.diff``)."""
-
-    def __init__(self, native):
-        self._native = native
-        self._doc = None
-
-    def to_dict(self):
-        if self._doc is None:
-            self._doc = json.loads(self._native.json())
-        return self._doc
-
-    def to_json(self, indent=None):
-        return self._native.json(-1 if indent is None else indent)
 
     def to_text(self):
         return self._native.text()

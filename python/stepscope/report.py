@@ -51,14 +51,13 @@ class Finding:
         )
 
 
-class Report:
-    """What ``stepscope analyze`` reports, for one trace set (one file per rank)."""
+class JsonDocument:
+    """A native result read through its JSON report, parsed once on first use."""
 
     def __init__(self, native):
         self._native = native
         self._doc = None
 
-    # --- the whole document -------------------------------------------------
     def to_dict(self):
         """The JSON report as Python objects (docs/json_schema.md)."""
         if self._doc is None:
@@ -66,8 +65,12 @@ class Report:
         return self._doc
 
     def to_json(self, indent=None):
-        """The JSON report as text (the same document as ``analyze --json``)."""
+        """The JSON report as text (the same document as the CLI's ``--json``)."""
         return self._native.json(-1 if indent is None else indent)
+
+
+class Report(JsonDocument):
+    """What ``stepscope analyze`` reports, for one trace set (one file per rank)."""
 
     def to_text(self, top=10):
         """The terminal report."""
