@@ -6,4 +6,5 @@ PYBIND11_MODULE(_stepscope, m) {
   stepscope::python::bind_sampling(m);
   stepscope::python::bind_analyze(m);
   stepscope::python::bind_diff(m);
+  stepscope::python::bind_plan(m);
 }

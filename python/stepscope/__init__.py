@@ -1,16 +1,18 @@
 """stepscope: find, size and remove the bottlenecks of GPU training steps.
 
 ``stepscope.analyze(paths)`` reads PyTorch profiler traces (one file per rank)
-with the C++ library and returns a :class:`Report`; ``stepscope.profile``
-records them with the settings the diagnosis needs (docs/python.md). The
-native module and pandas load only when first needed: importing stepscope
-stays quick.
+with the C++ library and returns a :class:`Report`; ``stepscope.diff``
+compares two runs, ``stepscope.plan`` and ``plan_search`` predict layouts
+before they run; ``stepscope.profile`` records traces with the settings the
+diagnosis needs (docs/python.md). The native module and pandas load only
+when first needed: importing stepscope stays quick.
 """
 
 from .errors import Error, OptionError, StepscopeWarning, TraceError
 
-__all__ = ["analyze", "diff", "DiffReport", "Report", "Finding", "Table", "profile", "record", "Recorder", "Error", "TraceError",
-           "OptionError", "StepscopeWarning"]
+__all__ = ["analyze", "Report", "Finding", "Table", "diff", "DiffReport", "plan", "plan_search", "PlanReport",
+           "PlanSearchReport", "profile", "record", "Recorder", "Error", "TraceError", "OptionError",
+           "StepscopeWarning"]
 __version__ = "0.1.0"
 
 _LAZY = {
@@ -20,6 +22,10 @@ _LAZY = {
     "Table": (".table", "Table"),
     "diff": (".differ", "diff"),
     "DiffReport": (".differ", "DiffReport"),
+    "plan": (".planner", "plan"),
+    "plan_search": (".planner", "plan_search"),
+    "PlanReport": (".planner", "PlanReport"),
+    "PlanSearchReport": (".planner", "PlanSearchReport"),
     "profile": (".recorder", "profile"),
     "record": (".recorder", "record"),
     "Recorder": (".recorder", "Recorder"),

@@ -49,7 +49,7 @@ int run_pareto(const ParetoArgs& a) {
   report::AtomicOutput json_out;
   if (!open_output(a.json_path, json_out)) return 2;
   ParallelConfig p;
-  if (std::string err = apply_layout(a.layout, p); !err.empty()) return plan_input_error(err);
+  if (auto e = pipeline::apply_layout(a.layout, p); !e.ok()) return plan_input_error(e);
   if (!parse_recompute(a.recompute, p.recompute)) return plan_input_error("--recompute: expected none, selective or full");
   for (int mb : a.micro_batches)
     if (mb < 1) return plan_input_error("--micro-batches: every entry must be at least 1");
@@ -63,7 +63,7 @@ int run_pareto(const ParetoArgs& a) {
   ModelSpec m;
   TrainingSettings t;
   ClusterSpec c;
-  if (std::string e = resolve(common, p.gpus(), m, t, c); !e.empty()) return plan_input_error(e);
+  if (auto e = pipeline::resolve_model_inputs(common, p.gpus(), m, t, c); !e.ok()) return plan_input_error(e);
   if (std::string e = validate_model(m); !e.empty()) return plan_input_error(e);
   // The layout's own constraints (those that do not involve the batch) first:
   // a layout that cannot run at all is an input error, not an empty front.
@@ -163,7 +163,7 @@ int run_sharding(const ShardingArgs& a) {
     ModelSpec m;
     TrainingSettings t;
     ClusterSpec c;
-    if (std::string e = resolve(common, gpus, m, t, c); !e.empty()) return plan_input_error(e);
+    if (auto e = pipeline::resolve_model_inputs(common, gpus, m, t, c); !e.ok()) return plan_input_error(e);
     if (std::string e = validate_model(m); !e.empty()) return plan_input_error(e);
     if (t.global_batch % gpus != 0)
       return plan_input_error(fmt::format("--global-batch: {} is not divisible by {} GPUs (pure data parallelism)",

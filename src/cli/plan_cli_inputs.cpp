@@ -3,8 +3,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <filesystem>
-
 #include "cli/option_checks.h"
 #include "plan/plan_constraints.h"
 
@@ -13,6 +11,10 @@ namespace stepscope::cli {
 int plan_input_error(const std::string& message) {
   fmt::print(stderr, "stepscope: error: {}\n", message);
   return 2;
+}
+
+int plan_input_error(const pipeline::PlanProblem& problem) {
+  return plan_input_error(pipeline::plan_problem_line(problem));
 }
 
 void add_common(CLI::App* cmd, CommonArgs& a) {
@@ -39,54 +41,6 @@ void add_layout(CLI::App* cmd, LayoutArgs& a) {
   cmd->add_option("--sharding", a.sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid");
   cmd->add_flag("--sequence-parallel", a.sequence_parallel, "Megatron sequence parallelism");
   cmd->add_flag("--cpu-offload", a.cpu_offload, "optimizer states in host memory");
-}
-
-std::string apply_layout(const LayoutArgs& a, plan::ParallelConfig& p) {
-  p.tp = a.tp, p.pp = a.pp, p.dp = a.dp, p.cp = a.cp, p.vpp = a.vpp;
-  p.sequence_parallel = a.sequence_parallel, p.cpu_offload = a.cpu_offload;
-  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1) return "--tp/--pp/--dp/--cp/--vpp: must be at least 1";
-  // Each is at most 2^20 (checked when parsed); their product is taken in int later.
-  if (const int64_t gpus = int64_t{p.tp} * p.pp * p.dp * p.cp; gpus > plan::LayoutLimits::kGpus)
-    return fmt::format("--tp/--pp/--dp/--cp: tp × pp × dp × cp = {} GPUs, more than {}", gpus, plan::LayoutLimits::kGpus);
-  if (const int64_t stages = int64_t{p.pp} * p.vpp; stages > plan::LayoutLimits::kSize)
-    return fmt::format("--pp/--vpp: pp × vpp = {}, more than {}", stages, plan::LayoutLimits::kSize);
-  if (!plan::parse_sharding(a.sharding, p.sharding))
-    return "--sharding: expected ddp, zero1, zero2, zero3, fsdp or fsdp_hybrid";
-  return "";
-}
-
-std::string resolve(const CommonArgs& a, int gpus, plan::ModelSpec& m, plan::TrainingSettings& t, plan::ClusterSpec& c) {
-  using namespace plan;
-  if (const ModelSpec* preset = find_model_preset(a.model)) {
-    m = *preset;
-  } else if (std::filesystem::exists(a.model)) {
-    std::string error;
-    auto loaded = load_model_json(a.model, error);
-    if (!loaded) return error;
-    m = *loaded;
-  } else {
-    return fmt::format("--model: \"{}\" is neither a preset nor a file", a.model);
-  }
-  if (!a.profile.empty()) {
-    std::string error;
-    auto loaded = load_hardware_profile(a.profile, error);
-    if (!loaded) return error;
-    c = *loaded;
-  } else {
-    const GpuSpec* gpu = find_gpu(a.gpu);
-    if (!gpu) return fmt::format("--gpu: unknown GPU \"{}\"", a.gpu);
-    c.gpu = *gpu;
-  }
-  c.gpus = gpus;
-  if (a.global_batch < 1) return "--global-batch: must be a positive number of sequences";
-  t.global_batch = a.global_batch;
-  t.activation_bits = a.activation_bits;
-  if (a.activation_bits != 16 && a.activation_bits != 8 && a.activation_bits != 4)
-    return "--activation-bits: expected 16, 8 or 4";
-  if (!parse_dtype(a.dtype, t.dtype)) return "--dtype: expected bf16, fp16 or fp8";
-  if (!parse_optimizer(a.optimizer, t.optimizer)) return "--optimizer: expected adam, adamw or sgd";
-  if (!parse_attention(a.attention, t.attention)) return "--attention: expected flash or unfused";
-  return "";
 }
 
 }  // namespace stepscope::cli

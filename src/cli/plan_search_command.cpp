@@ -4,22 +4,18 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <memory>
 
 #include "cli/output_file.h"
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "cli/plan_cli_inputs.h"
+#include "pipeline/plan_run.h"
 #include "plan/cluster_spec.h"
-#include "plan/config_search.h"
+#include "plan/plan_report.h"
 #include "plan/model_spec.h"
 #include "plan/plan_constraints.h"
 #include "plan/recompute_inputs.h"
-#include "plan/search_evaluator.h"
 #include "plan/step_time_model.h"
 #include "plan/training_settings.h"
 
@@ -40,52 +36,16 @@ struct RecomputeArgs : CommonArgs {
 int fail(const std::string& message) { return plan_input_error(message); }
 
 int run_search(const SearchArgs& a) {
-  using namespace plan;
   report::AtomicOutput json_out;
   if (!open_output(a.json_path, json_out)) return 2;
-  if (a.gpus < 1) return fail("--gpus: must be at least 1");
-  if (a.top < 1) return fail("--top: must be at least 1");
-  ModelSpec m;
-  TrainingSettings t;
-  ClusterSpec c;
-  if (std::string e = resolve(a, a.gpus, m, t, c); !e.empty()) return fail(e);
-  if (std::string e = validate_model(m); !e.empty()) return fail(e);
-  const SearchSpace space = search_space_for(m, t, c);
-  const auto t0 = std::chrono::steady_clock::now();
-  const SearchResult r = search_configs(space, model_evaluator(m, t, c), a.top);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-  nlohmann::json rows = nlohmann::json::array();
-  std::string text = fmt::format("{} on {} x {}, global batch {} sequences of {} tokens\n", m.name, c.gpus, c.gpu.name,
-                                 t.global_batch, m.seq);
-  text += fmt::format("{} valid layouts, {} fit memory, searched in {:.3f} s\n\n", r.candidates, r.fitting, seconds);
-  if (r.top.empty()) text += "no layout fits: more GPUs, a smaller micro-batch or 8-bit activations may help\n";
-  else
-    text += fmt::format("{:>4} {:>3} {:>3} {:>4} {:>3} {:>3} {:>3} {:>3} {:>10} {:>11} {:>3} {:>9} {:>8} {:>12} {:>6}\n", "rank",
-                        "tp", "pp", "dp", "cp", "vpp", "mb", "sp", "recompute", "sharding", "off", "mem GB", "step s",
-                        "tokens/s", "MFU");
-  for (size_t i = 0; i < r.top.size(); ++i) {
-    const auto& x = r.top[i];
-    const auto& p = x.config;
-    const double mfu = estimate_step(m, t, c, p).mfu;
-    text += fmt::format("{:>4} {:>3} {:>3} {:>4} {:>3} {:>3} {:>3} {:>3} {:>10} {:>11} {:>3} {:>9.1f} {:>8.3f} {:>12.0f} {:>5.1f}%\n",
-                        i + 1, p.tp, p.pp, p.dp, p.cp, p.vpp, p.micro_batch, p.sequence_parallel ? "y" : "n",
-                        to_string(p.recompute), to_string(p.sharding), p.cpu_offload ? "y" : "n",
-                        x.evaluation.memory_bytes / 1e9, x.evaluation.step_seconds, x.tokens_per_second, 100 * mfu);
-    rows.push_back({{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"vpp", p.vpp},
-                    {"micro_batch", p.micro_batch}, {"sequence_parallel", p.sequence_parallel},
-                    {"recompute", to_string(p.recompute)}, {"sharding", to_string(p.sharding)},
-                    {"cpu_offload", p.cpu_offload}, {"memory_bytes", x.evaluation.memory_bytes},
-                    {"step_seconds", x.evaluation.step_seconds}, {"tokens_per_second", x.tokens_per_second},
-                    {"mfu", mfu}});
-  }
-  if (!a.json_path.empty()) {
-    nlohmann::json j = {{"model", m.name}, {"gpu", c.gpu.name}, {"gpus", c.gpus},
-                        {"global_batch", t.global_batch}, {"candidates", r.candidates},
-                        {"fitting", r.fitting}, {"search_seconds", seconds}, {"top", rows}};
-    if (json_out.ok() && !finish_output(json_out, j.dump(2) + "\n")) return 2;
-  }
-  if (a.json_path != "-" && !write_stdout(text)) return 2;
+  pipeline::SearchInputs in;
+  static_cast<pipeline::ModelInputs&>(in) = a;
+  in.gpus = a.gpus;
+  in.top = a.top;
+  const pipeline::SearchedLayouts searched = pipeline::search_layouts(in);
+  if (!searched.problem.ok()) return fail(pipeline::plan_problem_line(searched.problem));
+  if (json_out.ok() && !finish_output(json_out, plan::search_json(searched.result))) return 2;
+  if (a.json_path != "-" && !write_stdout(plan::search_text(searched.result))) return 2;
   return 0;
 }
 
@@ -94,7 +54,7 @@ int run_recompute(const RecomputeArgs& a) {
   report::AtomicOutput json_out;
   if (!open_output(a.json_path, json_out)) return 2;
   ParallelConfig p;
-  if (std::string err = apply_layout(a.layout, p); !err.empty()) return fail(err);
+  if (auto e = pipeline::apply_layout(a.layout, p); !e.ok()) return plan_input_error(e);
   p.micro_batch = a.micro_batch;
   if (p.micro_batch < 1) return fail("--micro-batch: must be at least 1");
   ModelSpec m;
@@ -109,7 +69,7 @@ int run_recompute(const RecomputeArgs& a) {
                               LayoutLimits::kGlobalBatch));
     common.global_batch = static_cast<int>(per_step);
   }
-  if (std::string e = resolve(common, p.gpus(), m, t, c); !e.empty()) return fail(e);
+  if (auto e = pipeline::resolve_model_inputs(common, p.gpus(), m, t, c); !e.ok()) return plan_input_error(e);
   if (std::string e = validate_model(m); !e.empty()) return fail(e);
   if (m.layers % p.pp != 0) return fail("--pp: must divide the model's layers");
   if (t.global_batch % (p.dp * p.micro_batch) != 0) return fail("--global-batch: must be divisible by dp × micro-batch");
@@ -142,7 +102,7 @@ void register_plan_search(CLI::App* plan) {
   auto* s = plan->add_subcommand("search", "the fastest layouts for a GPU count that fit memory");
   add_common(s, *sargs);
   s->add_option("--gpus", sargs->gpus, "GPUs of the job")->required()->check(whole_number(1, LayoutLimits::kGpus));
-  s->add_option("--top", sargs->top, "how many layouts to list (default 10)")->check(whole_number(1, 100000));
+  s->add_option("--top", sargs->top, "how many layouts to list (default 10)")->check(whole_number(1, pipeline::kMaxSearchTop));
   s->callback([sargs] { set_exit_code(run_search(*sargs)); });
 
   auto rargs = std::make_shared<RecomputeArgs>();

@@ -166,6 +166,51 @@ std::string plan_json(const PlanResult& r) {
   return j.dump(2) + "\n";
 }
 
+std::string search_text(const LayoutSearchResult& r) {
+  const auto& m = r.model;
+  const auto& c = r.cluster;
+  std::string text = fmt::format("{} on {} x {}, global batch {} sequences of {} tokens\n", m.name, c.gpus, c.gpu.name,
+                                 r.settings.global_batch, m.seq);
+  text += fmt::format("{} valid layouts, {} fit memory, searched in {:.3f} s\n\n", r.search.candidates,
+                      r.search.fitting, r.seconds);
+  if (r.search.top.empty()) {
+    text += "no layout fits: more GPUs, a smaller micro-batch or 8-bit activations may help\n";
+    return text;
+  }
+  text += fmt::format("{:>4} {:>3} {:>3} {:>4} {:>3} {:>3} {:>3} {:>3} {:>10} {:>11} {:>3} {:>9} {:>8} {:>12} {:>6}\n",
+                      "rank", "tp", "pp", "dp", "cp", "vpp", "mb", "sp", "recompute", "sharding", "off", "mem GB",
+                      "step s", "tokens/s", "MFU");
+  for (size_t i = 0; i < r.search.top.size(); ++i) {
+    const auto& x = r.search.top[i];
+    const auto& p = x.config;
+    text += fmt::format(
+        "{:>4} {:>3} {:>3} {:>4} {:>3} {:>3} {:>3} {:>3} {:>10} {:>11} {:>3} {:>9.1f} {:>8.3f} {:>12.0f} {:>5.1f}%\n", i + 1,
+        p.tp, p.pp, p.dp, p.cp, p.vpp, p.micro_batch, p.sequence_parallel ? "y" : "n", to_string(p.recompute),
+        to_string(p.sharding), p.cpu_offload ? "y" : "n", x.evaluation.memory_bytes / 1e9, x.evaluation.step_seconds,
+        x.tokens_per_second, 100 * r.mfu[i]);
+  }
+  return text;
+}
+
+std::string search_json(const LayoutSearchResult& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < r.search.top.size(); ++i) {
+    const auto& x = r.search.top[i];
+    const auto& p = x.config;
+    rows.push_back({{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"vpp", p.vpp},
+                    {"micro_batch", p.micro_batch}, {"sequence_parallel", p.sequence_parallel},
+                    {"recompute", to_string(p.recompute)}, {"sharding", to_string(p.sharding)},
+                    {"cpu_offload", p.cpu_offload}, {"memory_bytes", x.evaluation.memory_bytes},
+                    {"step_seconds", x.evaluation.step_seconds}, {"tokens_per_second", x.tokens_per_second},
+                    {"mfu", r.mfu[i]}});
+  }
+  nlohmann::json j = {{"model", r.model.name},         {"gpu", r.cluster.gpu.name},
+                      {"gpus", r.cluster.gpus},        {"global_batch", r.settings.global_batch},
+                      {"candidates", r.search.candidates}, {"fitting", r.search.fitting},
+                      {"search_seconds", r.seconds},   {"top", rows}};
+  return j.dump(2) + "\n";
+}
+
 std::string validation_text(const ValidationSummary& s) {
   TextTable t;
   t.add_column("row");

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "plan/cluster_spec.h"
+#include "plan/config_search.h"
 #include "plan/memory_model.h"
 #include "plan/model_spec.h"
 #include "plan/parallel_config.h"
@@ -25,6 +26,20 @@ struct PlanResult {
 
 std::string plan_text(const PlanResult& r, bool explain);
 std::string plan_json(const PlanResult& r);
+
+// `plan search`: the fastest fitting layouts, each with its MFU.
+struct LayoutSearchResult {
+  ModelSpec model;
+  TrainingSettings settings;
+  ClusterSpec cluster;
+  SearchResult search;
+  std::vector<double> mfu;  // one per search.top row
+  double seconds = 0;       // the search's own wall time
+};
+
+std::string search_text(const LayoutSearchResult& r);
+// {"model", "gpu", "gpus", "global_batch", "candidates", "fitting", "search_seconds", "top": [{"tp", ...}]}
+std::string search_json(const LayoutSearchResult& r);
 std::string validation_text(const ValidationSummary& s);
 // {"rows": [{"index", "predicted_step_seconds", "metric", "measured", "predicted", "error_pct", ...}], "summary":
 // {...}}

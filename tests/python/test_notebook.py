@@ -32,6 +32,10 @@ class NotebookTest(unittest.TestCase):
         self.assertIn("text/html", code[2].outputs[0]["data"])  # a DataFrame
         gate = [c for c in code if "stepscope.diff(" in c.source][0]
         self.assertEqual(gate.outputs[0]["data"]["text/plain"], "(False, 'pass: none of 2 conditions holds')")
+        planned = [c for c in code if "stepscope.plan(" in c.source][0]
+        self.assertTrue(planned.outputs[0]["data"]["text/plain"].startswith("(True, "))
+        searched = [c for c in code if "stepscope.plan_search(" in c.source][0]
+        self.assertIn("text/html", searched.outputs[0]["data"])  # the layouts as a DataFrame
         inline = code[-1].outputs[0]["data"]["text/html"]
         self.assertTrue(inline.startswith("<iframe srcdoc="))
         self.assertGreater(len(inline), 10000)

@@ -1,0 +1,169 @@
+"""``stepscope.plan`` and ``stepscope.plan_search``: the planner's predictions.
+
+Both hand their keywords to the C++ library (src/pipeline/plan_run.h), which
+checks them as the CLI does and predicts with the same models: the Python
+figures are those of ``stepscope plan --json`` and ``stepscope plan search
+--json`` (docs/planner.md). A refused input raises :class:`OptionError`
+naming the keyword.
+"""
+
+import html
+import os
+
+from .errors import raise_for
+from .report import JsonDocument
+from .table import Table
+
+_MEMORY_PARTS = ["weights", "gradients", "optimizer", "activations", "temporary"]
+_STEP_PARTS = ["compute_fwd", "compute_bwd", "attention", "recompute", "tp_comm", "cp_comm", "pp_p2p",
+               "embedding_and_loss", "bubble", "dp_comm_exposed", "optimizer"]
+
+
+class _TextDocument(JsonDocument):
+    """A planner answer: JSON, the CLI's text, and that text in a notebook."""
+
+    def __str__(self):
+        return self.to_text()
+
+    def _repr_html_(self):
+        return f"<pre>{html.escape(self.to_text())}</pre>"
+
+
+class PlanReport(_TextDocument):
+    """What ``stepscope plan`` predicts for one layout: memory per GPU and step time."""
+
+    def to_text(self, explain=False):
+        """The terminal report; ``explain`` adds the per-layer breakdown."""
+        return self._native.text(explain)
+
+    def __repr__(self):
+        d = self.to_dict()
+        return (f"<stepscope.PlanReport {d['model']['name']} on {d['cluster']['gpus']} x {d['cluster']['gpu']}: "
+                f"{self.memory_gb:.2f} GB per GPU ({'fits' if self.fits else 'does not fit'}), "
+                f"step {self.step_seconds:.4f} s>")
+
+    @property
+    def fits(self):
+        """True when the peak memory of the fullest pipeline stage fits the device."""
+        return self.to_dict()["memory_bytes"]["fits"]
+
+    @property
+    def memory_gb(self):
+        """Predicted peak memory per GPU, GB (10^9 bytes)."""
+        return self.to_dict()["memory_bytes"]["total"] / 1e9
+
+    @property
+    def step_seconds(self):
+        """Predicted time of one optimizer step, seconds."""
+        return self.to_dict()["step_seconds"]["total"]
+
+    @property
+    def mfu(self):
+        """Model FLOPs utilisation: model FLOPs per GPU per second over the GPU's dense peak (0-1)."""
+        return self.to_dict()["mfu"]
+
+    @property
+    def memory(self):
+        """One row per part of the memory per GPU: ``part``, ``bytes``, ``share`` of the total."""
+        m = self.to_dict()["memory_bytes"]
+        rows = [{"part": p, "bytes": m[p], "share": m[p] / m["total"] if m["total"] else 0.0} for p in _MEMORY_PARTS]
+        return Table("plan_memory", ["part", "bytes", "share"], rows)
+
+    @property
+    def step(self):
+        """One row per part of the step: ``part``, ``seconds``, ``share`` of the step."""
+        s = self.to_dict()["step_seconds"]
+        rows = [{"part": p, "seconds": s[p], "share": s[p] / s["total"] if s["total"] else 0.0} for p in _STEP_PARTS]
+        return Table("plan_step", ["part", "seconds", "share"], rows)
+
+
+class PlanSearchReport(_TextDocument):
+    """What ``stepscope plan search`` finds: the fastest layouts that fit memory."""
+
+    def to_text(self):
+        return self._native.text()
+
+    def __repr__(self):
+        d = self.to_dict()
+        return (f"<stepscope.PlanSearchReport {d['model']} on {d['gpus']} x {d['gpu']}: "
+                f"{d['fitting']} of {d['candidates']} layouts fit>")
+
+    @property
+    def candidates(self):
+        """Valid layouts evaluated."""
+        return self.to_dict()["candidates"]
+
+    @property
+    def fitting(self):
+        """Of those, the layouts that fit memory."""
+        return self.to_dict()["fitting"]
+
+    @property
+    def top(self):
+        """The fastest fitting layouts, fastest first: sizes, settings, memory, step, tokens/s, MFU."""
+        rows = self.to_dict()["top"]
+        columns = ["tp", "pp", "dp", "cp", "vpp", "micro_batch", "sequence_parallel", "recompute", "sharding",
+                   "cpu_offload", "memory_bytes", "step_seconds", "tokens_per_second", "mfu"]
+        return Table("plan_search", columns, rows)
+
+    @property
+    def best(self):
+        """The fastest fitting layout as a dict, or None when none fits."""
+        rows = self.top.rows
+        return rows[0] if rows else None
+
+
+def _model_inputs(inputs, model, gpu, profile, global_batch, activation_bits, dtype, optimizer, attention):
+    inputs.model = os.fspath(model)
+    inputs.gpu = gpu
+    inputs.profile = os.fspath(profile) if profile else ""
+    inputs.global_batch = global_batch or 0
+    inputs.activation_bits = activation_bits
+    inputs.dtype = dtype
+    inputs.optimizer = optimizer
+    inputs.attention = attention
+
+
+def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=1, cp=1, vpp=1, micro_batch=1,
+         global_batch=None, recompute="none", sharding="ddp", sequence_parallel=False, cpu_offload=False,
+         dtype="bf16", optimizer="adamw", activation_bits=16, attention="flash", overlap_dp=True, grad_fp32=False):
+    """Predicts memory per GPU and step time of one training layout; returns a :class:`PlanReport`.
+
+    ``model``: a preset (``"gpt3-175b"``, ``"llama3-70b"``, ...) or a model
+    JSON file. ``gpu``: a catalog name, or ``profile``: a hardware profile
+    JSON. ``gpus`` defaults to tp × pp × dp × cp, ``global_batch`` to
+    dp × micro_batch. The other keywords are ``stepscope plan``'s options
+    (docs/planner.md).
+    """
+    from . import _stepscope
+
+    inputs = _stepscope.PlanInputs()
+    _model_inputs(inputs, model, gpu, profile, global_batch, activation_bits, dtype, optimizer, attention)
+    layout = inputs.layout
+    layout.tp, layout.pp, layout.dp, layout.cp, layout.vpp = tp, pp, dp, cp, vpp
+    layout.sharding = sharding
+    layout.sequence_parallel = sequence_parallel
+    layout.cpu_offload = cpu_offload
+    inputs.gpus = gpus or 0
+    inputs.micro_batch = micro_batch
+    inputs.recompute = recompute
+    inputs.overlap_dp = overlap_dp
+    inputs.grad_fp32 = grad_fp32
+    return PlanReport(raise_for(_stepscope.plan(inputs)))
+
+
+def plan_search(model, gpus, *, global_batch, gpu="h100-sxm", profile=None, top=10, dtype="bf16", optimizer="adamw",
+                activation_bits=16, attention="flash"):
+    """The ``top`` fastest layouts of ``gpus`` GPUs that fit memory; returns a :class:`PlanSearchReport`.
+
+    Every valid layout (tp, pp, dp, cp, virtual stages, micro-batch,
+    recomputation, sharding, sequence parallelism) is scored with the models
+    of :func:`plan`. ``global_batch``: sequences per step.
+    """
+    from . import _stepscope
+
+    inputs = _stepscope.SearchInputs()
+    _model_inputs(inputs, model, gpu, profile, global_batch, activation_bits, dtype, optimizer, attention)
+    inputs.gpus = gpus
+    inputs.top = top
+    return PlanSearchReport(raise_for(_stepscope.plan_search(inputs)))

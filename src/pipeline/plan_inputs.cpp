@@ -1,0 +1,95 @@
+#include "pipeline/plan_inputs.h"
+
+#include <fmt/core.h>
+
+#include <cstdint>
+#include <filesystem>
+
+#include "plan/plan_constraints.h"
+
+namespace stepscope::pipeline {
+
+using plan::LayoutLimits;
+
+PlanProblem apply_layout(const LayoutInputs& in, plan::ParallelConfig& p) {
+  p.tp = in.tp, p.pp = in.pp, p.dp = in.dp, p.cp = in.cp, p.vpp = in.vpp;
+  p.sequence_parallel = in.sequence_parallel, p.cpu_offload = in.cpu_offload;
+  const struct {
+    const char* name;
+    int value;
+  } sizes[] = {{"tp", in.tp}, {"pp", in.pp}, {"dp", in.dp}, {"cp", in.cp}, {"vpp", in.vpp}};
+  for (const auto& s : sizes)
+    if (s.value < 1 || s.value > LayoutLimits::kSize)
+      return {s.name, fmt::format("expected a whole number from 1 to {}, got {}", LayoutLimits::kSize, s.value)};
+  // Each size is at most 2^20: the products are taken in 64 bits and refused
+  // past the planner's limits before any int uses them.
+  if (const int64_t gpus = int64_t{p.tp} * p.pp * p.dp * p.cp; gpus > LayoutLimits::kGpus)
+    return {"tp/pp/dp/cp", fmt::format("tp × pp × dp × cp = {} GPUs, more than {}", gpus, LayoutLimits::kGpus)};
+  if (const int64_t stages = int64_t{p.pp} * p.vpp; stages > LayoutLimits::kSize)
+    return {"pp/vpp", fmt::format("pp × vpp = {}, more than {}", stages, LayoutLimits::kSize)};
+  if (!plan::parse_sharding(in.sharding, p.sharding))
+    return {"sharding", "expected ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid or distributed_optimizer"};
+  return {};
+}
+
+namespace {
+
+std::string catalog_keys() {
+  std::string keys;
+  for (const auto& g : plan::gpu_catalog()) keys += (keys.empty() ? "" : ", ") + g.name;
+  return keys;
+}
+
+}  // namespace
+
+PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, plan::ModelSpec& m, plan::TrainingSettings& t,
+                                 plan::ClusterSpec& c) {
+  using namespace plan;
+  if (in.model.empty()) return {"model", "required: a preset such as gpt3-175b or llama3-70b, or a model JSON file"};
+  if (const ModelSpec* preset = find_model_preset(in.model)) {
+    m = *preset;
+  } else if (std::error_code ec; std::filesystem::exists(in.model, ec)) {
+    std::string error;
+    auto loaded = load_model_json(in.model, error);
+    if (!loaded) return {"", error, in.model};
+    m = *loaded;
+  } else {
+    return {"model", fmt::format("\"{}\" is neither a preset nor a file", in.model)};
+  }
+  if (!in.profile.empty()) {
+    std::string error;
+    auto loaded = load_hardware_profile(in.profile, error);
+    if (!loaded) return {"", error, in.profile};
+    c = *loaded;
+  } else {
+    const GpuSpec* gpu = find_gpu(in.gpu);
+    if (!gpu) return {"gpu", fmt::format("unknown GPU \"{}\" ({})", in.gpu, catalog_keys())};
+    c.gpu = *gpu;
+  }
+  c.gpus = gpus;
+  if (in.global_batch < 1 || in.global_batch > LayoutLimits::kGlobalBatch)
+    return {"global_batch",
+            fmt::format("expected a whole number of sequences from 1 to {}, got {}", LayoutLimits::kGlobalBatch,
+                        in.global_batch)};
+  t.global_batch = in.global_batch;
+  if (in.activation_bits != 16 && in.activation_bits != 8 && in.activation_bits != 4)
+    return {"activation_bits", "expected 16, 8 or 4"};
+  t.activation_bits = in.activation_bits;
+  if (!parse_dtype(in.dtype, t.dtype)) return {"dtype", "expected bf16, fp16 or fp8"};
+  if (!parse_optimizer(in.optimizer, t.optimizer)) return {"optimizer", "expected adam, adamw or sgd"};
+  if (!parse_attention(in.attention, t.attention)) return {"attention", "expected flash or unfused"};
+  return {};
+}
+
+std::string plan_problem_line(const PlanProblem& p) {
+  if (p.option.empty()) return p.message;
+  // "tp/pp/dp/cp" -> "--tp/--pp/--dp/--cp", "global_batch" -> "--global-batch".
+  std::string flags = "--";
+  for (char ch : p.option) {
+    if (ch == '/') flags += "/--";
+    else flags += ch == '_' ? '-' : ch;
+  }
+  return flags + ": " + p.message;
+}
+
+}  // namespace stepscope::pipeline

@@ -1,0 +1,58 @@
+// What every `plan` front end (the CLI's subcommands, Python's plan and
+// plan_search) is given before anything is predicted: a model and a GPU by
+// name, the training settings and a layout, as text and numbers, unchecked.
+// Resolving them here, once, is what makes the fronts refuse the same inputs
+// with the same words.
+#pragma once
+
+#include <string>
+
+#include "plan/cluster_spec.h"
+#include "plan/model_spec.h"
+#include "plan/parallel_config.h"
+#include "plan/training_settings.h"
+
+namespace stepscope::pipeline {
+
+// An input the planner refuses. `option` is the input's name as Python spells
+// it ("global_batch"; several joined by '/': "tp/pp/dp/cp"), or "" when the
+// message names what it is about itself (a file, the whole configuration).
+// The CLI shows "--global-batch: MESSAGE" (plan_problem_line), Python
+// "global_batch: MESSAGE".
+struct PlanProblem {
+  std::string option;
+  std::string message;
+  std::string file;  // the model or hardware-profile file the message is about, if any
+  bool ok() const { return message.empty(); }
+};
+
+// The model, the GPU and the settings shared by every plan question.
+struct ModelInputs {
+  std::string model;            // a preset (gpt3-175b, llama3-70b, ...) or a model JSON file
+  std::string gpu = "h100-sxm"; // catalog name, used when `profile` is empty
+  std::string profile;          // a hardware profile JSON (docs/planner.md) instead of the catalog
+  int global_batch = 0;         // sequences per step; 0 = the question's default
+  int activation_bits = 16;     // 16, 8 or 4
+  std::string dtype = "bf16", optimizer = "adamw", attention = "flash";
+};
+
+// One layout written out (plan, recompute, pareto).
+struct LayoutInputs {
+  int tp = 1, pp = 1, dp = 1, cp = 1, vpp = 1;
+  bool sequence_parallel = false, cpu_offload = false;
+  std::string sharding = "ddp";
+};
+
+// The layout's sizes, flags and sharding into `p` (each size within
+// plan::LayoutLimits, their products too).
+PlanProblem apply_layout(const LayoutInputs& in, plan::ParallelConfig& p);
+
+// Model (preset or file), cluster of `gpus` GPUs (catalog or profile) and
+// settings. `in.global_batch` must already be positive here.
+PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, plan::ModelSpec& m, plan::TrainingSettings& t,
+                                 plan::ClusterSpec& c);
+
+// "--global-batch: MESSAGE", "--tp/--pp/--dp/--cp: MESSAGE" or MESSAGE alone.
+std::string plan_problem_line(const PlanProblem& p);
+
+}  // namespace stepscope::pipeline

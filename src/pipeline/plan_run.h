@@ -1,0 +1,45 @@
+// The planner's questions as one call each, shared by `stepscope plan`,
+// `stepscope plan search` and Python's stepscope.plan / plan_search: inputs
+// as given (plan_inputs.h) in, the prediction or the one problem out. Front
+// ends parse their arguments and render; the checks and defaults live here.
+#pragma once
+
+#include "pipeline/plan_inputs.h"
+#include "plan/plan_report.h"
+
+namespace stepscope::pipeline {
+
+// `stepscope plan`: one layout's memory per GPU and step time.
+struct PlanInputs : ModelInputs {
+  LayoutInputs layout;
+  int gpus = 0;         // GPUs of the job; 0 = tp × pp × dp × cp
+  int micro_batch = 1;  // sequences per micro-batch
+  std::string recompute = "none";
+  bool grad_fp32 = false;   // accumulate and reduce gradients in fp32
+  bool overlap_dp = true;   // data-parallel communication overlapped with backward
+};
+// global_batch 0 = dp × micro-batch.
+
+struct PlannedLayout {
+  PlanProblem problem;  // ok() unless an input was refused
+  plan::PlanResult result;
+};
+
+PlannedLayout plan_layout(const PlanInputs& in);
+
+// `stepscope plan search`: the fastest layouts of `gpus` GPUs that fit memory.
+inline constexpr int kMaxSearchTop = 100000;
+struct SearchInputs : ModelInputs {
+  int gpus = 0;   // required
+  int top = 10;   // layouts kept
+};
+// global_batch is required (no default yet).
+
+struct SearchedLayouts {
+  PlanProblem problem;
+  plan::LayoutSearchResult result;
+};
+
+SearchedLayouts search_layouts(const SearchInputs& in);
+
+}  // namespace stepscope::pipeline
