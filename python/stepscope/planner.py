@@ -63,6 +63,19 @@ class PlanReport(_TextDocument):
         return self.to_dict()["mfu"]
 
     @property
+    def alternatives(self):
+        """When the layout does not fit: the nearest layouts that do, fastest first (change, sizes, memory, step)."""
+        rows = self.to_dict().get("alternatives", [])
+        columns = ["change", "tp", "pp", "dp", "cp", "vpp", "micro_batch", "recompute", "sharding", "gpus",
+                   "memory_bytes", "step_seconds"]
+        return Table("plan_alternatives", columns, rows)
+
+    @property
+    def notes(self):
+        """What the planner chose for you (a default it filled in), one line each."""
+        return list(self.to_dict().get("notes", []))
+
+    @property
     def memory(self):
         """One row per part of the memory per GPU: ``part``, ``bytes``, ``share`` of the total."""
         m = self.to_dict()["memory_bytes"]
@@ -89,6 +102,11 @@ class PlanSearchReport(_TextDocument):
                 f"{d['fitting']} of {d['candidates']} layouts fit>")
 
     @property
+    def notes(self):
+        """What the planner chose for you (the default global batch), one line each."""
+        return list(self.to_dict().get("notes", []))
+
+    @property
     def candidates(self):
         """Valid layouts evaluated."""
         return self.to_dict()["candidates"]
@@ -113,8 +131,9 @@ class PlanSearchReport(_TextDocument):
         return rows[0] if rows else None
 
 
-def _model_inputs(inputs, model, gpu, profile, global_batch, activation_bits, dtype, optimizer, attention):
+def _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention):
     inputs.model = os.fspath(model)
+    inputs.seq = seq or 0
     inputs.gpu = gpu
     inputs.profile = os.fspath(profile) if profile else ""
     inputs.global_batch = global_batch or 0
@@ -124,23 +143,27 @@ def _model_inputs(inputs, model, gpu, profile, global_batch, activation_bits, dt
     inputs.attention = attention
 
 
-def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=1, cp=1, vpp=1, micro_batch=1,
-         global_batch=None, recompute="none", sharding="ddp", sequence_parallel=False, cpu_offload=False,
+def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None, cp=1, vpp=1, micro_batch=1,
+         global_batch=None, seq=None, recompute="none", sharding="ddp", sequence_parallel=False, cpu_offload=False,
          dtype="bf16", optimizer="adamw", activation_bits=16, attention="flash", overlap_dp=True, grad_fp32=False):
     """Predicts memory per GPU and step time of one training layout; returns a :class:`PlanReport`.
 
     ``model``: a preset (``"gpt3-175b"``, ``"llama3-70b"``, ...) or a model
     JSON file. ``gpu``: a catalog name, or ``profile``: a hardware profile
-    JSON. ``gpus`` defaults to tp × pp × dp × cp, ``global_batch`` to
-    dp × micro_batch. The other keywords are ``stepscope plan``'s options
+    JSON. ``gpus`` defaults to tp × pp × dp × cp; ``dp`` to the GPUs that
+    tp × pp × cp leave of ``gpus`` (else 1); ``global_batch`` to
+    dp × micro_batch; ``seq`` to the model's own. When the layout does not
+    fit, ``alternatives`` lists the nearest that do. The other keywords are ``stepscope plan``'s options
     (docs/planner.md).
     """
     from . import _stepscope
 
     inputs = _stepscope.PlanInputs()
-    _model_inputs(inputs, model, gpu, profile, global_batch, activation_bits, dtype, optimizer, attention)
+    _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention)
     layout = inputs.layout
-    layout.tp, layout.pp, layout.dp, layout.cp, layout.vpp = tp, pp, dp, cp, vpp
+    layout.tp, layout.pp, layout.cp, layout.vpp = tp, pp, cp, vpp
+    inputs.dp_from_gpus = dp is None
+    layout.dp = 1 if dp is None else dp
     layout.sharding = sharding
     layout.sequence_parallel = sequence_parallel
     layout.cpu_offload = cpu_offload
@@ -152,18 +175,19 @@ def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=1, cp
     return PlanReport(raise_for(_stepscope.plan(inputs)))
 
 
-def plan_search(model, gpus, *, global_batch, gpu="h100-sxm", profile=None, top=10, dtype="bf16", optimizer="adamw",
-                activation_bits=16, attention="flash"):
+def plan_search(model, gpus, *, global_batch=None, seq=None, gpu="h100-sxm", profile=None, top=10, dtype="bf16",
+                optimizer="adamw", activation_bits=16, attention="flash"):
     """The ``top`` fastest layouts of ``gpus`` GPUs that fit memory; returns a :class:`PlanSearchReport`.
 
     Every valid layout (tp, pp, dp, cp, virtual stages, micro-batch,
     recomputation, sharding, sequence parallelism) is scored with the models
-    of :func:`plan`. ``global_batch``: sequences per step.
+    of :func:`plan`. ``global_batch``: sequences per step (default: about
+    4M tokens, a multiple of ``gpus``; ``notes`` says what was chosen).
     """
     from . import _stepscope
 
     inputs = _stepscope.SearchInputs()
-    _model_inputs(inputs, model, gpu, profile, global_batch, activation_bits, dtype, optimizer, attention)
+    _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention)
     inputs.gpus = gpus
     inputs.top = top
     return PlanSearchReport(raise_for(_stepscope.plan_search(inputs)))

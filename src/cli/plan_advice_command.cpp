@@ -148,6 +148,7 @@ int run_sharding(const ShardingArgs& a) {
   const std::vector<std::string> models = split_commas(a.model);
   if (models.empty()) return plan_input_error("--model: expected a preset, a file or a comma-separated list of them");
   if (a.gpu_counts.empty()) return plan_input_error("--gpus: expected a GPU count or a comma-separated list");
+  if (a.global_batch == 0) return plan_input_error("--global-batch: required: sequences per step");
   if (models.size() > 1 && a.gpu_counts.size() > 1)
     return plan_input_error("--model/--gpus: sweep one of them (a list) and fix the other (one value)");
   for (int g : a.gpu_counts)

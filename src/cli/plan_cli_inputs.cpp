@@ -23,6 +23,8 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_option("--profile", a.profile, "hardware profile JSON instead of the catalog");
   cmd->add_option("--global-batch", a.global_batch, "sequences per step")
       ->check(whole_number(1, plan::LayoutLimits::kGlobalBatch));
+  cmd->add_option("--seq", a.seq, "tokens per sequence (default: the model's own)")
+      ->check(whole_number(1, plan::ModelLimits::kSeq));
   cmd->add_option("--dtype", a.dtype, "bf16, fp16 or fp8");
   cmd->add_option("--optimizer", a.optimizer, "adam, adamw or sgd");
   cmd->add_option("--attention", a.attention, "flash (default) or unfused");

@@ -25,7 +25,7 @@ int plan_input_error(const std::string& message);
 // The same for a refused input ("--option: message").
 int plan_input_error(const pipeline::PlanProblem& problem);
 
-// --model (required), --gpu, --profile, --global-batch, --dtype, --optimizer,
+// --model (required), --gpu, --profile, --global-batch, --seq, --dtype, --optimizer,
 // --attention, --activation-bits, --json.
 void add_common(CLI::App* cmd, CommonArgs& a);
 

@@ -85,12 +85,15 @@ CLI::App* register_plan(CLI::App& app) {
       ->check(whole_number(1, LayoutLimits::kGpus));
   cmd->add_option("--tp", args->layout.tp, "tensor-parallel size")->check(size);
   cmd->add_option("--pp", args->layout.pp, "pipeline stages")->check(size);
-  cmd->add_option("--dp", args->layout.dp, "data-parallel replicas")->check(size);
+  cmd->add_option("--dp", args->layout.dp, "data-parallel replicas (default: the GPUs --gpus leaves, else 1)")
+      ->check(size);
   cmd->add_option("--cp", args->layout.cp, "context-parallel size")->check(size);
   cmd->add_option("--vpp", args->layout.vpp, "virtual pipeline stages per GPU (interleaved 1F1B when > 1)")->check(size);
   cmd->add_option("--micro-batch", args->micro_batch, "sequences per micro-batch")->check(size);
   cmd->add_option("--global-batch", args->global_batch, "sequences per step (default dp × micro-batch)")
       ->check(whole_number(1, LayoutLimits::kGlobalBatch));
+  cmd->add_option("--seq", args->seq, "tokens per sequence (default: the model's own, printed)")
+      ->check(whole_number(1, plan::ModelLimits::kSeq));
   cmd->add_option("--recompute", args->recompute, "none, selective or full");
   cmd->add_option("--sharding", args->layout.sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid, distributed_optimizer");
   cmd->add_flag("--sequence-parallel", args->layout.sequence_parallel, "Megatron sequence parallelism");
@@ -107,6 +110,7 @@ CLI::App* register_plan(CLI::App& app) {
   cmd->add_flag("--explain", args->explain, "print the per-layer breakdown");
   cmd->add_option("--json", args->json_path, "write JSON to FILE ('-' for stdout)");
   cmd->callback([cmd, args] {
+    args->dp_from_gpus = cmd->count("--dp") == 0;
     if (cmd->get_subcommands().empty()) set_exit_code(run_plan(*args));
   });
 

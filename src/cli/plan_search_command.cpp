@@ -102,6 +102,8 @@ void register_plan_search(CLI::App* plan) {
   auto* s = plan->add_subcommand("search", "the fastest layouts for a GPU count that fit memory");
   add_common(s, *sargs);
   s->add_option("--gpus", sargs->gpus, "GPUs of the job")->required()->check(whole_number(1, LayoutLimits::kGpus));
+  s->get_option("--global-batch")
+      ->description("sequences per step (default: about 4M tokens, a multiple of --gpus; printed)");
   s->add_option("--top", sargs->top, "how many layouts to list (default 10)")->check(whole_number(1, pipeline::kMaxSearchTop));
   s->callback([sargs] { set_exit_code(run_search(*sargs)); });
 

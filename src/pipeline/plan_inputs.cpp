@@ -66,8 +66,14 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, plan::ModelSpe
     if (!gpu) return {"gpu", fmt::format("unknown GPU \"{}\" ({})", in.gpu, catalog_keys())};
     c.gpu = *gpu;
   }
+  if (in.seq != 0) {
+    if (in.seq < 1 || in.seq > plan::ModelLimits::kSeq)
+      return {"seq", fmt::format("expected a whole number of tokens from 1 to {}, got {}", plan::ModelLimits::kSeq,
+                                 in.seq)};
+    m.seq = in.seq;
+  }
   c.gpus = gpus;
-  if (in.global_batch < 1 || in.global_batch > LayoutLimits::kGlobalBatch)
+  if (in.global_batch < 0 || in.global_batch > LayoutLimits::kGlobalBatch)
     return {"global_batch",
             fmt::format("expected a whole number of sequences from 1 to {}, got {}", LayoutLimits::kGlobalBatch,
                         in.global_batch)};

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "plan/cluster_spec.h"
 #include "plan/model_spec.h"
@@ -20,6 +21,9 @@ namespace stepscope::pipeline {
 // The CLI shows "--global-batch: MESSAGE" (plan_problem_line), Python
 // "global_batch: MESSAGE".
 struct PlanProblem {
+  PlanProblem() = default;
+  PlanProblem(std::string option_name, std::string text, std::string about_file = {})
+      : option(std::move(option_name)), message(std::move(text)), file(std::move(about_file)) {}
   std::string option;
   std::string message;
   std::string file;  // the model or hardware-profile file the message is about, if any
@@ -31,7 +35,8 @@ struct ModelInputs {
   std::string model;            // a preset (gpt3-175b, llama3-70b, ...) or a model JSON file
   std::string gpu = "h100-sxm"; // catalog name, used when `profile` is empty
   std::string profile;          // a hardware profile JSON (docs/planner.md) instead of the catalog
-  int global_batch = 0;         // sequences per step; 0 = the question's default
+  int global_batch = 0;         // sequences per step; 0 = the question's default (left 0 by resolve)
+  int seq = 0;                  // tokens per sequence; 0 = the model's own
   int activation_bits = 16;     // 16, 8 or 4
   std::string dtype = "bf16", optimizer = "adamw", attention = "flash";
 };
@@ -47,8 +52,9 @@ struct LayoutInputs {
 // plan::LayoutLimits, their products too).
 PlanProblem apply_layout(const LayoutInputs& in, plan::ParallelConfig& p);
 
-// Model (preset or file), cluster of `gpus` GPUs (catalog or profile) and
-// settings. `in.global_batch` must already be positive here.
+// Model (preset or file, with `seq` if given), cluster of `gpus` GPUs
+// (catalog or profile) and settings. A global batch of 0 stays 0 in `t`: the
+// caller fills its own default.
 PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, plan::ModelSpec& m, plan::TrainingSettings& t,
                                  plan::ClusterSpec& c);
 

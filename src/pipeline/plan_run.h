@@ -4,6 +4,8 @@
 // ends parse their arguments and render; the checks and defaults live here.
 #pragma once
 
+#include <cstdint>
+
 #include "pipeline/plan_inputs.h"
 #include "plan/plan_report.h"
 
@@ -12,6 +14,9 @@ namespace stepscope::pipeline {
 // `stepscope plan`: one layout's memory per GPU and step time.
 struct PlanInputs : ModelInputs {
   LayoutInputs layout;
+  // dp not given: it fills the GPUs, gpus / (tp × pp × cp) (1 without gpus),
+  // and layout.dp is not read.
+  bool dp_from_gpus = false;
   int gpus = 0;         // GPUs of the job; 0 = tp × pp × dp × cp
   int micro_batch = 1;  // sequences per micro-batch
   std::string recompute = "none";
@@ -33,7 +38,9 @@ struct SearchInputs : ModelInputs {
   int gpus = 0;   // required
   int top = 10;   // layouts kept
 };
-// global_batch is required (no default yet).
+// global_batch 0 = about 4M tokens per step (kDefaultTokensPerStep), in
+// whole sequences, rounded up to a multiple of the GPU count.
+inline constexpr int64_t kDefaultTokensPerStep = int64_t{1} << 22;
 
 struct SearchedLayouts {
   PlanProblem problem;

@@ -20,14 +20,56 @@ void add_time(TextTable& t, const char* what, double seconds, double total) {
 
 }  // namespace
 
+namespace {
+
+std::string notes_text(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const auto& n : notes) out += "  note: " + n + "\n";
+  return out;
+}
+
+std::string alternatives_text(const std::vector<FitAlternative>& alternatives) {
+  if (alternatives.empty())
+    return "  no layout within a few changes fits: `stepscope plan search --gpus N` searches them all\n";
+  TextTable t;
+  t.add_column("nearest layouts that fit", TextTable::Align::kLeft);
+  t.add_column("GB");
+  t.add_column("step s");
+  for (const auto& a : alternatives)
+    t.add_row({a.change, gb(a.memory_bytes), sec(a.step_seconds)});
+  return "\n" + t.render();
+}
+
+nlohmann::ordered_json alternatives_json(const std::vector<FitAlternative>& alternatives) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& a : alternatives) {
+    const auto& p = a.layout;
+    out.push_back({{"change", a.change},
+                   {"tp", p.tp},
+                   {"pp", p.pp},
+                   {"dp", p.dp},
+                   {"cp", p.cp},
+                   {"vpp", p.vpp},
+                   {"micro_batch", p.micro_batch},
+                   {"recompute", std::string(to_string(p.recompute))},
+                   {"sharding", std::string(to_string(p.sharding))},
+                   {"gpus", a.gpus},
+                   {"memory_bytes", a.memory_bytes},
+                   {"step_seconds", a.step_seconds}});
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string plan_text(const PlanResult& r, bool explain) {
   const auto& p = r.parallel;
   std::string out = fmt::format(
       "Plan: {} ({:.2f} B parameters) on {} × {}\n  tp {} · pp {} · dp {} · cp {} · vpp {} · micro-batch {} · global "
-      "batch {} · "
+      "batch {} × {} tokens · "
       "{} · {} · recompute {} · sharding {}{}{}\n\n",
       r.model.name, r.model.total_params() / 1e9, r.cluster.gpus, r.cluster.gpu.name, p.tp, p.pp, p.dp, p.cp, p.vpp,
-      p.micro_batch, r.settings.global_batch, to_string(r.settings.dtype), to_string(r.settings.optimizer),
+      p.micro_batch, r.settings.global_batch, r.model.seq, to_string(r.settings.dtype), to_string(r.settings.optimizer),
       to_string(p.recompute), to_string(p.sharding), p.sequence_parallel ? " · sequence parallel" : "",
       p.cpu_offload ? " · CPU offload" : "");
   const auto& m = r.memory;
@@ -44,7 +86,9 @@ std::string plan_text(const PlanResult& r, bool explain) {
   mem.add_row({"device capacity", gb(m.capacity)});
   mem.add_row({m.fits ? "headroom" : "over capacity by", gb(m.fits ? m.headroom : -m.headroom)});
   out += mem.render();
-  out += fmt::format("  (pipeline stage {}; {})\n\n", m.stage, m.fits ? "fits" : "DOES NOT FIT");
+  out += fmt::format("  (pipeline stage {}; {})\n", m.stage, m.fits ? "fits" : "DOES NOT FIT");
+  if (!m.fits) out += alternatives_text(r.alternatives);
+  out += "\n";
 
   const auto& s = r.step;
   TextTable st;
@@ -91,6 +135,7 @@ std::string plan_text(const PlanResult& r, bool explain) {
         s.layer_flops_fwd, s.model_flops, s.hardware_flops, s.dp_comm_total, s.dp_comm_exposed,
         s.bubble_fraction * 100);
   }
+  out += notes_text(r.notes);
   return out;
 }
 
@@ -163,6 +208,8 @@ std::string plan_json(const PlanResult& r) {
   j["hardware_flops"] = s.hardware_flops;
   j["model_tflops_per_gpu"] = s.model_tflops_per_gpu;
   j["mfu"] = s.mfu;
+  if (!m.fits) j["alternatives"] = alternatives_json(r.alternatives);
+  if (!r.notes.empty()) j["notes"] = r.notes;
   return j.dump(2) + "\n";
 }
 
@@ -171,6 +218,7 @@ std::string search_text(const LayoutSearchResult& r) {
   const auto& c = r.cluster;
   std::string text = fmt::format("{} on {} x {}, global batch {} sequences of {} tokens\n", m.name, c.gpus, c.gpu.name,
                                  r.settings.global_batch, m.seq);
+  text += notes_text(r.notes);
   text += fmt::format("{} valid layouts, {} fit memory, searched in {:.3f} s\n\n", r.search.candidates,
                       r.search.fitting, r.seconds);
   if (r.search.top.empty()) {
@@ -208,6 +256,7 @@ std::string search_json(const LayoutSearchResult& r) {
                       {"gpus", r.cluster.gpus},        {"global_batch", r.settings.global_batch},
                       {"candidates", r.search.candidates}, {"fitting", r.search.fitting},
                       {"search_seconds", r.seconds},   {"top", rows}};
+  if (!r.notes.empty()) j["notes"] = r.notes;
   return j.dump(2) + "\n";
 }
 

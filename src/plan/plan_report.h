@@ -6,6 +6,7 @@
 
 #include "plan/cluster_spec.h"
 #include "plan/config_search.h"
+#include "plan/fit_alternatives.h"
 #include "plan/memory_model.h"
 #include "plan/model_spec.h"
 #include "plan/parallel_config.h"
@@ -22,6 +23,10 @@ struct PlanResult {
   ParallelConfig parallel;
   MemoryEstimate memory;
   StepEstimate step;
+  // When the layout does not fit: the nearest that do (fit_alternatives.h).
+  std::vector<FitAlternative> alternatives;
+  // What the planner chose for the user (a default it filled in), one line each.
+  std::vector<std::string> notes;
 };
 
 std::string plan_text(const PlanResult& r, bool explain);
@@ -35,6 +40,7 @@ struct LayoutSearchResult {
   SearchResult search;
   std::vector<double> mfu;  // one per search.top row
   double seconds = 0;       // the search's own wall time
+  std::vector<std::string> notes;  // defaults the planner chose, one line each
 };
 
 std::string search_text(const LayoutSearchResult& r);

@@ -57,10 +57,24 @@ class PlanTest(unittest.TestCase):
         self.assertGreater(step["recompute"], 0)  # full recomputation costs a forward
         self.assertIn("fits", repr(self.report))
 
-    def test_a_layout_that_does_not_fit_says_so(self):
-        r = stepscope.plan("gpt3-175b", gpu="a100-80-sxm", tp=1, dp=1, global_batch=1)
+    def test_a_layout_that_does_not_fit_says_so_and_names_what_would(self):
+        r = stepscope.plan("llama3-8b", gpu="h100-sxm", gpus=8, micro_batch=2, global_batch=64)
         self.assertFalse(r.fits)
         self.assertIn("DOES NOT FIT", r.to_text())
+        self.assertGreater(len(r.alternatives), 0)
+        first = r.alternatives[0]
+        again = stepscope.plan("llama3-8b", gpu="h100-sxm", global_batch=64, tp=first["tp"], pp=first["pp"],
+                               dp=first["dp"], cp=first["cp"], micro_batch=first["micro_batch"],
+                               recompute=first["recompute"], sharding=first["sharding"])
+        self.assertTrue(again.fits)
+        self.assertAlmostEqual(again.step_seconds, first["step_seconds"], places=9)
+        self.assertEqual(len(self.report.alternatives), 0)  # the report that fits lists none
+
+    def test_gpus_alone_and_seq(self):
+        r = stepscope.plan("llama3-8b", gpus=8, tp=2, seq=4096, sharding="zero3")
+        d = r.to_dict()
+        self.assertEqual((d["parallel"]["dp"], d["model"]["seq"]), (4, 4096))
+        self.assertEqual(r.notes, ["dp 4 fills the 8 GPUs (tp × pp × cp = 2); give dp to set it"])
 
     def test_notebook_view_is_the_text(self):
         self.assertIn("memory per GPU", self.report._repr_html_())
@@ -101,6 +115,11 @@ class PlanSearchTest(unittest.TestCase):
         self.assertAlmostEqual(r.step_seconds, b["step_seconds"], places=9)
         self.assertAlmostEqual(r.memory_gb * 1e9, b["memory_bytes"], delta=1.0)
 
+    def test_default_global_batch_is_said(self):
+        s = stepscope.plan_search("llama3-8b", 8, top=1)
+        self.assertEqual(s.to_dict()["global_batch"], 512)
+        self.assertEqual(len(s.notes), 1)
+
     def test_nothing_fits_is_an_answer_not_an_error(self):
         s = stepscope.plan_search("gpt3-175b", 1, global_batch=8, gpu="a100-40-sxm", top=3)
         self.assertIsNone(s.best)
@@ -139,9 +158,8 @@ class PlanRefusalTest(unittest.TestCase):
                          "recompute: expected none, selective or full")
         self.assertEqual(self.refused(stepscope.plan, "gpt5").message, 'model: "gpt5" is neither a preset nor a file')
 
-    def test_search_needs_a_global_batch(self):
-        self.assertEqual(self.refused(stepscope.plan_search, "gpt3-1.3b", 8, global_batch=None).message,
-                         "global_batch: required: sequences per step")
+    def test_seq_out_of_range(self):
+        self.assertTrue(self.refused(stepscope.plan, "gpt3-1.3b", seq=-1).message.startswith("seq: expected"))
 
     def test_impossible_layout_names_the_constraint(self):
         e = self.refused(stepscope.plan, "gpt3-175b", tp=5)
