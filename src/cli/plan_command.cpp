@@ -64,10 +64,13 @@ int run_validate(const ValidateArgs& a) {
   std::string error;
   auto rows = read_validation_csv(a.csv, o, error);
   if (!rows) return fail(error);
-  auto summary = validate_rows(*rows, o, error);
-  if (!summary) return fail(fmt::format("{}: {}", a.csv, error));
-  if (json_out.ok() && !finish_output(json_out, validation_json(*summary))) return 2;
-  if (a.json_path != "-" && !write_stdout(validation_text(*summary))) return 2;
+  const ValidationSummary summary = validate_rows(*rows, o);
+  // A row that cannot be predicted is named and skipped; the others run.
+  for (const auto& k : summary.skipped) print_warning(fmt::format("{}: {}; skipped", a.csv, k.reason));
+  if (summary.results.empty())
+    return fail(fmt::format("{}: no row could be predicted ({} skipped)", a.csv, summary.skipped.size()));
+  if (json_out.ok() && !finish_output(json_out, validation_json(summary))) return 2;
+  if (a.json_path != "-" && !write_stdout(validation_text(summary))) return 2;
   return 0;
 }
 

@@ -271,14 +271,28 @@ std::string validation_text(const ValidationSummary& s) {
   t.add_column("measured");
   t.add_column("predicted");
   t.add_column("error");
+  const bool memory = s.memory_rows > 0;
+  if (memory) {
+    t.add_column("memory GB");
+    t.add_column("predicted");
+    t.add_column("error");
+  }
   for (const auto& r : s.results) {
     std::string mb = fmt::format("{}{}", r.chosen_micro_batch, r.row.micro_batch_known ? "" : " (chosen)");
     std::string unit = r.target == "step_seconds" ? "s" : "ms";
-    t.add_row({std::to_string(r.row.index), report::shorten(r.row.source, 32),
-               fmt::format("{} {}L h{}", r.row.model.name, r.row.model.layers, r.row.model.hidden),
-               std::string(to_string(r.row.parallel.recompute)) + (r.row.parallel.sequence_parallel ? "+SP" : ""),
-               r.target, mb, fmt::format("{:.3f} {}", r.row.measured, unit),
-               fmt::format("{:.3f} {}", r.predicted, unit), fmt::format("{:+.1f}%", r.error_pct)});
+    std::vector<std::string> cells = {
+        std::to_string(r.row.index), report::shorten(r.row.source, 32),
+        fmt::format("{} {}L h{}", r.row.model.name, r.row.model.layers, r.row.model.hidden),
+        std::string(to_string(r.row.parallel.recompute)) + (r.row.parallel.sequence_parallel ? "+SP" : ""), r.target,
+        mb, fmt::format("{:.3f} {}", r.row.measured, unit), fmt::format("{:.3f} {}", r.predicted, unit),
+        fmt::format("{:+.1f}%", r.error_pct)};
+    if (memory) {
+      const bool has = r.row.measured_memory_gb > 0;
+      cells.push_back(has ? fmt::format("{:.1f}", r.row.measured_memory_gb) : "");
+      cells.push_back(has ? fmt::format("{:.1f}", r.predicted_memory_gb) : "");
+      cells.push_back(has ? fmt::format("{:+.1f}%", r.memory_error_pct) : "");
+    }
+    t.add_row(cells);
   }
   std::string out = t.render();
   if (s.step_rows)
@@ -287,6 +301,13 @@ std::string validation_text(const ValidationSummary& s) {
   if (s.layer_rows)
     out += fmt::format("  one-layer forward+backward ({} rows): mean |error| {:.2f}%, max |error| {:.2f}%\n",
                        s.layer_rows, s.layer_mean_abs_pct, s.layer_max_abs_pct);
+  if (s.memory_rows)
+    out += fmt::format("  peak memory per GPU ({} rows): mean |error| {:.2f}%, max |error| {:.2f}%\n", s.memory_rows,
+                       s.memory_mean_abs_pct, s.memory_max_abs_pct);
+  if (!s.skipped.empty()) {
+    out += fmt::format("  {} row{} not predicted:\n", s.skipped.size(), s.skipped.size() == 1 ? "" : "s");
+    for (const auto& k : s.skipped) out += "    " + k.reason + "\n";
+  }
   return out;
 }
 
@@ -306,14 +327,25 @@ std::string validation_json(const ValidationSummary& s) {
     row["error_pct"] = r.error_pct;
     row["micro_batch"] = r.chosen_micro_batch;
     row["micro_batch_chosen"] = !r.row.micro_batch_known;
+    if (r.row.measured_memory_gb > 0) {
+      row["measured_memory_gb"] = r.row.measured_memory_gb;
+      row["predicted_memory_gb"] = r.predicted_memory_gb;
+      row["memory_error_pct"] = r.memory_error_pct;
+    }
     j["rows"].push_back(row);
   }
+  j["skipped"] = nlohmann::ordered_json::array();
+  for (const auto& k : s.skipped) j["skipped"].push_back({{"index", k.index}, {"line", k.line}, {"reason", k.reason}});
   j["summary"] = {{"step_rows", s.step_rows},
                   {"step_mean_abs_pct", s.step_mean_abs_pct},
                   {"step_max_abs_pct", s.step_max_abs_pct},
                   {"layer_rows", s.layer_rows},
                   {"layer_mean_abs_pct", s.layer_mean_abs_pct},
-                  {"layer_max_abs_pct", s.layer_max_abs_pct}};
+                  {"layer_max_abs_pct", s.layer_max_abs_pct},
+                  {"memory_rows", s.memory_rows},
+                  {"memory_mean_abs_pct", s.memory_mean_abs_pct},
+                  {"memory_max_abs_pct", s.memory_max_abs_pct},
+                  {"skipped_rows", s.skipped.size()}};
   return j.dump(2) + "\n";
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -74,8 +76,56 @@ bool is_ampere(const std::string& gpu) {
 
 }  // namespace
 
-std::optional<std::vector<ValidationRow>> parse_validation_csv(const std::string& text, const ValidationOptions& o,
-                                                               std::string& error) {
+namespace {
+
+// What a row may leave `unknown`, resolved to the default of the framework it
+// names (docs/planner.md, "Validation": each default with its source).
+struct FrameworkDefaults {
+  const char* name;
+  Recompute recompute;
+  bool sequence_parallel_with_tp;  // sequence parallelism whenever tp > 1
+  Sharding sharding;
+};
+
+constexpr FrameworkDefaults kFrameworks[] = {
+    // Megatron-LM: --recompute-granularity and --sequence-parallel are off
+    // unless given; without --use-distributed-optimizer gradients are
+    // all-reduced with replicated optimizer states (DDP).
+    {"megatron", Recompute::kNone, false, Sharding::kDdp},
+    // NeMo 2 and Megatron-Bridge recipes: Megatron-Core underneath, with the
+    // distributed optimizer on in their optimizer configs (ZeRO-1).
+    {"nemo", Recompute::kNone, false, Sharding::kZero1},
+    {"megatron-bridge", Recompute::kNone, false, Sharding::kZero1},
+    // torchtitan: the shipped Llama 3 training configs checkpoint
+    // selectively; its tensor-parallel plan always shards the norms along
+    // the sequence (SequenceParallel); data parallelism is FSDP2 by default.
+    {"torchtitan", Recompute::kSelective, true, Sharding::kZero3},
+    // llm-foundry: activation_checkpointing off and FULL_SHARD unless the
+    // fsdp_config says otherwise; no tensor parallelism.
+    {"llm-foundry", Recompute::kNone, false, Sharding::kZero3},
+};
+
+const FrameworkDefaults* find_framework(const std::string& name) {
+  for (const auto& f : kFrameworks)
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+std::string framework_names() {
+  std::string out;
+  for (const auto& f : kFrameworks) out += (out.empty() ? "" : ", ") + std::string(f.name);
+  return out;
+}
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+}  // namespace
+
+std::optional<ParsedRows> parse_validation_csv(const std::string& text, const ValidationOptions& o,
+                                               std::string& error) {
   std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) {
@@ -95,117 +145,176 @@ std::optional<std::vector<ValidationRow>> parse_validation_csv(const std::string
       error = fmt::format("header: missing column \"{}\"", need);
       return std::nullopt;
     }
-  std::vector<ValidationRow> rows;
-  int line_no = 1;
+  ParsedRows parsed;
+  int line_no = 1, index = 0;
   while (std::getline(in, line)) {
     ++line_no;
     if (line.empty() || line == "\r") continue;
     auto f = split_csv(line);
     ValidationRow r;
-    r.index = static_cast<int>(rows.size());
-    auto where = [&](const char* c) { return fmt::format("row {} (line {}), column \"{}\"", r.index, line_no, c); };
-    auto field = [&](const char* c) -> std::string {
-      size_t i = col[c];
-      return i < f.size() ? f[i] : std::string();
-    };
-    auto integer = [&](const char* c, int& out) {
-      if (parse_int(field(c), out)) return true;
-      error = fmt::format("{}: expected a non-negative integer, got \"{}\"", where(c), field(c));
+    r.index = index++;
+    r.line = line_no;
+    std::string reason;  // set by the first check that fails
+    auto at = [&](const char* c) { return fmt::format("row {} (line {}), column \"{}\"", r.index, line_no, c); };
+    auto fail = [&](const char* c, const std::string& message) {
+      reason = c ? at(c) + ": " + message : fmt::format("row {} (line {}): {}", r.index, line_no, message);
       return false;
     };
-    if (f.size() < header.size()) {
-      error = fmt::format("row {} (line {}): {} columns, header has {}", r.index, line_no, f.size(), header.size());
-      return std::nullopt;
-    }
-    r.source = field("source");
-    ModelSpec& m = r.model;
-    m.name = field("model");
-    for (const char* label : {"source", "model", "gpu"})
-      if (!is_printable_label(field(label)) && !(field(label).empty() && label == std::string_view("source"))) {
-        error = fmt::format("{}: expected 1 to 256 characters without control characters", where(label));
-        return std::nullopt;
+    auto has = [&](const char* c) { return col.count(c) > 0; };
+    auto field = [&](const char* c) -> std::string {
+      auto it = col.find(c);
+      return it != col.end() && it->second < f.size() ? f[it->second] : std::string();
+    };
+    auto integer = [&](const char* c, int& out) {
+      return parse_int(field(c), out) || fail(c, fmt::format("expected a non-negative integer, got \"{}\"", field(c)));
+    };
+    // A yes/no column that may say `unknown`; nullopt then.
+    auto yes_no = [&](const char* c, std::optional<bool>& out) {
+      const std::string v = field(c);
+      if (v == "unknown") return out.reset(), true;
+      if (v == "yes" || v == "no") return out = v == "yes", true;
+      return fail(c, fmt::format("expected yes, no or unknown, got \"{}\"", v));
+    };
+    auto parse_row = [&]() -> bool {
+      if (f.size() < header.size())
+        return fail(nullptr, fmt::format("{} columns, header has {}", f.size(), header.size()));
+      r.source = field("source");
+      ModelSpec& m = r.model;
+      m.name = field("model");
+      for (const char* label : {"source", "model", "gpu"})
+        if (!is_printable_label(field(label)) && !(field(label).empty() && label == std::string_view("source")))
+          return fail(label, "expected 1 to 256 characters without control characters");
+      if (!integer("layers", m.layers) || !integer("hidden", m.hidden) || !integer("heads", m.heads) ||
+          !integer("kv_heads", m.kv_heads) || !integer("ffn_hidden", m.ffn_hidden) || !integer("vocab", m.vocab) ||
+          !integer("seq", m.seq) || !integer("n_gpu", r.n_gpu) || !integer("tp", r.parallel.tp) ||
+          !integer("pp", r.parallel.pp) || !integer("dp", r.parallel.dp) || !integer("cp", r.parallel.cp) ||
+          !integer("vpp", r.parallel.vpp) || !integer("global_batch", r.settings.global_batch))
+        return false;
+      // GPT-style rows (ffn = 4h) have a GeLU MLP, biases, dropout, learned
+      // positions and tied embeddings; any other width is a SwiGLU/RoPE model
+      // (Llama family). A "gated_mlp" column, when present, decides instead.
+      m.gated_mlp = m.ffn_hidden != 4 * m.hidden;
+      if (has("gated_mlp")) {
+        std::string g = field("gated_mlp");
+        if (g != "yes" && g != "no") return fail("gated_mlp", fmt::format("expected yes or no, got \"{}\"", g));
+        m.gated_mlp = g == "yes";
       }
-    if (!integer("layers", m.layers) || !integer("hidden", m.hidden) || !integer("heads", m.heads) ||
-        !integer("kv_heads", m.kv_heads) || !integer("ffn_hidden", m.ffn_hidden) || !integer("vocab", m.vocab) ||
-        !integer("seq", m.seq) || !integer("n_gpu", r.n_gpu) || !integer("tp", r.parallel.tp) ||
-        !integer("pp", r.parallel.pp) || !integer("dp", r.parallel.dp) || !integer("cp", r.parallel.cp) ||
-        !integer("vpp", r.parallel.vpp) || !integer("global_batch", r.settings.global_batch))
-      return std::nullopt;
-    // GPT-style rows (ffn = 4h) have a GeLU MLP, biases, dropout, learned
-    // positions and tied embeddings; any other width is a SwiGLU/RoPE model
-    // (Llama family). A "gated_mlp" column, when present, decides instead.
-    m.gated_mlp = m.ffn_hidden != 4 * m.hidden;
-    if (col.count("gated_mlp")) {
-      std::string g = field("gated_mlp");
-      if (g != "yes" && g != "no") {
-        error = fmt::format("{}: expected yes or no, got \"{}\"", where("gated_mlp"), g);
-        return std::nullopt;
+      m.dropout = m.biases = m.learned_positions = m.tied_embeddings = !m.gated_mlp;
+      if (std::string bad = validate_model(m); !bad.empty()) return fail(nullptr, bad);
+      r.gpu = field("gpu");
+      r.framework = lower(field("framework"));
+      const FrameworkDefaults* framework = find_framework(r.framework);
+      auto needs_framework = [&](const char* c) {
+        return fail(c, r.framework.empty()
+                           ? fmt::format("unknown needs a framework column naming one of {}", framework_names())
+                           : fmt::format("unknown: no documented default for framework \"{}\" ({})", r.framework,
+                                         framework_names()));
+      };
+      std::string mb = field("micro_batch");
+      if (mb == "unknown") {
+        r.micro_batch_known = false;
+        r.parallel.micro_batch = 1;
+      } else if (!integer("micro_batch", r.parallel.micro_batch)) {
+        return false;
       }
-      m.gated_mlp = g == "yes";
-    }
-    m.dropout = m.biases = m.learned_positions = m.tied_embeddings = !m.gated_mlp;
-    if (std::string bad = validate_model(m); !bad.empty()) {
-      error = fmt::format("row {} (line {}): {}", r.index, line_no, bad);
-      return std::nullopt;
-    }
-    r.gpu = field("gpu");
-    std::string mb = field("micro_batch");
-    if (mb == "unknown") {
-      r.micro_batch_known = false;
-      r.parallel.micro_batch = 1;
-    } else if (!integer("micro_batch", r.parallel.micro_batch)) {
-      return std::nullopt;
-    }
-    if (!parse_recompute(field("recompute"), r.parallel.recompute)) {
-      error = fmt::format("{}: expected none, selective or full, got \"{}\"", where("recompute"), field("recompute"));
-      return std::nullopt;
-    }
-    std::string sp = field("sequence_parallel");
-    if (sp != "yes" && sp != "no") {
-      error = fmt::format("{}: expected yes or no, got \"{}\"", where("sequence_parallel"), sp);
-      return std::nullopt;
-    }
-    r.parallel.sequence_parallel = sp == "yes";
-    const bool megatron_gpt_era = !m.gated_mlp && m.kv_heads == m.heads && is_ampere(r.gpu);
-    r.settings.attention = o.attention.value_or(megatron_gpt_era ? AttentionKernel::kUnfused : AttentionKernel::kFlash);
-    r.settings.overlap_dp_comm = o.overlap_dp_comm.value_or(!megatron_gpt_era);
-    r.settings.dtype = o.dtype.value_or(megatron_gpt_era ? Dtype::kFp16 : Dtype::kBf16);
-    if (col.count("attention") && !field("attention").empty() &&
-        !parse_attention(field("attention"), r.settings.attention)) {
-      error = fmt::format("{}: expected flash or unfused, got \"{}\"", where("attention"), field("attention"));
-      return std::nullopt;
-    }
-    if (col.count("dtype") && !field("dtype").empty() && !parse_dtype(field("dtype"), r.settings.dtype)) {
-      error = fmt::format("{}: expected bf16, fp16 or fp8, got \"{}\"", where("dtype"), field("dtype"));
-      return std::nullopt;
-    }
-    r.metric = field("metric");
-    double value = 0;
-    if (!parse_double(field("value"), value)) {
-      error = fmt::format("{}: expected a number from 1e-6 to 1e9, got \"{}\"", where("value"), field("value"));
-      return std::nullopt;
-    }
-    if (r.metric == "layer_fwd_bwd_ms") {
-      r.measured = value;
-    } else if (r.metric == "step_seconds" || r.metric == "tflops_per_gpu") {
-      std::string ss = field("step_seconds");
-      if (ss.empty() && r.metric == "step_seconds") ss = field("value");
-      if (!parse_double(ss, r.measured)) {
-        error = fmt::format("{}: expected a number from 1e-6 to 1e9, got \"{}\"", where("step_seconds"), ss);
-        return std::nullopt;
+      if (field("recompute") == "unknown") {
+        if (!framework) return needs_framework("recompute");
+        r.parallel.recompute = framework->recompute;
+      } else if (!parse_recompute(field("recompute"), r.parallel.recompute)) {
+        return fail("recompute", fmt::format("expected none, selective, full or unknown, got \"{}\"", field("recompute")));
       }
-    } else {
-      error = fmt::format("{}: expected step_seconds, tflops_per_gpu or layer_fwd_bwd_ms, got \"{}\"", where("metric"),
-                          r.metric);
-      return std::nullopt;
-    }
-    rows.push_back(std::move(r));
+      std::optional<bool> sp;
+      if (!yes_no("sequence_parallel", sp)) return false;
+      if (!sp && !framework) return needs_framework("sequence_parallel");
+      r.parallel.sequence_parallel = sp ? *sp : framework->sequence_parallel_with_tp && r.parallel.tp > 1;
+      if (has("sharding") && !field("sharding").empty()) {
+        const std::string sh = field("sharding");
+        if (sh == "unknown") {
+          if (!framework) return needs_framework("sharding");
+          r.parallel.sharding = framework->sharding;
+        } else if (sh == "hsdp") {
+          r.parallel.sharding = Sharding::kFsdpHybrid;
+        } else if (!parse_sharding(sh, r.parallel.sharding)) {
+          return fail("sharding", fmt::format("expected ddp, zero1, zero2, zero3, fsdp, hsdp or unknown, got \"{}\"", sh));
+        }
+      }
+      const bool megatron_gpt_era = !m.gated_mlp && m.kv_heads == m.heads && is_ampere(r.gpu);
+      r.settings.attention =
+          o.attention.value_or(megatron_gpt_era ? AttentionKernel::kUnfused : AttentionKernel::kFlash);
+      r.settings.overlap_dp_comm = o.overlap_dp_comm.value_or(!megatron_gpt_era);
+      r.settings.dtype = o.dtype.value_or(megatron_gpt_era ? Dtype::kFp16 : Dtype::kBf16);
+      if (has("attention") && !field("attention").empty() && !parse_attention(field("attention"), r.settings.attention))
+        return fail("attention", fmt::format("expected flash or unfused, got \"{}\"", field("attention")));
+      if (has("dtype") && !field("dtype").empty() && !parse_dtype(field("dtype"), r.settings.dtype)) {
+        const std::string d = field("dtype");
+        if (d == "mxfp8" || d == "nvfp4")
+          return fail("dtype", fmt::format("{} is not modelled yet (bf16, fp16 or fp8)", d));
+        return fail("dtype", fmt::format("expected bf16, fp16, fp8, mxfp8 or nvfp4, got \"{}\"", d));
+      }
+      // Columns of layouts the models do not express yet: the row is skipped
+      // rather than predicted as something it is not.
+      int n = 0;
+      if (has("moe_experts") && !field("moe_experts").empty()) {
+        if (!integer("moe_experts", n)) return false;
+        if (n > 1) return fail("moe_experts", "MoE layers are not modelled yet");
+      }
+      if (has("ep") && !field("ep").empty()) {
+        if (!integer("ep", n)) return false;
+        if (n > 1) return fail("ep", "expert parallelism is not modelled yet");
+      }
+      const int per_stage = r.parallel.pp > 0 ? m.layers / r.parallel.pp : 0;
+      for (const char* c : {"first_stage_layers", "last_stage_layers"})
+        if (has(c) && !field(c).empty()) {
+          if (!integer(c, n)) return false;
+          if (n != per_stage)
+            return fail(c, fmt::format("uneven pipeline stages ({} layers, not layers / pp = {}) are not modelled yet",
+                                       n, per_stage));
+        }
+      if (has("recompute_layers") && !field("recompute_layers").empty()) {
+        if (!integer("recompute_layers", n)) return false;
+        if (r.parallel.recompute == Recompute::kNone && n > 0)
+          return fail("recompute_layers", fmt::format("{} recomputed layers, but recompute is none", n));
+        if (r.parallel.recompute != Recompute::kNone && n != per_stage)
+          return fail("recompute_layers",
+                      fmt::format("recomputing {} of the {} layers of a stage is not modelled yet", n, per_stage));
+      }
+      if (has("memory_gb") && !field("memory_gb").empty() &&
+          !parse_double(field("memory_gb"), r.measured_memory_gb))
+        return fail("memory_gb", fmt::format("expected a number from 1e-6 to 1e9, got \"{}\"", field("memory_gb")));
+      r.metric = field("metric");
+      double value = 0;
+      if (!parse_double(field("value"), value))
+        return fail("value", fmt::format("expected a number from 1e-6 to 1e9, got \"{}\"", field("value")));
+      if (r.metric == "layer_fwd_bwd_ms") {
+        r.measured = value;
+      } else if (r.metric == "step_seconds" || r.metric == "tflops_per_gpu" || r.metric == "tokens_per_s_per_gpu") {
+        std::string ss = field("step_seconds");
+        if (ss.empty() && r.metric == "step_seconds") ss = field("value");
+        if (ss.empty() && r.metric == "tokens_per_s_per_gpu") {
+          // Every GPU's tokens: a step's global batch × sequence over n_gpu × tokens/s.
+          if (r.n_gpu < 1) return fail("n_gpu", "must be at least 1 for tokens_per_s_per_gpu");
+          r.measured = double(r.settings.global_batch) * m.seq / (double(r.n_gpu) * value);
+          if (!(r.measured >= kMinMeasured && r.measured <= kMaxMeasured))
+            return fail("value", fmt::format("gives a step of {:g} s, outside 1e-6 to 1e9", r.measured));
+        } else if (!parse_double(ss, r.measured)) {
+          return fail("step_seconds", fmt::format("expected a number from 1e-6 to 1e9, got \"{}\"", ss));
+        }
+      } else {
+        return fail("metric", fmt::format("expected step_seconds, tflops_per_gpu, tokens_per_s_per_gpu or "
+                                          "layer_fwd_bwd_ms, got \"{}\"",
+                                          r.metric));
+      }
+      return true;
+    };
+    if (parse_row())
+      parsed.rows.push_back(std::move(r));
+    else
+      parsed.skipped.push_back({r.index, line_no, reason});
   }
-  return rows;
+  return parsed;
 }
 
-std::optional<std::vector<ValidationRow>> read_validation_csv(const std::string& path, const ValidationOptions& o,
-                                                              std::string& error) {
+std::optional<ParsedRows> read_validation_csv(const std::string& path, const ValidationOptions& o, std::string& error) {
   std::optional<std::string> text = read_input_file(path, error);  // at most 64 MiB
   if (!text) return std::nullopt;
   std::string inner;
@@ -229,22 +338,39 @@ int choose_micro_batch(const ModelSpec& m, const TrainingSettings& t, const Clus
   return best;
 }
 
-std::optional<ValidationSummary> validate_rows(const std::vector<ValidationRow>& rows, const ValidationOptions& o,
-                                               std::string& error) {
+namespace {
+
+std::string catalog_names() {
+  std::string out;
+  for (const auto& g : gpu_catalog()) out += (out.empty() ? "" : ", ") + g.name;
+  return out;
+}
+
+void add_error(double abs_err, int& rows, double& sum, double& max) {
+  ++rows, sum += abs_err, max = std::max(max, abs_err);
+}
+
+}  // namespace
+
+ValidationSummary validate_rows(const ParsedRows& parsed, const ValidationOptions& o) {
   ValidationSummary s;
-  double step_sum = 0, layer_sum = 0;
-  for (const auto& row : rows) {
+  s.skipped = parsed.skipped;
+  double step_sum = 0, layer_sum = 0, memory_sum = 0;
+  for (const auto& row : parsed.rows) {
+    auto skip = [&](const std::string& why) {
+      s.skipped.push_back({row.index, row.line, fmt::format("row {} (line {}): {}", row.index, row.line, why)});
+    };
     const GpuSpec* gpu = find_gpu(row.gpu);
     if (!gpu) {
-      error = fmt::format("row {}: unknown GPU \"{}\"", row.index, row.gpu);
-      return std::nullopt;
+      skip(fmt::format("unknown GPU \"{}\" (the planner's: {})", row.gpu, catalog_names()));
+      continue;
     }
     ClusterSpec c{*gpu, row.n_gpu, {}};
     ParallelConfig p = row.parallel;
     auto problems = check_constraints(row.model, row.settings, c, p);
     if (!problems.empty()) {
-      error = fmt::format("row {}: {}", row.index, problems.front());
-      return std::nullopt;
+      skip(problems.front());
+      continue;
     }
     ValidationResult r;
     r.row = row;
@@ -261,16 +387,23 @@ std::optional<ValidationSummary> validate_rows(const std::vector<ValidationRow>&
       r.predicted = r.predicted_step_seconds = estimate_step(row.model, row.settings, c, p).total;
     }
     r.error_pct = (r.predicted - row.measured) / row.measured * 100;
-    double abs_err = std::fabs(r.error_pct);
-    if (r.target == "step_seconds") {
-      ++s.step_rows, step_sum += abs_err, s.step_max_abs_pct = std::max(s.step_max_abs_pct, abs_err);
-    } else {
-      ++s.layer_rows, layer_sum += abs_err, s.layer_max_abs_pct = std::max(s.layer_max_abs_pct, abs_err);
+    const double abs_err = std::fabs(r.error_pct);
+    if (r.target == "step_seconds")
+      add_error(abs_err, s.step_rows, step_sum, s.step_max_abs_pct);
+    else
+      add_error(abs_err, s.layer_rows, layer_sum, s.layer_max_abs_pct);
+    if (row.measured_memory_gb > 0) {
+      r.predicted_memory_gb = estimate_memory(row.model, row.settings, c, p).total / 1e9;
+      r.memory_error_pct = (r.predicted_memory_gb - row.measured_memory_gb) / row.measured_memory_gb * 100;
+      add_error(std::fabs(r.memory_error_pct), s.memory_rows, memory_sum, s.memory_max_abs_pct);
     }
     s.results.push_back(std::move(r));
   }
+  std::stable_sort(s.skipped.begin(), s.skipped.end(),
+                   [](const SkippedRow& a, const SkippedRow& b) { return a.index < b.index; });
   if (s.step_rows) s.step_mean_abs_pct = step_sum / s.step_rows;
   if (s.layer_rows) s.layer_mean_abs_pct = layer_sum / s.layer_rows;
+  if (s.memory_rows) s.memory_mean_abs_pct = memory_sum / s.memory_rows;
   return s;
 }
 

@@ -16,8 +16,9 @@ namespace stepscope::plan {
 
 struct ValidationRow {
   int index = 0;  // 0-based data row
+  int line = 0;   // 1-based line of the file
   std::string source;
-  std::string metric;  // step_seconds | tflops_per_gpu | layer_fwd_bwd_ms
+  std::string metric;  // step_seconds | tflops_per_gpu | tokens_per_s_per_gpu | layer_fwd_bwd_ms
   ModelSpec model;
   std::string gpu;
   int n_gpu = 0;
@@ -25,6 +26,21 @@ struct ValidationRow {
   bool micro_batch_known = true;
   TrainingSettings settings;
   double measured = 0;  // step seconds, or ms for layer_fwd_bwd_ms rows
+  double measured_memory_gb = 0;  // the optional memory_gb column (peak per GPU, 1e9 B); 0 when absent
+  std::string framework;          // the optional framework column, lower case ("" when absent)
+};
+
+// A row that was not predicted, and why: "row 3 (line 5), column \"dtype\":
+// mxfp8 is not modelled yet (bf16, fp16 or fp8)". The other rows still run.
+struct SkippedRow {
+  int index = 0;
+  int line = 0;
+  std::string reason;  // one line naming the row, the line and, where one is at fault, the column
+};
+
+struct ParsedRows {
+  std::vector<ValidationRow> rows;
+  std::vector<SkippedRow> skipped;
 };
 
 struct ValidationResult {
@@ -34,13 +50,19 @@ struct ValidationResult {
   double error_pct = 0;               // (predicted - measured) / measured × 100
   int chosen_micro_batch = 0;         // micro-batch used (chosen when the row says unknown)
   double predicted_step_seconds = 0;  // 0 for layer rows
+  // Rows with memory_gb: the predicted peak per GPU (memory_model's total, GB)
+  // and its error against the published figure.
+  double predicted_memory_gb = 0;
+  double memory_error_pct = 0;
 };
 
 struct ValidationSummary {
   std::vector<ValidationResult> results;
+  std::vector<SkippedRow> skipped;  // rows of the file not predicted, in file order
   double step_mean_abs_pct = 0, step_max_abs_pct = 0;
   double layer_mean_abs_pct = 0, layer_max_abs_pct = 0;
-  int step_rows = 0, layer_rows = 0;
+  double memory_mean_abs_pct = 0, memory_max_abs_pct = 0;
+  int step_rows = 0, layer_rows = 0, memory_rows = 0;
 };
 
 struct ValidationOptions {
@@ -61,17 +83,17 @@ struct ValidationOptions {
   UnknownMicroBatch unknown_micro_batch = UnknownMicroBatch::kOne;
 };
 
-// Parses the CSV text; on a bad row returns nullopt and `error` names the row and column.
-std::optional<std::vector<ValidationRow>> parse_validation_csv(const std::string& text, const ValidationOptions& o,
-                                                               std::string& error);
-std::optional<std::vector<ValidationRow>> read_validation_csv(const std::string& path, const ValidationOptions& o,
-                                                              std::string& error);
+// Parses the CSV text. A bad row is skipped with its reason (SkippedRow) and
+// the others are kept; nullopt, with `error` set, only for the file itself
+// (empty, a header without a required column).
+std::optional<ParsedRows> parse_validation_csv(const std::string& text, const ValidationOptions& o, std::string& error);
+std::optional<ParsedRows> read_validation_csv(const std::string& path, const ValidationOptions& o, std::string& error);
 // Micro-batch for rows that do not state it: the value, among powers of two
 // dividing the per-replica batch, whose predicted step is fastest while the
 // memory fits (published runs are tuned).
 int choose_micro_batch(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c, ParallelConfig p);
-// Predicts every row; an unknown GPU or impossible layout sets `error`.
-std::optional<ValidationSummary> validate_rows(const std::vector<ValidationRow>& rows, const ValidationOptions& o,
-                                               std::string& error);
+// Predicts every parsed row; a row the planner cannot take (an unknown GPU,
+// an impossible layout) joins the parser's skipped rows.
+ValidationSummary validate_rows(const ParsedRows& parsed, const ValidationOptions& o);
 
 }  // namespace stepscope::plan

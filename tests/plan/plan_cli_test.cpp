@@ -32,15 +32,33 @@ TEST(PlanCli, ValidateMissingFile) {
   expect_error(run_cli(dir, {"plan", "validate", path}), "stepscope: error: " + path + ": cannot open");
 }
 
-TEST(PlanCli, ValidateMalformedRow) {
+TEST(PlanCli, ValidateSkipsAMalformedRowAndRunsTheOthers) {
   testing::TempDir dir;
+  const std::string good =
+      "S,GPT,22,48,6144,64,64,24576,51200,2048,A100-SXM4-80GB,8,8,1,1,1,1,4,4,full,no,step_seconds,1.42,,1.42\n";
   std::string path = dir.write(
       "bad.csv",
+      std::string(kHeader) + good +
+          "S,GPT,22,48,6144,64,64,24576,51200,2048,A100-SXM4-80GB,8,8,1,1,1,1,4,4,full,no,step_seconds,fast,,\n");
+  CliRun r = run_cli(dir, {"plan", "validate", path, "--json", "-"});
+  EXPECT_EQ(r.exit_code, 0);
+  ASSERT_EQ(r.err_lines.size(), 1u);
+  EXPECT_EQ(r.err_lines[0], "stepscope: warning: " + path +
+                                ": row 1 (line 3), column \"value\": expected a number from 1e-6 to 1e9, got \"fast\"; "
+                                "skipped");
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["rows"].size(), 1u);
+  EXPECT_EQ(j["summary"]["skipped_rows"], 1);
+  EXPECT_EQ(j["skipped"][0]["line"], 3);
+  // Nothing left to predict: an error.
+  std::string only_bad = dir.write(
+      "only_bad.csv",
       std::string(kHeader) +
           "S,GPT,22,48,6144,64,64,24576,51200,2048,A100-SXM4-80GB,8,8,1,1,1,1,4,4,full,no,step_seconds,fast,,\n");
-  expect_error(
-      run_cli(dir, {"plan", "validate", path}),
-      "stepscope: error: " + path + ": row 0 (line 2), column \"value\": expected a number from 1e-6 to 1e9, got \"fast\"");
+  CliRun none = run_cli(dir, {"plan", "validate", only_bad});
+  EXPECT_EQ(none.exit_code, 2);
+  ASSERT_FALSE(none.err_lines.empty());
+  EXPECT_EQ(none.err_lines.back(), "stepscope: error: " + only_bad + ": no row could be predicted (1 skipped)");
 }
 
 TEST(PlanCli, ValidateJsonRowsInInputOrder) {
