@@ -47,6 +47,15 @@ if [[ ${SKIP_TEST_DEPS:-0} == 1 ]]; then
   exit 0
 fi
 echo "[check-wheel] test dependencies (python/requirements-test.txt)"
+# PyTorch's CPU-only wheel is about 0.2 GB against about 3 GB for PyPI's
+# (which carries the CUDA libraries): taken from PyTorch's own index when that
+# answers within 5 s, else PyPI's comes with the other requirements.
+cpu_index=https://download.pytorch.org/whl/cpu
+if "$venv/bin/python" -c "import urllib.request; urllib.request.urlopen('$cpu_index/torch/', timeout=5)" 2>/dev/null; then
+  echo "[check-wheel] torch from $cpu_index"
+  "$venv/bin/pip" install -q --disable-pip-version-check --index-url "$cpu_index" torch ||
+    echo "[check-wheel] the CPU index failed; torch comes from PyPI"
+fi
 "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/python/requirements-test.txt"
 echo "[check-wheel] Python tests"
 # test_monitor needs the fake NVML of the C++ test tree: ctest runs it there.
