@@ -15,6 +15,7 @@
 #include "plan/config_search.h"
 #include "plan/search_evaluator.h"
 
+using namespace stepscope::model;
 using namespace stepscope::plan;
 
 namespace {

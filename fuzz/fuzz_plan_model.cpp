@@ -13,15 +13,15 @@
 #include <string>
 #include <string_view>
 
-#include "plan/cluster_spec.h"
-#include "plan/memory_model.h"
-#include "plan/model_spec.h"
-#include "plan/plan_constraints.h"
-#include "plan/step_time_model.h"
+#include "model/cluster_spec.h"
+#include "model/memory_model.h"
+#include "model/model_spec.h"
+#include "model/plan_constraints.h"
+#include "model/step_time_model.h"
 
 namespace {
 
-using namespace stepscope::plan;
+using namespace stepscope::model;
 
 void require_finite(double v) {
   if (!std::isfinite(v) || v < 0) std::abort();

@@ -11,7 +11,7 @@
 
 #include "bindings.h"
 #include "pipeline/plan_run.h"
-#include "plan/plan_report.h"
+#include "report/plan_report.h"
 
 namespace py = pybind11;
 
@@ -82,10 +82,10 @@ void bind_plan(py::module_& m) {
   bind_problem(planned);
   planned
       .def(
-          "json", [](const PlannedLayout& p, int indent) { return reindent(plan::plan_json(p.result), indent); },
+          "json", [](const PlannedLayout& p, int indent) { return reindent(report::plan_json(p.result), indent); },
           py::arg("indent") = -1, "The JSON of stepscope plan --json")
       .def(
-          "text", [](const PlannedLayout& p, bool explain) { return plan::plan_text(p.result, explain); },
+          "text", [](const PlannedLayout& p, bool explain) { return report::plan_text(p.result, explain); },
           py::arg("explain") = false, "The terminal report");
   m.def("plan", &pipeline::plan_layout, py::arg("inputs"), "Predicts one layout (stepscope plan)");
 
@@ -94,10 +94,10 @@ void bind_plan(py::module_& m) {
   bind_problem(searched);
   searched
       .def(
-          "json", [](const SearchedLayouts& s, int indent) { return reindent(plan::search_json(s.result), indent); },
+          "json", [](const SearchedLayouts& s, int indent) { return reindent(report::search_json(s.result), indent); },
           py::arg("indent") = -1, "The JSON of stepscope plan search --json")
       .def(
-          "text", [](const SearchedLayouts& s) { return plan::search_text(s.result); }, "The terminal report");
+          "text", [](const SearchedLayouts& s) { return report::search_text(s.result); }, "The terminal report");
   // The search scores every layout (seconds for large GPU counts): without the GIL.
   m.def(
       "plan_search",

@@ -16,12 +16,15 @@
 #include "cli/plan_cli_inputs.h"
 #include "plan/batch_pareto.h"
 #include "plan/fsdp_advice.h"
-#include "plan/memory_model.h"
-#include "plan/plan_constraints.h"
+#include "model/memory_model.h"
+#include "model/plan_constraints.h"
 #include "plan/search_evaluator.h"
-#include "plan/step_time_model.h"
+#include "model/step_time_model.h"
 
 namespace stepscope::cli {
+
+// The specs and cost models of the model layer (src/model/).
+using namespace model;
 
 namespace {
 
@@ -128,7 +131,7 @@ int run_pareto(const ParetoArgs& a) {
 
 nlohmann::json side_json(bool fits, const plan::RankedConfig& r) {
   if (!fits) return nullptr;
-  return {{"micro_batch", r.config.micro_batch}, {"recompute", plan::to_string(r.config.recompute)},
+  return {{"micro_batch", r.config.micro_batch}, {"recompute", model::to_string(r.config.recompute)},
           {"memory_bytes", r.evaluation.memory_bytes}, {"step_seconds", r.evaluation.step_seconds},
           {"tokens_per_second", r.tokens_per_second}};
 }
@@ -137,7 +140,7 @@ std::string side_text(bool fits, const plan::RankedConfig& r, bool sharded, int 
   // advise_fsdp does not try ZeRO-3 over one replica: it would be DDP.
   if (sharded && gpus < 2) return fmt::format("{:>34}", "n/a (one GPU)");
   if (!fits) return fmt::format("{:>34}", "does not fit");
-  return fmt::format("{:>3} {:>10} {:>7.1f} {:>12.0f}", r.config.micro_batch, plan::to_string(r.config.recompute),
+  return fmt::format("{:>3} {:>10} {:>7.1f} {:>12.0f}", r.config.micro_batch, model::to_string(r.config.recompute),
                      r.evaluation.memory_bytes / 1e9, r.tokens_per_second);
 }
 
@@ -221,7 +224,7 @@ int run_sharding(const ShardingArgs& a) {
 }  // namespace
 
 void register_plan_advice(CLI::App* plan) {
-  using plan::LayoutLimits;
+  using model::LayoutLimits;
   auto pargs = std::make_shared<ParetoArgs>();
   auto* p = plan->add_subcommand("pareto", "batch-size Pareto front of throughput against memory for one layout");
   add_common(p, *pargs);

@@ -4,7 +4,7 @@
 #include <fmt/core.h>
 
 #include "cli/option_checks.h"
-#include "plan/plan_constraints.h"
+#include "model/plan_constraints.h"
 
 namespace stepscope::cli {
 
@@ -22,9 +22,9 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_option("--gpu", a.gpu, "a100-40-sxm, a100-80-sxm, h100-sxm (default), h200-sxm, b200");
   cmd->add_option("--profile", a.profile, "hardware profile JSON instead of the catalog");
   cmd->add_option("--global-batch", a.global_batch, "sequences per step")
-      ->check(whole_number(1, plan::LayoutLimits::kGlobalBatch));
+      ->check(whole_number(1, model::LayoutLimits::kGlobalBatch));
   cmd->add_option("--seq", a.seq, "tokens per sequence (default: the model's own)")
-      ->check(whole_number(1, plan::ModelLimits::kSeq));
+      ->check(whole_number(1, model::ModelLimits::kSeq));
   cmd->add_option("--dtype", a.dtype, "bf16, fp16 or fp8");
   cmd->add_option("--optimizer", a.optimizer, "adam, adamw or sgd");
   cmd->add_option("--attention", a.attention, "flash (default) or unfused");
@@ -34,7 +34,7 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
 }
 
 void add_layout(CLI::App* cmd, LayoutArgs& a) {
-  const CLI::Validator size = whole_number(1, plan::LayoutLimits::kSize);
+  const CLI::Validator size = whole_number(1, model::LayoutLimits::kSize);
   cmd->add_option("--tp", a.tp, "tensor-parallel size")->check(size);
   cmd->add_option("--pp", a.pp, "pipeline stages")->check(size);
   cmd->add_option("--dp", a.dp, "data-parallel replicas")->check(size);

@@ -10,10 +10,16 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "pipeline/plan_run.h"
-#include "plan/plan_constraints.h"
-#include "plan/plan_report.h"
+#include "model/plan_constraints.h"
+#include "report/plan_report.h"
 
 namespace stepscope::cli {
+
+using model::AttentionKernel;
+using model::Dtype;
+using model::LayoutLimits;
+using model::parse_attention;
+using model::parse_dtype;
 
 namespace {
 
@@ -38,8 +44,8 @@ int run_plan(const PlanArgs& a) {
   in.overlap_dp = a.overlap_dp_flag == "on";
   const pipeline::PlannedLayout planned = pipeline::plan_layout(in);
   if (!planned.problem.ok()) return fail(pipeline::plan_problem_line(planned.problem));
-  if (json_out.ok() && !finish_output(json_out, plan::plan_json(planned.result))) return 2;
-  if (a.json_path != "-" && !write_stdout(plan::plan_text(planned.result, a.explain))) return 2;
+  if (json_out.ok() && !finish_output(json_out, report::plan_json(planned.result))) return 2;
+  if (a.json_path != "-" && !write_stdout(report::plan_text(planned.result, a.explain))) return 2;
   return 0;
 }
 
@@ -69,8 +75,8 @@ int run_validate(const ValidateArgs& a) {
   for (const auto& k : summary.skipped) print_warning(fmt::format("{}: {}; skipped", a.csv, k.reason));
   if (summary.results.empty())
     return fail(fmt::format("{}: no row could be predicted ({} skipped)", a.csv, summary.skipped.size()));
-  if (json_out.ok() && !finish_output(json_out, validation_json(summary))) return 2;
-  if (a.json_path != "-" && !write_stdout(validation_text(summary))) return 2;
+  if (json_out.ok() && !finish_output(json_out, report::validation_json(summary))) return 2;
+  if (a.json_path != "-" && !write_stdout(report::validation_text(summary))) return 2;
   return 0;
 }
 
@@ -78,7 +84,7 @@ int run_validate(const ValidateArgs& a) {
 
 CLI::App* register_plan(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
-  using plan::LayoutLimits;
+  using model::LayoutLimits;
   const CLI::Validator size = whole_number(1, LayoutLimits::kSize);
   auto* cmd = app.add_subcommand("plan", "predict memory per GPU and step time of a training layout");
   cmd->require_subcommand(0, 1);
@@ -96,7 +102,7 @@ CLI::App* register_plan(CLI::App& app) {
   cmd->add_option("--global-batch", args->global_batch, "sequences per step (default dp × micro-batch)")
       ->check(whole_number(1, LayoutLimits::kGlobalBatch));
   cmd->add_option("--seq", args->seq, "tokens per sequence (default: the model's own, printed)")
-      ->check(whole_number(1, plan::ModelLimits::kSeq));
+      ->check(whole_number(1, model::ModelLimits::kSeq));
   cmd->add_option("--recompute", args->recompute, "none, selective or full");
   cmd->add_option("--sharding", args->layout.sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid, distributed_optimizer");
   cmd->add_flag("--sequence-parallel", args->layout.sequence_parallel, "Megatron sequence parallelism");

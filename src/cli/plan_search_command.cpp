@@ -11,15 +11,18 @@
 #include "cli/option_checks.h"
 #include "cli/plan_cli_inputs.h"
 #include "pipeline/plan_run.h"
-#include "plan/cluster_spec.h"
-#include "plan/plan_report.h"
-#include "plan/model_spec.h"
-#include "plan/plan_constraints.h"
+#include "model/cluster_spec.h"
+#include "report/plan_report.h"
+#include "model/model_spec.h"
+#include "model/plan_constraints.h"
 #include "plan/recompute_inputs.h"
-#include "plan/step_time_model.h"
-#include "plan/training_settings.h"
+#include "model/step_time_model.h"
+#include "model/training_settings.h"
 
 namespace stepscope::cli {
+
+// The specs and cost models of the model layer (src/model/).
+using namespace model;
 
 namespace {
 
@@ -44,8 +47,8 @@ int run_search(const SearchArgs& a) {
   in.top = a.top;
   const pipeline::SearchedLayouts searched = pipeline::search_layouts(in);
   if (!searched.problem.ok()) return fail(pipeline::plan_problem_line(searched.problem));
-  if (json_out.ok() && !finish_output(json_out, plan::search_json(searched.result))) return 2;
-  if (a.json_path != "-" && !write_stdout(plan::search_text(searched.result))) return 2;
+  if (json_out.ok() && !finish_output(json_out, report::search_json(searched.result))) return 2;
+  if (a.json_path != "-" && !write_stdout(report::search_text(searched.result))) return 2;
   return 0;
 }
 
@@ -97,7 +100,7 @@ int run_recompute(const RecomputeArgs& a) {
 }  // namespace
 
 void register_plan_search(CLI::App* plan) {
-  using plan::LayoutLimits;
+  using model::LayoutLimits;
   auto sargs = std::make_shared<SearchArgs>();
   auto* s = plan->add_subcommand("search", "the fastest layouts for a GPU count that fit memory");
   add_common(s, *sargs);

@@ -12,13 +12,15 @@
 #include "analysis/rank_analysis.h"
 #include "diagnose/diagnose_options.h"
 #include "diagnose/finding.h"
-#include "diagnose/hardware_table.h"
+#include "model/gpu_table.h"
 #include "diagnose/host_index.h"
 #include "diagnose/host_tree.h"
 #include "diagnose/step_attribution.h"
 #include "trace/event_store.h"
 
 namespace stepscope::diagnose {
+
+using model::GpuPeaks;
 
 // Everything about one rank a detector may read.
 struct RankView {

@@ -1,16 +1,19 @@
 #include "diagnose/diagnose.h"
 
+#include "diagnose/rank_gpu.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <memory>
 
-#include "diagnose/hardware_table.h"
+#include "model/gpu_table.h"
 #include "diagnose/replay_graph.h"
 #include "diagnose/replay_savings.h"
 #include "diagnose/example_place.h"
 
 namespace stepscope::diagnose {
+
 namespace {
 
 // Per-rank inputs the detectors read, built once.
@@ -103,7 +106,7 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     v.attribution = &d.attribution[i];
     v.host = &inputs[i].host;
     v.tree = inputs[i].tree.get();
-    v.peaks = options.peaks_override ? options.peaks_override : find_gpu_peaks(store);
+    v.peaks = options.peaks_override ? options.peaks_override : rank_gpu_peaks(store);
     d.hardware.push_back(v.peaks ? std::string(v.peaks->model) : std::string());
     ctx.ranks.push_back(v);
   }

@@ -7,9 +7,11 @@
 
 #include "analysis/analysis_options.h"
 
-namespace stepscope::diagnose {
-
+namespace stepscope::model {
 struct GpuPeaks;
+}  // namespace stepscope::model
+
+namespace stepscope::diagnose {
 
 struct DiagnoseOptions {
   // Detectors to skip, by name (detector_registry.cpp lists them).
@@ -73,7 +75,7 @@ struct DiagnoseOptions {
   // Peak rates for every rank instead of the datasheet row of its device
   // name: measured ceilings from a hardware profile (`analyze --profile`),
   // so efficiencies are against what the card reaches. nullptr: datasheet.
-  const GpuPeaks* peaks_override = nullptr;
+  const model::GpuPeaks* peaks_override = nullptr;
 
   // The timeline the attribution reads; the exact one unless the caller runs
   // a compatibility mode.

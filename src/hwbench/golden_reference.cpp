@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 
-#include "diagnose/hardware_table.h"
+#include "model/gpu_table.h"
 
 namespace stepscope::hwbench {
 namespace {
@@ -85,7 +85,7 @@ double measured_value(const HardwareProfile& p, std::string_view metric) {
   return 0;
 }
 
-double datasheet_value(const diagnose::GpuPeaks* peaks, std::string_view metric) {
+double datasheet_value(const model::GpuPeaks* peaks, std::string_view metric) {
   if (!peaks) return 0;
   if (metric == "gemm_bf16_tflops") return peaks->bf16_tflops;
   if (metric == "gemm_fp16_tflops") return peaks->fp16_tflops;
@@ -111,7 +111,7 @@ std::string_view health_name(Health h) {
 
 std::vector<KnownGood> known_good_ceilings(std::string_view device_name) {
   std::vector<KnownGood> out;
-  const diagnose::GpuPeaks* peaks = diagnose::find_gpu_peaks(device_name);
+  const model::GpuPeaks* peaks = model::find_gpu_peaks(device_name);
   if (!peaks) return out;
   for (const ModelKnownGood& k : kKnownGood)
     if (k.datasheet_model == peaks->model) out.push_back(k.value);
@@ -135,7 +135,7 @@ Health judge_value(double value, double known_good, double datasheet, double typ
 
 std::vector<Verdict> golden_comparison(const HardwareProfile& profile) {
   const std::string& name = profile.device.name.empty() ? profile.gpu : profile.device.name;
-  const diagnose::GpuPeaks* peaks = diagnose::find_gpu_peaks(name);
+  const model::GpuPeaks* peaks = model::find_gpu_peaks(name);
   std::vector<KnownGood> known = known_good_ceilings(name);
   std::vector<Verdict> out;
   for (const MetricRule& rule : kRules) {

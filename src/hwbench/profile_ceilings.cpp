@@ -4,10 +4,10 @@
 
 namespace stepscope::hwbench {
 
-std::optional<diagnose::GpuPeaks> measured_peaks(const HardwareProfile& profile, std::string& error) {
+std::optional<model::GpuPeaks> measured_peaks(const HardwareProfile& profile, std::string& error) {
   const std::string& name = profile.device.name.empty() ? profile.gpu : profile.device.name;
-  diagnose::GpuPeaks row;
-  if (const diagnose::GpuPeaks* sheet = diagnose::find_gpu_peaks(name)) row = *sheet;
+  model::GpuPeaks row;
+  if (const model::GpuPeaks* sheet = model::find_gpu_peaks(name)) row = *sheet;
   row.model = name;
   row.source = "measured ceilings (stepscope bench hardware profile), datasheet where not measured";
   bool any = false;

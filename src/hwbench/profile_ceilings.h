@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "diagnose/hardware_table.h"
+#include "model/gpu_table.h"
 #include "hwbench/hardware_profile.h"
 
 namespace stepscope::hwbench {
@@ -19,6 +19,6 @@ namespace stepscope::hwbench {
 // The row's model and source views point into `profile` and static text: keep
 // `profile` alive while the row is used. nullopt with `error` when the
 // profile measured none of these.
-std::optional<diagnose::GpuPeaks> measured_peaks(const HardwareProfile& profile, std::string& error);
+std::optional<model::GpuPeaks> measured_peaks(const HardwareProfile& profile, std::string& error);
 
 }  // namespace stepscope::hwbench

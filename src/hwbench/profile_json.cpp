@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "hwbench/golden_reference.h"
-#include "plan/json_file.h"
-#include "plan/model_spec.h"
+#include "model/json_file.h"
+#include "model/model_spec.h"
 
 namespace stepscope::hwbench {
 namespace {
@@ -120,7 +120,7 @@ class Reader {
   void fail(const std::string& path, const std::string& what) {
     if (!ok_) return;
     ok_ = false;
-    error_ = plan::field_error(where_, path, what);
+    error_ = model::field_error(where_, path, what);
   }
 
  private:
@@ -256,7 +256,7 @@ std::optional<HardwareProfile> profile_from_json(const json& doc, const std::str
   // The two names `analyze --profile` prints: no control characters (plan/model_spec.h).
   auto label = [&r](const json& obj, const char* key, const std::string& path) {
     std::string s = r.string(obj, key, path);
-    if (r.ok() && !s.empty() && !plan::is_printable_label(s))
+    if (r.ok() && !s.empty() && !model::is_printable_label(s))
       r.fail(path, "must be at most 256 characters without control characters");
     return s;
   };
@@ -388,13 +388,13 @@ std::optional<HardwareProfile> profile_from_json(const json& doc, const std::str
 }
 
 std::optional<HardwareProfile> read_profile_text(std::string_view text, const std::string& where, std::string& error) {
-  std::optional<json> doc = plan::parse_json_text(text, where, error);
+  std::optional<json> doc = model::parse_json_text(text, where, error);
   if (!doc) return std::nullopt;
   return profile_from_json(*doc, where, error);
 }
 
 std::optional<HardwareProfile> read_profile_file(const std::string& path, std::string& error) {
-  std::optional<json> doc = plan::read_json_file(path, error);
+  std::optional<json> doc = model::read_json_file(path, error);
   if (!doc) return std::nullopt;
   return profile_from_json(*doc, path, error);
 }

@@ -23,7 +23,7 @@ nlohmann::json profile_to_json(const HardwareProfile& profile);
 std::optional<HardwareProfile> profile_from_json(const nlohmann::json& doc, const std::string& where,
                                                  std::string& error);
 
-// Reads a profile file; errors as above, and those of plan::read_json_file
+// Reads a profile file; errors as above, and those of model::read_json_file
 // ("<path>: cannot open", "<path>: not valid JSON (at byte N)",
 // "<path>: field \"...\" holds a number out of range (1e309)").
 // Rates (GB/s, TFLOP/s) must be at most 1e6 and the measured ceilings (GEMM

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "plan/cluster_spec.h"
-#include "plan/step_time_model.h"
-#include "plan/training_settings.h"
+#include "model/cluster_spec.h"
+#include "model/step_time_model.h"
+#include "model/training_settings.h"
 
 namespace stepscope::monitor {
 
@@ -20,19 +20,19 @@ std::optional<double> MfuModel::mfu(std::optional<double> tokens_per_second) con
   return ratio;
 }
 
-double model_flops_per_token(const plan::ModelSpec& m) {
+double model_flops_per_token(const model::ModelSpec& m) {
   if (m.seq <= 0) return 0;
-  const double per_seq = 3 * plan::layer_forward_flops(m, 1) * m.layers + 6.0 * m.seq * m.hidden * m.vocab;
+  const double per_seq = 3 * model::layer_forward_flops(m, 1) * m.layers + 6.0 * m.seq * m.hidden * m.vocab;
   return per_seq / m.seq;
 }
 
 std::optional<MfuModel> make_mfu_model(const std::string& model, const std::string& gpu, const std::string& dtype,
                                        int gpus, std::string& error) {
-  plan::ModelSpec spec;
-  if (const plan::ModelSpec* preset = plan::find_model_preset(model)) {
+  model::ModelSpec spec;
+  if (const model::ModelSpec* preset = model::find_model_preset(model)) {
     spec = *preset;
   } else if (std::filesystem::exists(model)) {
-    auto loaded = plan::load_model_json(model, error);
+    auto loaded = model::load_model_json(model, error);
     if (!loaded) {
       error = "--model: " + error;
       return std::nullopt;
@@ -42,17 +42,17 @@ std::optional<MfuModel> make_mfu_model(const std::string& model, const std::stri
     error = fmt::format("--model: \"{}\" is neither a preset nor a file", model);
     return std::nullopt;
   }
-  if (std::string bad = plan::validate_model(spec); !bad.empty()) {
+  if (std::string bad = model::validate_model(spec); !bad.empty()) {
     error = fmt::format("--model: {}", bad);
     return std::nullopt;
   }
-  const plan::GpuSpec* g = plan::find_gpu(gpu);
+  const model::GpuSpec* g = model::find_gpu(gpu);
   if (!g) {
     error = fmt::format("--gpu: unknown GPU \"{}\" (catalog keys: h100-sxm, h200-sxm, a100-80-sxm, ...)", gpu);
     return std::nullopt;
   }
-  plan::Dtype dt;
-  if (!plan::parse_dtype(dtype, dt)) {
+  model::Dtype dt;
+  if (!model::parse_dtype(dtype, dt)) {
     error = "--dtype: expected bf16, fp16 or fp8";
     return std::nullopt;
   }

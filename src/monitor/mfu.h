@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "plan/model_spec.h"
+#include "model/model_spec.h"
 
 namespace stepscope::monitor {
 
@@ -19,7 +19,7 @@ struct MfuModel {
   std::optional<double> mfu(std::optional<double> tokens_per_second) const;
 };
 
-double model_flops_per_token(const plan::ModelSpec& m);
+double model_flops_per_token(const model::ModelSpec& m);
 
 // From --model (preset or JSON file), --gpu (catalog key or device name as
 // NVML prints it), the dtype and the GPU count; error names the option.

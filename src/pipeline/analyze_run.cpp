@@ -10,6 +10,7 @@
 #include "analysis/hta_compat/run_hta_compat.h"
 #include "diagnose/detector_registry.h"
 #include "diagnose/diagnose.h"
+#include "diagnose/rank_gpu.h"
 #include "hwbench/profile_ceilings.h"
 #include "hwbench/profile_json.h"
 #include "pipeline/allocator_policy.h"
@@ -45,7 +46,7 @@ bool read_ceilings(const std::string& path, AnalyzedRun& run) {
   }
   auto ceilings = std::make_unique<HardwareCeilings>();
   ceilings->profile = std::move(*profile);
-  std::optional<diagnose::GpuPeaks> peaks = hwbench::measured_peaks(ceilings->profile, error);
+  std::optional<model::GpuPeaks> peaks = hwbench::measured_peaks(ceilings->profile, error);
   if (!peaks) {
     run.bad_option = true;
     return fail(run, path + ": " + error, path);
@@ -58,9 +59,9 @@ bool read_ceilings(const std::string& path, AnalyzedRun& run) {
 // A profile of another GPU model would judge a trace against the wrong
 // ceilings: it is still used (the caller asked for it), but said.
 void warn_on_other_gpu(AnalyzedRun& run, const std::string& profile_path) {
-  const diagnose::GpuPeaks* profiled = diagnose::find_gpu_peaks(run.ceilings->peaks.model);
+  const model::GpuPeaks* profiled = model::find_gpu_peaks(run.ceilings->peaks.model);
   for (const trace::EventStore* s : run.report.stores) {
-    const diagnose::GpuPeaks* traced = diagnose::find_gpu_peaks(*s);
+    const model::GpuPeaks* traced = diagnose::rank_gpu_peaks(*s);
     if (traced && traced != profiled)
       run.report.warnings.push_back(fmt::format("{}: the trace ran on {}, but --profile {} measured {}: its ceilings are used",
                                                 s->source_path, traced->model, profile_path, run.ceilings->peaks.model));

@@ -14,7 +14,7 @@
 
 #include "analysis/analysis_options.h"
 #include "diagnose/diagnose_options.h"
-#include "diagnose/hardware_table.h"
+#include "model/gpu_table.h"
 #include "hwbench/hardware_profile.h"
 #include "report/analyze_report.h"
 #include "trace/trace_reader.h"
@@ -46,7 +46,7 @@ struct RunOptions {
 // name views the profile's text, so both live in one place.
 struct HardwareCeilings {
   hwbench::HardwareProfile profile;
-  diagnose::GpuPeaks peaks;
+  model::GpuPeaks peaks;
 };
 
 struct AnalyzedRun {

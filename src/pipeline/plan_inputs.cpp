@@ -5,13 +5,15 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "plan/plan_constraints.h"
+#include "model/plan_constraints.h"
 
 namespace stepscope::pipeline {
 
-using plan::LayoutLimits;
+// The specs and cost models of the model layer (src/model/).
+using namespace model;
 
-PlanProblem apply_layout(const LayoutInputs& in, plan::ParallelConfig& p) {
+
+PlanProblem apply_layout(const LayoutInputs& in, model::ParallelConfig& p) {
   p.tp = in.tp, p.pp = in.pp, p.dp = in.dp, p.cp = in.cp, p.vpp = in.vpp;
   p.sequence_parallel = in.sequence_parallel, p.cpu_offload = in.cpu_offload;
   const struct {
@@ -27,7 +29,7 @@ PlanProblem apply_layout(const LayoutInputs& in, plan::ParallelConfig& p) {
     return {"tp/pp/dp/cp", fmt::format("tp × pp × dp × cp = {} GPUs, more than {}", gpus, LayoutLimits::kGpus)};
   if (const int64_t stages = int64_t{p.pp} * p.vpp; stages > LayoutLimits::kSize)
     return {"pp/vpp", fmt::format("pp × vpp = {}, more than {}", stages, LayoutLimits::kSize)};
-  if (!plan::parse_sharding(in.sharding, p.sharding))
+  if (!model::parse_sharding(in.sharding, p.sharding))
     return {"sharding", "expected ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid or distributed_optimizer"};
   return {};
 }
@@ -36,15 +38,15 @@ namespace {
 
 std::string catalog_keys() {
   std::string keys;
-  for (const auto& g : plan::gpu_catalog()) keys += (keys.empty() ? "" : ", ") + g.name;
+  for (const auto& g : model::gpu_catalog()) keys += (keys.empty() ? "" : ", ") + g.name;
   return keys;
 }
 
 }  // namespace
 
-PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, plan::ModelSpec& m, plan::TrainingSettings& t,
-                                 plan::ClusterSpec& c) {
-  using namespace plan;
+PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSpec& m, model::TrainingSettings& t,
+                                 model::ClusterSpec& c) {
+  using namespace model;
   if (in.model.empty()) return {"model", "required: a preset such as gpt3-175b or llama3-70b, or a model JSON file"};
   if (const ModelSpec* preset = find_model_preset(in.model)) {
     m = *preset;
@@ -67,8 +69,8 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, plan::ModelSpe
     c.gpu = *gpu;
   }
   if (in.seq != 0) {
-    if (in.seq < 1 || in.seq > plan::ModelLimits::kSeq)
-      return {"seq", fmt::format("expected a whole number of tokens from 1 to {}, got {}", plan::ModelLimits::kSeq,
+    if (in.seq < 1 || in.seq > model::ModelLimits::kSeq)
+      return {"seq", fmt::format("expected a whole number of tokens from 1 to {}, got {}", model::ModelLimits::kSeq,
                                  in.seq)};
     m.seq = in.seq;
   }

@@ -8,10 +8,10 @@
 #include <string>
 #include <utility>
 
-#include "plan/cluster_spec.h"
-#include "plan/model_spec.h"
-#include "plan/parallel_config.h"
-#include "plan/training_settings.h"
+#include "model/cluster_spec.h"
+#include "model/model_spec.h"
+#include "model/parallel_config.h"
+#include "model/training_settings.h"
 
 namespace stepscope::pipeline {
 
@@ -49,14 +49,14 @@ struct LayoutInputs {
 };
 
 // The layout's sizes, flags and sharding into `p` (each size within
-// plan::LayoutLimits, their products too).
-PlanProblem apply_layout(const LayoutInputs& in, plan::ParallelConfig& p);
+// model::LayoutLimits, their products too).
+PlanProblem apply_layout(const LayoutInputs& in, model::ParallelConfig& p);
 
 // Model (preset or file, with `seq` if given), cluster of `gpus` GPUs
 // (catalog or profile) and settings. A global batch of 0 stays 0 in `t`: the
 // caller fills its own default.
-PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, plan::ModelSpec& m, plan::TrainingSettings& t,
-                                 plan::ClusterSpec& c);
+PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSpec& m, model::TrainingSettings& t,
+                                 model::ClusterSpec& c);
 
 // "--global-batch: MESSAGE", "--tp/--pp/--dp/--cp: MESSAGE" or MESSAGE alone.
 std::string plan_problem_line(const PlanProblem& p);

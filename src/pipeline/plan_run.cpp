@@ -8,12 +8,12 @@
 
 #include "plan/config_search.h"
 #include "plan/fit_alternatives.h"
-#include "plan/plan_constraints.h"
+#include "model/plan_constraints.h"
 #include "plan/search_evaluator.h"
 
 namespace stepscope::pipeline {
 
-using plan::LayoutLimits;
+using model::LayoutLimits;
 
 PlannedLayout plan_layout(const PlanInputs& in) {
   PlannedLayout out;
@@ -55,19 +55,19 @@ PlannedLayout plan_layout(const PlanInputs& in) {
                                                  LayoutLimits::kGlobalBatch)});
     model.global_batch = static_cast<int>(per_step);
   }
-  if (!plan::parse_recompute(in.recompute, p.recompute))
+  if (!model::parse_recompute(in.recompute, p.recompute))
     return refuse({"recompute", "expected none, selective or full"});
   const int gpus = in.gpus > 0 ? in.gpus : p.gpus();
   if (PlanProblem e = resolve_model_inputs(model, gpus, r.model, r.settings, r.cluster); !e.ok()) return refuse(e);
   r.settings.grad_fp32 = in.grad_fp32;
   r.settings.overlap_dp_comm = in.overlap_dp;
-  if (auto problems = plan::check_constraints(r.model, r.settings, r.cluster, p); !problems.empty()) {
+  if (auto problems = model::check_constraints(r.model, r.settings, r.cluster, p); !problems.empty()) {
     std::string joined;
     for (const auto& s : problems) joined += (joined.empty() ? "" : "; ") + s;
     return refuse({"", "invalid configuration: " + joined});
   }
-  r.memory = plan::estimate_memory(r.model, r.settings, r.cluster, p);
-  r.step = plan::estimate_step(r.model, r.settings, r.cluster, p);
+  r.memory = model::estimate_memory(r.model, r.settings, r.cluster, p);
+  r.step = model::estimate_step(r.model, r.settings, r.cluster, p);
   if (fill_dp && in.gpus > 0 && p.dp > 1)
     r.notes.push_back(fmt::format("dp {} fills the {} GPUs (tp × pp × cp = {}); give dp to set it", p.dp, in.gpus,
                                   p.tp * p.pp * p.cp));
@@ -87,7 +87,7 @@ SearchedLayouts search_layouts(const SearchInputs& in) {
     return refuse({"top", fmt::format("expected a whole number from 1 to {}, got {}", kMaxSearchTop, in.top)});
   plan::LayoutSearchResult& r = out.result;
   if (PlanProblem e = resolve_model_inputs(in, in.gpus, r.model, r.settings, r.cluster); !e.ok()) return refuse(e);
-  if (std::string e = plan::validate_model(r.model); !e.empty()) return refuse({"", e});
+  if (std::string e = model::validate_model(r.model); !e.empty()) return refuse({"", e});
   if (r.settings.global_batch == 0) {
     // About 4M tokens a step, the batch Llama 2 and Llama 3 pretrained with
     // (Touvron et al. 2023, §2.2; Llama 3 paper §3.4.1), in whole sequences
@@ -105,7 +105,7 @@ SearchedLayouts search_layouts(const SearchInputs& in) {
   const auto t0 = std::chrono::steady_clock::now();
   r.search = plan::search_configs(space, plan::model_evaluator(r.model, r.settings, r.cluster), in.top);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (const auto& x : r.search.top) r.mfu.push_back(plan::estimate_step(r.model, r.settings, r.cluster, x.config).mfu);
+  for (const auto& x : r.search.top) r.mfu.push_back(model::estimate_step(r.model, r.settings, r.cluster, x.config).mfu);
   return out;
 }
 

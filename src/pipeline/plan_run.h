@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "pipeline/plan_inputs.h"
-#include "plan/plan_report.h"
+#include "plan/plan_result.h"
 
 namespace stepscope::pipeline {
 

@@ -4,6 +4,10 @@
 
 namespace stepscope::plan {
 
+using model::ParallelConfig;
+using model::Recompute;
+using model::Sharding;
+
 namespace {
 
 const std::vector<int> kDefaultMicroBatches = {1, 2, 4, 8, 16};

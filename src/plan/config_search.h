@@ -10,9 +10,13 @@
 #include <functional>
 #include <vector>
 
-#include "plan/parallel_config.h"
+#include "model/parallel_config.h"
 
 namespace stepscope::plan {
+
+using model::ParallelConfig;
+using model::Recompute;
+using model::Sharding;
 
 // What the evaluator says about one layout.
 struct Evaluation {

@@ -9,12 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "plan/cluster_spec.h"
-#include "plan/model_spec.h"
-#include "plan/parallel_config.h"
-#include "plan/training_settings.h"
+#include "model/cluster_spec.h"
+#include "model/model_spec.h"
+#include "model/parallel_config.h"
+#include "model/training_settings.h"
 
 namespace stepscope::plan {
+
+using model::ClusterSpec;
+using model::ModelSpec;
+using model::ParallelConfig;
+using model::TrainingSettings;
 
 struct FitAlternative {
   std::string change;       // what differs, e.g. "recompute full", "micro-batch 1", "tp 8 (16 GPUs)"

@@ -4,6 +4,10 @@
 
 namespace stepscope::plan {
 
+using model::ParallelConfig;
+using model::Recompute;
+using model::Sharding;
+
 namespace {
 
 // The fastest fitting pure data-parallel layout with this sharding; false if none fits.

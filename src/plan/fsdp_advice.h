@@ -14,6 +14,8 @@
 
 namespace stepscope::plan {
 
+using model::Recompute;
+
 struct FsdpScenario {
   double x = 0;            // the swept quantity (parameters, GPUs, ...), increasing
   int gpus = 1;            // data-parallel size (tp = pp = cp = 1)

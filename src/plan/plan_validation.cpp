@@ -8,12 +8,15 @@
 #include <map>
 #include <sstream>
 
-#include "plan/json_file.h"
-#include "plan/memory_model.h"
-#include "plan/plan_constraints.h"
-#include "plan/step_time_model.h"
+#include "model/json_file.h"
+#include "model/memory_model.h"
+#include "model/plan_constraints.h"
+#include "model/step_time_model.h"
 
 namespace stepscope::plan {
+
+// The specs and cost models of the model layer (src/model/).
+using namespace model;
 namespace {
 
 // One CSV record: comma-separated, fields optionally in double quotes ("" escapes a quote).

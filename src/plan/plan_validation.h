@@ -7,12 +7,19 @@
 #include <string>
 #include <vector>
 
-#include "plan/cluster_spec.h"
-#include "plan/model_spec.h"
-#include "plan/parallel_config.h"
-#include "plan/training_settings.h"
+#include "model/cluster_spec.h"
+#include "model/model_spec.h"
+#include "model/parallel_config.h"
+#include "model/training_settings.h"
 
 namespace stepscope::plan {
+
+using model::AttentionKernel;
+using model::ClusterSpec;
+using model::Dtype;
+using model::ModelSpec;
+using model::ParallelConfig;
+using model::TrainingSettings;
 
 struct ValidationRow {
   int index = 0;  // 0-based data row

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 
-#include "plan/memory_model.h"
-#include "plan/step_time_model.h"
+#include "model/memory_model.h"
+#include "model/step_time_model.h"
 
 namespace stepscope::plan {
+
+// The specs and cost models of the model layer (src/model/).
+using namespace model;
 
 UniformRecomputeInputs uniform_recompute_inputs(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
                                                 const ParallelConfig& p) {

@@ -5,13 +5,18 @@
 // the device once weights, gradients, optimizer states and buffers are placed.
 #pragma once
 
-#include "plan/cluster_spec.h"
-#include "plan/model_spec.h"
-#include "plan/parallel_config.h"
+#include "model/cluster_spec.h"
+#include "model/model_spec.h"
+#include "model/parallel_config.h"
 #include "plan/recompute_uniform.h"
-#include "plan/training_settings.h"
+#include "model/training_settings.h"
 
 namespace stepscope::plan {
+
+using model::ClusterSpec;
+using model::ModelSpec;
+using model::ParallelConfig;
+using model::TrainingSettings;
 
 struct UniformRecomputeInputs {
   UniformLayerCosts costs;    // the first pipeline stage's layers

@@ -22,7 +22,7 @@
 #include <array>
 #include <cstdint>
 
-#include "plan/parallel_config.h"
+#include "model/parallel_config.h"
 
 namespace stepscope::plan {
 

@@ -1,9 +1,12 @@
 #include "plan/search_evaluator.h"
 
-#include "plan/memory_model.h"
-#include "plan/step_time_model.h"
+#include "model/memory_model.h"
+#include "model/step_time_model.h"
 
 namespace stepscope::plan {
+
+// The specs and cost models of the model layer (src/model/).
+using namespace model;
 
 SearchSpace search_space_for(const ModelSpec& model, const TrainingSettings& settings, const ClusterSpec& cluster) {
   SearchSpace s;

@@ -4,12 +4,16 @@
 // estimate_memory and estimate_step.
 #pragma once
 
-#include "plan/cluster_spec.h"
+#include "model/cluster_spec.h"
 #include "plan/config_search.h"
-#include "plan/model_spec.h"
-#include "plan/training_settings.h"
+#include "model/model_spec.h"
+#include "model/training_settings.h"
 
 namespace stepscope::plan {
+
+using model::ClusterSpec;
+using model::ModelSpec;
+using model::TrainingSettings;
 
 // GPUs, GPUs per node, layers, heads, sequence and global batch from the
 // inputs; the candidate lists keep their defaults, except that under flash

@@ -122,5 +122,25 @@ TEST(MatmulPathTable, EveryRowTakesItsPath) {
   for (const Case& c : kTable) EXPECT_EQ(path_of(c.name), c.path) << c.name;
 }
 
+TEST(MatmulPath, KernelNames) {
+  EXPECT_EQ(matmul_path("void cutlass::Kernel2<cutlass_80_simt_sgemm_128x256_8x4_nt_align1>(Params)", KernelFamily::kGemm),
+            MatmulPath::kSimt);
+  EXPECT_EQ(matmul_path("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4",
+                        KernelFamily::kGemm),
+            MatmulPath::kSimt);
+  EXPECT_EQ(matmul_path("ampere_sgemm_128x64_nn", KernelFamily::kGemm), MatmulPath::kSimt);
+  EXPECT_EQ(matmul_path("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32", KernelFamily::kGemm),
+            MatmulPath::kTensorCore);
+  EXPECT_EQ(matmul_path("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_nt_align4>(Params)",
+                        KernelFamily::kGemm),
+            MatmulPath::kTensorCore);
+  EXPECT_EQ(matmul_path("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", KernelFamily::kGemm), MatmulPath::kTensorCore);
+  EXPECT_EQ(matmul_path("triton_tem_fused_mm_0", KernelFamily::kTriton), MatmulPath::kTensorCore);
+  EXPECT_EQ(matmul_path("triton_poi_fused_add_0", KernelFamily::kTriton), MatmulPath::kNotMatmul);
+  EXPECT_EQ(matmul_path("gemv2T_kernel_val", KernelFamily::kGemm), MatmulPath::kNotMatmul);
+  EXPECT_EQ(matmul_path("void at::native::vectorized_elementwise_kernel<4>", KernelFamily::kElementwise),
+            MatmulPath::kNotMatmul);
+}
+
 }  // namespace
 }  // namespace stepscope::diagnose

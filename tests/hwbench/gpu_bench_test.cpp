@@ -6,7 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gpu_skip.h"
-#include "diagnose/hardware_table.h"
+#include "model/gpu_table.h"
 #include "hwbench/gpu/cuda_check.h"
 #include "hwbench/gpu/run_bench.h"
 #endif
@@ -43,7 +43,7 @@ TEST(GpuBench, MemoryBandwidthIsPhysical) {
   EXPECT_GT(copy->gbps, 0);
   // No kernel streams device memory faster than the datasheet (a timing or
   // byte-count bug would): at most 5% over, for rounding of the datasheet.
-  if (const diagnose::GpuPeaks* sheet = diagnose::find_gpu_peaks(p.device.name)) {
+  if (const model::GpuPeaks* sheet = model::find_gpu_peaks(p.device.name)) {
     EXPECT_LT(copy->gbps, 1.05 * sheet->hbm_gbps);
   }
   // L2 reads beat HBM reads.
@@ -57,7 +57,7 @@ TEST(GpuBench, GemmChecksPassAndStayUnderPeak) {
   o.gemm_dtypes = {"bf16", "fp32"};
   HardwareProfile p = gpu::run_bench(o);  // throws if the sampled check fails
   ASSERT_GT(p.gemm_max_tflops("bf16"), 0);
-  if (const diagnose::GpuPeaks* sheet = diagnose::find_gpu_peaks(p.device.name)) {
+  if (const model::GpuPeaks* sheet = model::find_gpu_peaks(p.device.name)) {
     EXPECT_LT(p.gemm_max_tflops("bf16"), sheet->bf16_tflops);
     EXPECT_LT(p.gemm_max_tflops("fp32"), 1.05 * sheet->fp32_tflops);
   }

@@ -10,7 +10,7 @@ namespace {
 TEST(ProfileCeilings, MeasuredRatesReplaceDatasheetPeaks) {
   HardwareProfile p = testing::h200_profile();
   std::string error;
-  std::optional<diagnose::GpuPeaks> row = measured_peaks(p, error);
+  std::optional<model::GpuPeaks> row = measured_peaks(p, error);
   ASSERT_TRUE(row) << error;
   EXPECT_DOUBLE_EQ(row->bf16_tflops, 785.4);  // measured maximum
   EXPECT_DOUBLE_EQ(row->tf32_tflops, 354.7);
@@ -27,7 +27,7 @@ TEST(ProfileCeilings, TwoRankAllReduceSetsTheLink) {
   p.collectives[0].world = 8;
   p.collectives[0].points[1].busbw_gbps = 360;
   std::string error;
-  std::optional<diagnose::GpuPeaks> row = measured_peaks(p, error);
+  std::optional<model::GpuPeaks> row = measured_peaks(p, error);
   ASSERT_TRUE(row);
   EXPECT_DOUBLE_EQ(row->link_gbps, 720);  // both directions: 2 × 360
 }

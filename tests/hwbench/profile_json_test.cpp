@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "hwbench/profile_fixture.h"
-#include "plan/cluster_spec.h"
+#include "model/cluster_spec.h"
 #include "trace/trace_fixtures.h"
 
 namespace stepscope::hwbench {
@@ -51,7 +51,7 @@ TEST(ProfileJson, PlanReadsTheWrittenProfile) {
   stepscope::testing::TempDir dir;
   std::string path = dir.write("h200.json", profile_to_json(testing::h200_profile()).dump(1));
   std::string error;
-  std::optional<plan::ClusterSpec> c = plan::load_hardware_profile(path, error);
+  std::optional<model::ClusterSpec> c = model::load_hardware_profile(path, error);
   ASSERT_TRUE(c) << error;
   EXPECT_EQ(c->gpu.name, "h200-sxm");
   EXPECT_NEAR(c->gpu.hbm_fraction, 4210.0 / 4800.0, 1e-12);

@@ -2,14 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include "plan/cluster_spec.h"
-#include "plan/step_time_model.h"
+#include "model/cluster_spec.h"
+#include "model/step_time_model.h"
 
 namespace stepscope::monitor {
 namespace {
 
 TEST(Mfu, FlopsPerTokenAsPlanCountsThem) {
-  const plan::ModelSpec* m = plan::find_model_preset("gpt3-175b");
+  const model::ModelSpec* m = model::find_model_preset("gpt3-175b");
   ASSERT_NE(m, nullptr);
   double per_token = model_flops_per_token(*m);
   // 6 × parameters is the usual first-order count; attention adds a few percent.
@@ -22,7 +22,7 @@ TEST(Mfu, TokensPerSecondOverPeak) {
   std::string error;
   auto mfu = make_mfu_model("llama3-8b", "NVIDIA H200", "bf16", 8, error);
   ASSERT_TRUE(mfu) << error;
-  const plan::GpuSpec* h200 = plan::find_gpu("h200-sxm");
+  const model::GpuSpec* h200 = model::find_gpu("h200-sxm");
   ASSERT_NE(h200, nullptr);
   EXPECT_DOUBLE_EQ(mfu->peak_flops_per_gpu, h200->bf16_tflops * 1e12);
   double tps = 0.4 * 8 * mfu->peak_flops_per_gpu / mfu->flops_per_token;  // 40% MFU

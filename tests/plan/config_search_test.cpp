@@ -7,6 +7,10 @@
 #include "plan/config_search.h"
 
 namespace stepscope::plan {
+
+using model::ParallelConfig;
+using model::Recompute;
+using model::Sharding;
 namespace {
 
 SearchSpace small_space() {

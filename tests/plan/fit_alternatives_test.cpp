@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 
 #include "plan/config_search.h"
-#include "plan/memory_model.h"
-#include "plan/plan_constraints.h"
+#include "model/memory_model.h"
+#include "model/plan_constraints.h"
 #include "plan/search_evaluator.h"
-#include "plan/step_time_model.h"
+#include "model/step_time_model.h"
 
 namespace stepscope::plan {
+
+// The specs and cost models of the model layer (src/model/).
+using namespace model;
 namespace {
 
 struct Case {

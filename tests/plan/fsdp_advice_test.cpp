@@ -3,6 +3,10 @@
 #include "plan/fsdp_advice.h"
 
 namespace stepscope::plan {
+
+using model::ParallelConfig;
+using model::Recompute;
+using model::Sharding;
 namespace {
 
 constexpr double kCapacity = 80e9;

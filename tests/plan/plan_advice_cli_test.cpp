@@ -9,11 +9,14 @@
 #include "cli_run.h"
 #include "plan/batch_pareto.h"
 #include "plan/fsdp_advice.h"
-#include "plan/memory_model.h"
+#include "model/memory_model.h"
 #include "plan/search_evaluator.h"
-#include "plan/step_time_model.h"
+#include "model/step_time_model.h"
 
 namespace stepscope::plan {
+
+// The specs and cost models of the model layer (src/model/).
+using namespace model;
 namespace {
 
 using testing::run_cli;

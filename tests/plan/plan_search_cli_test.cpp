@@ -13,10 +13,13 @@
 
 #include "plan/config_search.h"
 #include "plan/search_evaluator.h"
-#include "plan/step_time_model.h"
+#include "model/step_time_model.h"
 #include "test_paths.h"
 
 namespace stepscope::plan {
+
+// The specs and cost models of the model layer (src/model/).
+using namespace model;
 namespace {
 
 struct CliRun {

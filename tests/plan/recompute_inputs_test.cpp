@@ -3,10 +3,13 @@
 // memory, even when another stage is the most loaded.
 #include <gtest/gtest.h>
 
-#include "plan/memory_model.h"
+#include "model/memory_model.h"
 #include "plan/recompute_inputs.h"
 
 namespace stepscope::plan {
+
+// The specs and cost models of the model layer (src/model/).
+using namespace model;
 namespace {
 
 // gpt3-13b, pp 4, one micro-batch per step: the first stage has one

@@ -5,11 +5,14 @@
 
 #include <algorithm>
 
-#include "plan/memory_model.h"
+#include "model/memory_model.h"
 #include "plan/search_evaluator.h"
-#include "plan/step_time_model.h"
+#include "model/step_time_model.h"
 
 namespace stepscope::plan {
+
+// The specs and cost models of the model layer (src/model/).
+using namespace model;
 namespace {
 
 ClusterSpec h100s(int gpus) {

@@ -7,6 +7,11 @@
 #include "test_paths.h"
 
 namespace stepscope::plan {
+
+using model::AttentionKernel;
+using model::Dtype;
+using model::Recompute;
+using model::Sharding;
 namespace {
 
 const char* kHeader =

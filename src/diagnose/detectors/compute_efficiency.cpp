@@ -32,6 +32,9 @@
 
 namespace stepscope::diagnose {
 
+using model::GpuPeaks;
+using model::matmul_peak_tflops;
+
 using analysis::add_into;
 namespace {
 

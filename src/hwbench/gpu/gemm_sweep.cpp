@@ -13,6 +13,7 @@
 #include "hwbench/sample_stats.h"
 
 namespace stepscope::hwbench::gpu {
+
 namespace {
 
 // cuBLAS recommends 32 MiB of workspace on Hopper (cuBLAS docs, cublasLtMatmul).

@@ -4,11 +4,14 @@
 // with exact answers, which kernels count as an FP32 model's work.
 #include <gtest/gtest.h>
 
-#include "diagnose/hardware_table.h"
+#include "model/gpu_table.h"
 #include "diagnose/op_args.h"
 #include "diagnose/diagnose_fixtures.h"
 
 namespace stepscope::diagnose {
+
+using model::GpuPeaks;
+using model::find_gpu_peaks;
 namespace {
 
 using namespace testing_support;

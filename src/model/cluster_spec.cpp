@@ -1,0 +1,247 @@
+#include "model/cluster_spec.h"
+
+#include "model/json_file.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+#include <nlohmann/json.hpp>
+
+#include "model/gpu_table.h"
+
+namespace stepscope::model {
+
+double GpuSpec::peak_tflops(Dtype d) const {
+  switch (d) {
+    case Dtype::kBf16:
+      return bf16_tflops;
+    case Dtype::kFp16:
+      return fp16_tflops;
+    case Dtype::kFp8:
+      return fp8_tflops > 0 ? fp8_tflops : bf16_tflops;  // no FP8 unit: runs at 16-bit rate
+  }
+  return bf16_tflops;
+}
+
+namespace {
+
+// What the datasheet table (diagnose/hardware_table.cpp) does not hold.
+// Every number is a property of the GPU, its node or its libraries, never of
+// a training run; docs/planner.md "Constants" gives the reasoning.
+//  - sms: CUDA C++ Programming Guide / architecture whitepapers (A100 108,
+//    H100 SXM5 132, H200 132 (same GH100 die), B200 148).
+//  - network_gbps: one NIC per GPU in the DGX/HGX reference nodes: DGX A100
+//    8 × 200 Gb/s HDR (25 GB/s), DGX H100/H200 8 × 400 Gb/s NDR (50 GB/s),
+//    DGX B200 8 × 400 Gb/s ConnectX-7 (50 GB/s).
+//  - gemm_fraction: best measured bf16 GEMM over shapes / dense peak ("maximum
+//    achievable matmul FLOPS", S. Bekman, Machine Learning Engineering, compute
+//    chapter: A100 SXM 271.2 of 312, H100 SXM 794.5 of 989). H200 shares the
+//    H100 die and clocks: same fraction. B200: no public figure yet, assumed
+//    0.77 (between Hopper's and the trend of newer parts) — a known weak constant.
+//  - hbm_fraction 0.85: streaming copy kernels reach 85-90% of HBM peak.
+//  - nvlink_fraction: nccl-tests all_reduce bus bandwidth on DGX A100 ≈ 230 GB/s
+//    of 300 GB/s per direction (0.78); DGX H100 ≈ 360 of 450 without NVLS (0.80).
+//  - network_fraction 0.9: nccl-tests inter-node bus bandwidth ≈ 90% of the NIC rate.
+//  - flash_fraction: FlashAttention-2 (Dao 2023) fwd+bwd reaches ~60% of A100
+//    peak at head dim 128; on Hopper FA2 reaches a lower share (~45-50%).
+//  - gemm_epilogue_overlapped: CUTLASS 2.x Ampere kernels (what cuBLAS runs
+//    on A100) hold one 256x128/128x256 thread block per SM and write the
+//    output tile after the main loop; CUTLASS 3.x Hopper kernels are
+//    persistent and warp-specialized ("ping-pong": one warp group's epilogue
+//    runs during the other's main loop), so the C write is hidden there.
+//  - latencies: NCCL ring step (Simple protocol) ≈ 5 µs over NVLink, ≈ 8 µs
+//    over InfiniBand: nccl-tests all_reduce on 8 A100s reaches ~150 GB/s bus
+//    bandwidth at 16 MB, i.e. ≈ 65 µs fixed cost over 14 ring steps.
+struct Extra {
+  const char* key;
+  const char* datasheet;
+  const char* alias;  // a lower-case token of device names for this row
+  int sms;
+  double network_gbps;
+  double gemm_fraction;
+  double nvlink_fraction;
+  double flash_fraction;
+  bool gemm_epilogue_overlapped;
+};
+
+constexpr Extra kExtras[] = {
+    {"a100-40-sxm", "NVIDIA A100 40GB", "a100-sxm4-40gb", 108, 25, 0.869, 0.78, 0.60, false},
+    {"a100-80-sxm", "NVIDIA A100 80GB", "a100-sxm4-80gb", 108, 25, 0.869, 0.78, 0.60, false},
+    {"h100-sxm", "NVIDIA H100 SXM", "h100", 132, 50, 0.803, 0.80, 0.48, true},
+    {"h200-sxm", "NVIDIA H200 SXM", "h200", 132, 50, 0.803, 0.80, 0.48, true},
+    {"b200", "NVIDIA B200", "b200", 148, 50, 0.77, 0.80, 0.48, true},
+};
+
+GpuSpec make_spec(const Extra& e) {
+  const GpuPeaks* peaks = find_gpu_peaks(e.datasheet);
+  GpuSpec g;
+  g.name = e.key;
+  g.datasheet_name = e.datasheet;
+  if (peaks) {
+    g.bf16_tflops = peaks->bf16_tflops;
+    g.fp16_tflops = peaks->fp16_tflops;
+    g.fp8_tflops = peaks->fp8_tflops;
+    g.memory_gb = peaks->memory_gb;
+    g.hbm_gbps = peaks->hbm_gbps;
+    g.nvlink_gbps = peaks->link_gbps / 2;  // the table holds both directions
+    g.source = std::string(peaks->source);
+  }
+  g.gpus_per_node = 8;
+  g.network_gbps = e.network_gbps;
+  g.sms = e.sms;
+  g.gemm_fraction = e.gemm_fraction;
+  g.hbm_fraction = 0.85;
+  g.nvlink_fraction = e.nvlink_fraction;
+  g.network_fraction = 0.90;
+  g.flash_fraction = e.flash_fraction;
+  g.gemm_epilogue_overlapped = e.gemm_epilogue_overlapped;
+  g.nvlink_latency_s = 5e-6;
+  g.network_latency_s = 8e-6;
+  return g;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+const std::vector<GpuSpec>& gpu_catalog() {
+  static const std::vector<GpuSpec> catalog = [] {
+    std::vector<GpuSpec> v;
+    for (const auto& e : kExtras) v.push_back(make_spec(e));
+    return v;
+  }();
+  return catalog;
+}
+
+const GpuSpec* find_gpu(std::string_view name) {
+  std::string n = lower(name);
+  for (size_t i = 0; i < std::size(kExtras); ++i)
+    if (n == kExtras[i].key || n == kExtras[i].alias) return &gpu_catalog()[i];
+  // A device name: the datasheet row it maps to, if that row is in the catalog.
+  const GpuPeaks* peaks = find_gpu_peaks(name);
+  if (!peaks) return nullptr;
+  for (const auto& g : gpu_catalog())
+    if (find_gpu_peaks(g.datasheet_name) == peaks) return &g;
+  return nullptr;
+}
+
+namespace {
+
+// Upper limits of a profile's measured numbers (docs/planner.md "Hardware
+// profile"): far above any GPU (H200: 4.8 TB/s HBM, ~1,000 dense bf16
+// TFLOP/s), low enough that the rates derived from them stay finite.
+// The lower limits keep the times derived from them finite too: a rate of
+// 1e-300 GB/s turned a step into 1e304 s, one multiplication short of inf.
+constexpr double kMinRate = 1e-3;        // GB/s or TFLOP/s: 1 MB/s, 1 GFLOP/s
+constexpr double kMaxGbps = 1e6;         // HBM or collective bandwidth, GB/s
+constexpr double kMaxTflops = 1e6;       // one GEMM's rate
+constexpr double kMinGemmDim = 1;        // m, n, k
+constexpr double kMaxGemmDim = 1 << 24;
+constexpr int kMaxGpusPerNode = 1024;
+
+std::string shown(const nlohmann::json& v) {
+  std::string s = v.dump();
+  return s.size() > 40 ? s.substr(0, 40) + "..." : s;
+}
+
+std::optional<ClusterSpec> profile_from_json(const nlohmann::json& j, const std::string& where, std::string& error) {
+  if (!j.is_object() || !j.contains("gpu") || !j["gpu"].is_string()) {
+    error = fmt::format("{}: missing string field \"gpu\"", where);
+    return std::nullopt;
+  }
+  const GpuSpec* base = find_gpu(j["gpu"].get<std::string>());
+  if (!base) {
+    error = fmt::format("{}: field \"gpu\": unknown GPU \"{}\"", where, j["gpu"].get<std::string>());
+    return std::nullopt;
+  }
+  ClusterSpec c;
+  c.gpu = *base;
+  // A number in [min, max]; `field` is its path for the message. JSON cannot
+  // spell NaN or infinity, and the parser refuses literals past a double's range.
+  auto positive = [&](const nlohmann::json& obj, const char* key, const std::string& field, double min, double max,
+                      double& out, bool required) {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required) error = field_error(where, field, "is missing");
+      return !required;
+    }
+    if (!it->is_number() || !(it->get<double>() >= min) || !(it->get<double>() <= max)) {
+      error = field_error(where, field, fmt::format("must be a number from {:g} to {:.0f}, got {}", min, max, shown(*it)));
+      return false;
+    }
+    out = it->get<double>();
+    return true;
+  };
+  double hbm = 0, intra = 0, inter = 0;
+  if (!positive(j, "hbm_gbps", "hbm_gbps", kMinRate, kMaxGbps, hbm, false)) return std::nullopt;
+  if (auto it = j.find("gpus_per_node"); it != j.end()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > kMaxGpusPerNode ||
+        (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(kMaxGpusPerNode))) {
+      error = field_error(where, "gpus_per_node",
+                          fmt::format("must be an integer from 1 to {}, got {}", kMaxGpusPerNode, shown(*it)));
+      return std::nullopt;
+    }
+    c.gpu.gpus_per_node = static_cast<int>(it->get<int64_t>());
+  }
+  if (j.contains("nccl")) {
+    if (!j["nccl"].is_object()) {
+      error = fmt::format("{}: field \"nccl\" must be an object", where);
+      return std::nullopt;
+    }
+    if (!positive(j["nccl"], "intra_node_busbw_gbps", "nccl.intra_node_busbw_gbps", kMinRate, kMaxGbps, intra, false) ||
+        !positive(j["nccl"], "inter_node_busbw_gbps", "nccl.inter_node_busbw_gbps", kMinRate, kMaxGbps, inter, false))
+      return std::nullopt;
+  }
+  if (hbm > 0) c.gpu.hbm_fraction = hbm / c.gpu.hbm_gbps;
+  if (intra > 0) c.gpu.nvlink_fraction = intra / c.gpu.nvlink_gbps;
+  if (inter > 0) c.gpu.network_fraction = inter / c.gpu.network_gbps;
+  if (j.contains("gemm")) {
+    if (!j["gemm"].is_array()) {
+      error = fmt::format("{}: field \"gemm\" must be an array", where);
+      return std::nullopt;
+    }
+    for (size_t i = 0; i < j["gemm"].size(); ++i) {
+      const auto& e = j["gemm"][i];
+      GemmSample s;
+      std::string at = fmt::format("gemm[{}]", i);
+      if (!e.is_object()) {
+        error = fmt::format("{}: {} must be an object", where, at);
+        return std::nullopt;
+      }
+      for (auto [key, out, min, max] :
+           {std::tuple{"m", &s.m, kMinGemmDim, kMaxGemmDim}, {"n", &s.n, kMinGemmDim, kMaxGemmDim},
+            {"k", &s.k, kMinGemmDim, kMaxGemmDim}, {"tflops", &s.tflops, kMinRate, kMaxTflops}})
+        if (!positive(e, key, at + "." + key, min, max, *out, true)) return std::nullopt;
+      if (e.contains("dtype") && (!e["dtype"].is_string() || !parse_dtype(e["dtype"].get<std::string>(), s.dtype))) {
+        error = fmt::format("{}: {}.dtype must be bf16, fp16 or fp8", where, at);
+        return std::nullopt;
+      }
+      c.gemm_samples.push_back(s);
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+std::optional<ClusterSpec> hardware_profile_from_json_text(std::string_view text, const std::string& where,
+                                                           std::string& error) {
+  std::optional<nlohmann::json> doc = parse_json_text(text, where, error);
+  if (!doc) return std::nullopt;
+  return profile_from_json(*doc, where, error);
+}
+
+std::optional<ClusterSpec> load_hardware_profile(const std::string& path, std::string& error) {
+  std::optional<nlohmann::json> doc = read_json_file(path, error);
+  if (!doc) return std::nullopt;
+  return profile_from_json(*doc, path, error);
+}
+
+}  // namespace stepscope::model

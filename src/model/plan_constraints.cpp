@@ -1,0 +1,66 @@
+#include "model/plan_constraints.h"
+
+#include <fmt/core.h>
+
+#include <cstdint>
+
+namespace stepscope::model {
+namespace {
+constexpr int kMaxSize = LayoutLimits::kSize;
+constexpr int64_t kMaxGpus = LayoutLimits::kGpus;
+}  // namespace
+
+std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
+                                           const ParallelConfig& p, bool check_gpu_count) {
+  std::vector<std::string> out;
+  if (std::string bad = validate_model(m); !bad.empty()) out.push_back("model: " + bad);
+  for (auto [name, v] : {std::pair{"tp", p.tp},
+                         {"pp", p.pp},
+                         {"dp", p.dp},
+                         {"cp", p.cp},
+                         {"vpp", p.vpp},
+                         {"micro-batch", p.micro_batch}})
+    if (v < 1)
+      out.push_back(fmt::format("{} ({}) must be at least 1", name, v));
+    else if (v > kMaxSize)
+      out.push_back(fmt::format("{} ({}) must be at most {}", name, v, kMaxSize));
+  if (!out.empty()) return out;
+  // Products below are taken in int: refuse layouts whose products could overflow it.
+  const double gpus = static_cast<double>(p.tp) * p.pp * p.dp * p.cp;  // exact: each factor ≤ 2^20
+  if (gpus > kMaxGpus || static_cast<double>(p.dp) * p.micro_batch > kMaxGpus ||
+      static_cast<double>(p.pp) * p.vpp > kMaxGpus) {
+    out.push_back(fmt::format("tp × pp × dp × cp ({:.0f}), dp × micro-batch or pp × vpp exceeds {}", gpus, kMaxGpus));
+    return out;
+  }
+  if (t.global_batch < 1) out.push_back(fmt::format("global batch ({}) must be at least 1", t.global_batch));
+  if (t.global_batch > LayoutLimits::kGlobalBatch)
+    out.push_back(fmt::format("global batch ({}) must be at most {}", t.global_batch, LayoutLimits::kGlobalBatch));
+  if (t.activation_bits != 16 && t.activation_bits != 8 && t.activation_bits != 4)
+    out.push_back(fmt::format("activation bits ({}) must be 16, 8 or 4", t.activation_bits));
+  if (m.heads > 0 && m.heads % p.tp != 0)
+    out.push_back(fmt::format("heads ({}) not divisible by tp ({})", m.heads, p.tp));
+  if (m.kv_heads > 0 && m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
+    out.push_back(fmt::format("kv heads ({}) and tp ({}): neither divides the other", m.kv_heads, p.tp));
+  if (m.ffn_hidden > 0 && m.ffn_hidden % p.tp != 0)
+    out.push_back(fmt::format("ffn hidden ({}) not divisible by tp ({})", m.ffn_hidden, p.tp));
+  if (m.layers > 0 && m.layers % (p.pp * p.vpp) != 0)
+    out.push_back(
+        fmt::format("layers ({}) not divisible by pp × vpp ({} × {} = {})", m.layers, p.pp, p.vpp, p.pp * p.vpp));
+  if (p.vpp > 1 && p.pp < 2) out.push_back(fmt::format("vpp ({}) > 1 needs pp > 1 (pp = {})", p.vpp, p.pp));
+  const int per_step = p.dp * p.micro_batch;
+  if (t.global_batch >= 1 && t.global_batch % per_step != 0)
+    out.push_back(fmt::format("global batch ({}) not divisible by dp × micro-batch ({} × {} = {})", t.global_batch,
+                              p.dp, p.micro_batch, per_step));
+  else if (p.vpp > 1 && t.global_batch >= 1 && (t.global_batch / per_step) % p.pp != 0)
+    out.push_back(
+        fmt::format("micro-batches per step ({}) not divisible by pp ({}), which the interleaved schedule needs",
+                    t.global_batch / per_step, p.pp));
+  if (m.seq > 0 && m.seq % p.cp != 0)
+    out.push_back(fmt::format("sequence length ({}) not divisible by cp ({})", m.seq, p.cp));
+  if (check_gpu_count && p.gpus() != c.gpus)
+    out.push_back(fmt::format("GPU count mismatch: tp × pp × dp × cp = {} × {} × {} × {} = {}, but the cluster has {}",
+                              p.tp, p.pp, p.dp, p.cp, p.gpus(), c.gpus));
+  return out;
+}
+
+}  // namespace stepscope::model

@@ -1,0 +1,27 @@
+// Shared arithmetic of how a model is cut over the parallel dimensions:
+// layers per stage, parameters per GPU of the first and last pipeline stage,
+// micro-batches per step, and the communicator shapes of each dimension.
+// Used by the memory and the step-time models so both cut the model the same way.
+#pragma once
+
+#include "model/cluster_spec.h"
+#include "model/collective_model.h"
+#include "model/model_spec.h"
+#include "model/parallel_config.h"
+#include "model/training_settings.h"
+
+namespace stepscope::model {
+
+struct StageLayout {
+  double layers_per_stage = 0;      // transformer layers on one GPU (all its virtual chunks)
+  double layer_params_per_gpu = 0;  // one layer's parameters on one GPU (split by TP)
+  double first_stage_params = 0;    // parameters held by a first-stage GPU
+  double last_stage_params = 0;     // by a last-stage GPU (same as first when pp = 1)
+  int micro_batches = 0;            // per pipeline per step
+  CommGroup tp_group, dp_group;     // dp_group spans dp × cp ranks (gradients are reduced over both)
+  bool pp_inter_node = false;       // adjacent pipeline stages sit in different nodes
+};
+
+StageLayout stage_layout(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c, const ParallelConfig& p);
+
+}  // namespace stepscope::model

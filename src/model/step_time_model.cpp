@@ -1,0 +1,371 @@
+#include "model/step_time_model.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "model/collective_model.h"
+#include "model/gemm_model.h"
+#include "model/memory_model.h"
+#include "model/stage_layout.h"
+
+namespace stepscope::model {
+namespace {
+
+// Forward and backward time of one linear layer C[M×N] = A[M×K]·W[K×N]:
+// backward is the data gradient (M×K from M×N and N×K) and the weight
+// gradient (K×N from K×M and M×N).
+struct LinearTime {
+  double fwd = 0, bwd = 0;
+};
+LinearTime linear(double m, double n, double k, const ClusterSpec& c, Dtype d) {
+  return {gemm_seconds({m, n, k, 1}, c, d), gemm_seconds({m, k, n, 1}, c, d) + gemm_seconds({k, n, m, 1}, c, d)};
+}
+
+// Bytes per token that the forward's memory-bound kernels move (read +
+// write, 16-bit): norms, bias-dropout-residual adds, the MLP activation,
+// rotary embeddings. `rep` scales the tensors outside the TP region.
+double elementwise_bytes_per_token(const ModelSpec& m, double tp, double rep) {
+  const double h = m.hidden, f = m.ffn_hidden;
+  const double kvd = static_cast<double>(m.kv_heads) * m.head_dim();
+  double norms = 2 * (2 * h + 2 * h);  // two norms: read x, write y
+  double residual =
+      2 * (2 * h + 2 * h + 2 * h + (m.dropout ? h : 0));  // (dropout +) add: read out, residual; write; mask
+  double act = m.gated_mlp ? (2 * 2 * f + 2 * f) / tp : (2 * f + 2 * f) / tp;  // SwiGLU / bias-GeLU
+  double rope = m.learned_positions ? 0 : 2 * 2 * (h + kvd) / tp;              // rotate Q and K in place
+  return (norms + residual) * rep + act + rope;
+}
+
+}  // namespace
+
+double optimizer_pass_bytes(const TrainingSettings& t) {
+  const double g = t.grad_fp32 ? 4 : 2;
+  double bytes = t.grad_fp32 ? 0 : 2 + 4;        // 16-bit grads → fp32 copy
+  const double gm = 4;                           // the optimizer works on fp32 gradients from here on
+  if (t.dtype == Dtype::kFp16) bytes += 2 * gm;  // loss-scale unscale + inf check
+  bytes += gm + 2 * gm;                          // norm, clip
+  bytes += (t.optimizer == Optimizer::kSgd ? 16 : 24) + gm;
+  bytes += 4 + 2;  // fp32 master → 16-bit weights
+  bytes += g;      // zero the gradient buffer
+  return bytes;
+}
+
+double bubble_fraction(int pp, int micro_batches, int vpp) {
+  if (pp <= 1 || micro_batches <= 0) return 0;
+  return (pp - 1.0) / (std::max(1, vpp) * static_cast<double>(micro_batches));
+}
+
+double layer_forward_flops(const ModelSpec& m, int micro_batch) {
+  const double tokens = static_cast<double>(micro_batch) * m.seq;
+  const double h = m.hidden, f = m.ffn_hidden;
+  const double kvd = static_cast<double>(m.kv_heads) * m.head_dim();
+  double qkv = 2 * tokens * h * (h + 2 * kvd);
+  double core = 2 * 2 * tokens * m.seq * h;  // QK^T and scores·V, full (uncausal) count as in Megatron's formula
+  double proj = 2 * tokens * h * h;
+  double mlp = 2 * tokens * h * f * (m.gated_mlp ? 3 : 2);
+  return qkv + core + proj + mlp;
+}
+
+LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c, const ParallelConfig& p) {
+  LayerTime lt;
+  const double tp = std::max(1, p.tp), cp = std::max(1, p.cp);
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const double b = std::max(1, p.micro_batch);
+  const double s_q = m.seq / cp, s_k = m.seq;
+  const double tokens = b * s_q;
+  const double h = m.hidden, f = m.ffn_hidden, d = m.head_dim();
+  const double kv_split = std::min<double>(tp, m.kv_heads);
+  const double kvd_local = static_cast<double>(m.kv_heads) * d / kv_split;
+  const double heads_local = m.heads / tp;
+  const Dtype dt = t.dtype;
+
+  // Linear layers, per GPU (Megatron column/row split).
+  LinearTime qkv = linear(tokens, h / tp + 2 * kvd_local, h, c, dt);
+  LinearTime proj = linear(tokens, h, h / tp, c, dt);
+  LinearTime fc1 = linear(tokens, (m.gated_mlp ? 2 : 1) * f / tp, h, c, dt);
+  LinearTime fc2 = linear(tokens, h, f / tp, c, dt);
+  lt.gemm_fwd = qkv.fwd + proj.fwd + fc1.fwd + fc2.fwd;
+  lt.gemm_bwd = qkv.bwd + proj.bwd + fc1.bwd + fc2.bwd;
+
+  // Attention core. FP8 recipes (Transformer Engine) keep attention in 16 bits.
+  const double hbm = c.gpu.hbm_achievable_Bps();
+  const Dtype at = dt == Dtype::kFp8 ? Dtype::kBf16 : dt;
+  double core_fwd = 0, core_bwd = 0;
+  if (t.attention == AttentionKernel::kUnfused) {
+    const double batch = b * heads_local;
+    const double scores = batch * s_q * s_k;
+    double gemm_f = gemm_seconds({s_q, s_k, d, batch}, c, at) + gemm_seconds({s_q, d, s_k, batch}, c, at);
+    double gemm_b = gemm_seconds({s_q, s_k, d, batch}, c, at)     // dP = dO·V^T
+                    + gemm_seconds({s_k, d, s_q, batch}, c, at)   // dV = P^T·dO
+                    + gemm_seconds({s_q, d, s_k, batch}, c, at)   // dQ = dS·K
+                    + gemm_seconds({s_k, d, s_q, batch}, c, at);  // dK = dS^T·Q
+    // Fused scale-mask-softmax: read + write the scores (4 B each); dropout:
+    // read, write, 1-byte mask (5 B). Backward: dropout (read grad + mask,
+    // write: 5 B), softmax (read y and dy, write dx: 6 B).
+    double mem_f = scores * (4 + (m.dropout ? 5 : 0)) / hbm;
+    double mem_b = scores * (6 + (m.dropout ? 5 : 0)) / hbm;
+    core_fwd = gemm_f + mem_f;
+    core_bwd = gemm_b + mem_b;
+  } else {
+    // One fused kernel; causal masking skips half the blocks. Backward does
+    // 5 matmuls to the forward's 2 (FlashAttention-2), so 2.5× the FLOPs.
+    double flops_f = 0.5 * 4 * b * heads_local * s_q * s_k * d;
+    double rate = c.gpu.peak_tflops(at) * 1e12 * c.gpu.flash_fraction;
+    core_fwd = flops_f / rate;
+    core_bwd = 2.5 * flops_f / rate;
+  }
+  lt.attention_fwd = core_fwd;
+  lt.attention_bwd = core_bwd;
+
+  // Memory-bound kernels; backward reads the saved input and the incoming
+  // gradient and writes a gradient: twice the forward's traffic.
+  const double rep = sp ? 1 / tp : 1;
+  lt.elementwise_fwd = tokens * elementwise_bytes_per_token(m, tp, rep) / hbm;
+  lt.elementwise_bwd = 2 * lt.elementwise_fwd;
+
+  // Tensor parallel: two all-reduces of the [tokens × h] activation per pass
+  // (after the projection and FC2 forward; after QKV and FC1 data gradients
+  // backward). With SP each becomes reduce-scatter + all-gather: same bytes.
+  const StageLayout layout = stage_layout(m, t, c, p);
+  const double act_bytes = tokens * h * 2;
+  double one =
+      sp ? reduce_scatter_seconds(act_bytes, layout.tp_group, c) + all_gather_seconds(act_bytes, layout.tp_group, c)
+         : all_reduce_seconds(act_bytes, layout.tp_group, c);
+  lt.tp_comm_fwd = 2 * one;
+  lt.tp_comm_bwd = 2 * one;
+  // Sequence parallelism keeps only the sequence-sharded inputs of the QKV
+  // and first MLP GEMMs (that is where its memory saving comes from), so
+  // backward all-gathers them again for the weight gradients (Korthikanti et
+  // al. 2022, Section 4.2.2). Like every TP collective here it is counted as
+  // exposed: Megatron launches it beside the data-gradient GEMM, but the two
+  // share SMs and HBM.
+  if (sp) lt.tp_comm_bwd += 2 * all_gather_seconds(act_bytes, layout.tp_group, c);
+
+  // Context parallel: K and V blocks travel the ring (cp - 1 steps) while
+  // attention runs; only the excess shows. Backward also returns dK, dV.
+  if (cp > 1) {
+    double kv_bytes = tokens * 2 * kvd_local * 2;
+    CommGroup ring{static_cast<int>(cp),
+                   std::max(1, std::min(static_cast<int>(cp), c.gpu.gpus_per_node / static_cast<int>(tp)))};
+    double step = p2p_seconds(kv_bytes, ring.size > ring.per_node, c);
+    lt.cp_comm = std::max(0.0, (cp - 1) * step - core_fwd) + std::max(0.0, 2 * (cp - 1) * step - core_bwd);
+  }
+
+  // Weight gradients of every micro-batch are added into the gradient
+  // buffer (Megatron's main_grad hook, autograd's .grad +=): read the new
+  // 16-bit gradient, read and write the accumulator.
+  const double g = t.grad_fp32 ? 4 : 2;
+  lt.grad_accumulate = static_cast<double>(m.layer_params()) / tp * (2 + 2 * g) / hbm;
+
+  switch (p.recompute) {
+    case Recompute::kNone:
+      break;
+    case Recompute::kFull:
+      lt.recompute = lt.fwd();
+      break;
+    case Recompute::kSelective:
+      // Flash attention already recomputes its scores in backward: nothing more.
+      lt.recompute = t.attention == AttentionKernel::kUnfused ? core_fwd : 0;
+      break;
+  }
+  return lt;
+}
+
+EndStageTime estimate_end_stages(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
+                                 const ParallelConfig& p) {
+  EndStageTime e;
+  const double tp = std::max(1, p.tp), cp = std::max(1, p.cp);
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const double tokens = static_cast<double>(std::max(1, p.micro_batch)) * m.seq / cp;
+  const double h = m.hidden;
+  const double hbm = c.gpu.hbm_achievable_Bps();
+  const double g = t.grad_fp32 ? 4 : 2;
+  const StageLayout layout = stage_layout(m, t, c, p);
+  const CommGroup& group = layout.tp_group;
+  const double act_bytes = tokens * h * 2;
+
+  // Embedding (first stage): gather forward, scatter-add backward (16-bit
+  // rows read and written). Megatron's vocab-parallel embedding gives each
+  // rank the rows of its vocabulary slice and zeros elsewhere, then
+  // all-reduces the output over the TP group (reduce-scatter with SP).
+  const double embed_comm = sp ? reduce_scatter_seconds(act_bytes, group, c) : all_reduce_seconds(act_bytes, group, c);
+  // PyTorch's dense embedding backward materialises the whole V/t × h
+  // gradient each micro-batch (zero-fill, write 2 B) before the hook adds it
+  // into the gradient buffer (read 2 B, read + write g); learned positions
+  // (s × h, replicated) the same.
+  const double embed_params = m.vocab / tp * h + (m.learned_positions ? static_cast<double>(m.seq) * h : 0);
+  const double embed_acc = embed_params * (2 + 2 + 2 * g) / hbm;
+  e.embed_fwd = 3 * tokens * h * 2 / hbm + embed_comm;
+  e.embed_bwd = 3 * tokens * h * 2 / hbm + embed_acc;
+
+  // Output layer + loss (last stage): logits GEMM [tokens × V/t], its two
+  // gradients, and the vocab-parallel cross-entropy over fp32 logits, per
+  // element: cast to fp32 (r2 w4), max (r4), subtract (r4 w4), exp (r4 w4),
+  // sum (r4), normalise (r4 w4) = 38 B forward; gradient (r4 w4) and cast
+  // back (r4 w2) = 14 B backward.
+  LinearTime logits = linear(tokens, m.vocab / tp, h, c, t.dtype);
+  const double logit_elems = tokens * (m.vocab / tp);
+  // Megatron's vocab-parallel cross-entropy all-reduces three fp32 values
+  // per token over the TP group (the maximum logit, the target's logit, the
+  // sum of exponentials). The projection's input is copied into the TP
+  // region: identity forward, all-reduce of its gradient backward; with SP
+  // an all-gather forward and a reduce-scatter backward instead.
+  double out_comm_fwd = 3 * all_reduce_seconds(tokens * 4, group, c);
+  if (sp) out_comm_fwd += all_gather_seconds(act_bytes, group, c);
+  const double out_comm_bwd =
+      sp ? reduce_scatter_seconds(act_bytes, group, c) : all_reduce_seconds(act_bytes, group, c);
+  // The projection's weight gradient (V/t × h) is added into the buffer
+  // every micro-batch like a layer's (read 2 B, read + write g).
+  const double out_acc = m.vocab / tp * h * (2 + 2 * g) / hbm;
+  e.output_fwd = logits.fwd + logit_elems * 38 / hbm + out_comm_fwd;
+  e.output_bwd = logits.bwd + logit_elems * 14 / hbm + out_comm_bwd + out_acc;
+  e.tp_comm = embed_comm + out_comm_fwd + out_comm_bwd;
+  e.grad_accumulate = embed_acc + out_acc;
+  return e;
+}
+
+StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
+                           const ParallelConfig& p) {
+  StepEstimate e;
+  const StageLayout layout = stage_layout(m, t, c, p);
+  const int pp = std::max(1, p.pp), vpp = std::max(1, p.vpp);
+  const double tp = std::max(1, p.tp), cp = std::max(1, p.cp);
+  const int mb = layout.micro_batches;
+  e.micro_batches = mb;
+  e.layer = estimate_layer(m, t, c, p);
+  const LayerTime& L = e.layer;
+  const double lps = layout.layers_per_stage;
+  const double tokens = static_cast<double>(std::max(1, p.micro_batch)) * m.seq / cp;
+  const Dtype dt = t.dtype;
+  const double hbm = c.gpu.hbm_achievable_Bps();
+
+  const EndStageTime ends = estimate_end_stages(m, t, c, p);
+  const double embed = ends.embed_fwd + ends.embed_bwd;
+  const double out_fwd = ends.output_fwd, out_bwd = ends.output_bwd;
+
+  // Stage times per micro-batch (forward + backward).
+  const double body = lps * L.total();
+  std::vector<double> stage(pp, body);
+  stage.front() += embed;
+  stage.back() += out_fwd + out_bwd;
+  double t_max = *std::max_element(stage.begin(), stage.end());
+  double t_sum = 0;
+  for (double s : stage) t_sum += s;
+
+  // Pipeline point-to-point: activations forward and gradients backward at
+  // every chunk boundary (v per micro-batch with interleaving), each cut
+  // into tp pieces (Megatron's scatter/gather) then all-gathered in the node.
+  double p2p_one = 0;
+  if (pp > 1) {
+    const double piece = tokens * m.hidden * 2 / tp;
+    p2p_one =
+        p2p_seconds(piece, layout.pp_inter_node, c) + all_gather_seconds(tokens * m.hidden * 2, layout.tp_group, c);
+  }
+  e.pp_p2p = pp > 1 ? 2 * p2p_one * (static_cast<double>(vpp) * mb + (pp - 1)) : 0;
+
+  // 1F1B: the slowest stage sets the steady-state rate; filling and draining
+  // adds the other stages once (÷ v when interleaved).
+  const double fill_drain = (t_sum - t_max) / vpp;
+  const double pipeline = mb * t_max + fill_drain + e.pp_p2p;
+  e.bubble = fill_drain;
+  e.bubble_fraction = pipeline > 0 ? fill_drain / pipeline : 0;
+
+  const double per_step_layers = mb * lps;
+  e.compute_fwd = per_step_layers * (L.gemm_fwd + L.elementwise_fwd);
+  e.compute_bwd = per_step_layers * (L.gemm_bwd + L.elementwise_bwd);
+  e.attention = per_step_layers * (L.attention_fwd + L.attention_bwd);
+  e.recompute = per_step_layers * L.recompute;
+  e.tp_comm = per_step_layers * (L.tp_comm_fwd + L.tp_comm_bwd);
+  e.cp_comm = per_step_layers * L.cp_comm;
+  e.embedding_and_loss = mb * ((pp == 1 ? embed : 0) + out_fwd + out_bwd);
+
+  // Data parallel. The most loaded stage's gradients (16-bit or fp32).
+  const double params = std::max(layout.first_stage_params, layout.last_stage_params);
+  const double grad_bytes = t.grad_fp32 ? 4 : 2;
+  const double gbytes = params * grad_bytes;
+  const double wbytes = params * 2;
+  double dp_comm = 0, dp_exposed = 0;
+  const double bwd_last = lps * L.bwd();
+  switch (p.sharding) {
+    case Sharding::kDdp:
+    case Sharding::kZero1:
+    case Sharding::kZero2: {
+      // All-reduce, or reduce-scatter + all-gather of the updated weights
+      // (ZeRO-1/2, Megatron's distributed optimizer): the same ring volume.
+      dp_comm = p.sharding == Sharding::kDdp ? all_reduce_seconds(gbytes, layout.dp_group, c)
+                                             : reduce_scatter_seconds(gbytes, layout.dp_group, c) +
+                                                   all_gather_seconds(wbytes, layout.dp_group, c);
+      // Overlap: buckets reduce while the last micro-batch's backward runs;
+      // the last bucket (25 MB) is always exposed.
+      double tail = gbytes > 0 ? dp_comm * std::min(1.0, 25e6 / gbytes) : 0;
+      dp_exposed = t.overlap_dp_comm ? std::max(0.0, dp_comm - bwd_last) + tail : dp_comm;
+      break;
+    }
+    case Sharding::kZero3:
+    case Sharding::kFsdpHybrid: {
+      // Per micro-batch: weights gathered for forward and again for
+      // backward, gradients reduce-scattered; prefetching hides them behind
+      // the compute of the same pass.
+      CommGroup shard = layout.dp_group;
+      if (p.sharding == Sharding::kFsdpHybrid)
+        shard = {std::max(1, std::min(shard.size, shard.per_node)), std::max(1, std::min(shard.size, shard.per_node))};
+      double ag = all_gather_seconds(wbytes, shard, c), rs = reduce_scatter_seconds(gbytes, shard, c);
+      double per_mb = 2 * ag + rs;
+      double across = 0;
+      if (p.sharding == Sharding::kFsdpHybrid && layout.dp_group.size > shard.size) {
+        CommGroup replicas{layout.dp_group.size / shard.size, 1};
+        across = all_reduce_seconds(gbytes / shard.size, replicas, c);
+      }
+      dp_comm = mb * per_mb + across;
+      double fwd_mb = lps * L.fwd(), bwd_mb = lps * L.bwd();
+      double hidden_exposed = std::max(0.0, ag - fwd_mb) + std::max(0.0, ag + rs - bwd_mb);
+      dp_exposed = t.overlap_dp_comm ? mb * hidden_exposed + std::max(0.0, across - bwd_mb) : dp_comm;
+      break;
+    }
+  }
+  // Tied embeddings across pipeline ends: their gradient is all-reduced
+  // between the first and last stage after backward.
+  if (m.tied_embeddings && pp > 1) {
+    double emb = static_cast<double>(m.vocab) * m.hidden / tp * (t.grad_fp32 ? 4 : 2);
+    double x = all_reduce_seconds(emb, {2, 1}, c);
+    dp_comm += x;
+    dp_exposed += x;
+  }
+  e.dp_comm_total = dp_comm;
+  e.dp_comm_exposed = dp_exposed;
+
+  // Optimizer: streaming passes over this GPU's shard, as a mixed-precision
+  // framework runs them (Megatron / Apex): 16-bit gradients are first copied
+  // into fp32 (read 2 + write 4); fp16 only: unscale and check for inf/nan
+  // (read + write g); gradient norm (read g); clipping scale (read + write g);
+  // the update (Adam: read weight, m, v, grad, write weight, m, v = 24 + g;
+  // SGD with momentum: 16 + g); the copy back to 16-bit weights (read 4 +
+  // write 2); zeroing the gradients (write g). Offloaded: gradients down and
+  // weights up over PCIe (≈ 25 GB/s) plus the same passes at host DRAM speed (≈ 100 GB/s).
+  const bool sharded_opt = p.sharding != Sharding::kDdp;
+  const int shards = std::max(1, p.dp) * std::max(1, p.cp);
+  const double opt_params = sharded_opt ? params / shards : params;
+  e.optimizer = p.cpu_offload ? opt_params * (grad_bytes + 2) / 25e9 + opt_params * optimizer_pass_bytes(t) / 100e9
+                              : opt_params * optimizer_pass_bytes(t) / hbm;
+
+  e.total = pipeline + dp_exposed + e.optimizer;
+
+  // FLOPs: per layer forward × 3 (forward + two backward GEMMs), logits 6·s·h·V per sequence.
+  const double B = std::max(0, t.global_batch);
+  e.layer_flops_fwd = layer_forward_flops(m, std::max(1, p.micro_batch));
+  const double per_seq_layer = layer_forward_flops(m, 1);
+  e.model_flops = B * (3 * per_seq_layer * m.layers + 6.0 * m.seq * m.hidden * m.vocab);
+  double extra = 0;
+  if (p.recompute == Recompute::kFull)
+    extra = per_seq_layer * m.layers;
+  else if (p.recompute == Recompute::kSelective && t.attention == AttentionKernel::kUnfused)
+    extra = 4.0 * m.seq * m.seq * m.hidden * m.layers;
+  e.hardware_flops = e.model_flops + B * extra;
+  const double gpus = std::max(1, p.gpus());
+  if (e.total > 0) {
+    e.model_tflops_per_gpu = e.model_flops / e.total / gpus / 1e12;
+    e.mfu = e.model_tflops_per_gpu / c.gpu.peak_tflops(dt);
+  }
+  return e;
+}
+
+}  // namespace stepscope::model

@@ -1,0 +1,65 @@
+#include "model/training_settings.h"
+
+namespace stepscope::model {
+
+std::string_view to_string(Dtype d) {
+  switch (d) {
+    case Dtype::kBf16:
+      return "bf16";
+    case Dtype::kFp16:
+      return "fp16";
+    case Dtype::kFp8:
+      return "fp8";
+  }
+  return "bf16";
+}
+
+std::string_view to_string(Optimizer o) {
+  switch (o) {
+    case Optimizer::kAdam:
+      return "adam";
+    case Optimizer::kAdamW:
+      return "adamw";
+    case Optimizer::kSgd:
+      return "sgd";
+  }
+  return "adamw";
+}
+
+std::string_view to_string(AttentionKernel k) { return k == AttentionKernel::kFlash ? "flash" : "unfused"; }
+
+bool parse_dtype(std::string_view text, Dtype& out) {
+  if (text == "bf16")
+    out = Dtype::kBf16;
+  else if (text == "fp16")
+    out = Dtype::kFp16;
+  else if (text == "fp8")
+    out = Dtype::kFp8;
+  else
+    return false;
+  return true;
+}
+
+bool parse_optimizer(std::string_view text, Optimizer& out) {
+  if (text == "adam")
+    out = Optimizer::kAdam;
+  else if (text == "adamw")
+    out = Optimizer::kAdamW;
+  else if (text == "sgd")
+    out = Optimizer::kSgd;
+  else
+    return false;
+  return true;
+}
+
+bool parse_attention(std::string_view text, AttentionKernel& out) {
+  if (text == "flash")
+    out = AttentionKernel::kFlash;
+  else if (text == "unfused")
+    out = AttentionKernel::kUnfused;
+  else
+    return false;
+  return true;
+}
+
+}  // namespace stepscope::model

@@ -1,0 +1,70 @@
+// The GPU catalog reads its peaks from diagnose/hardware_table; profiles refine it.
+#include "model/cluster_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "model/gpu_table.h"
+#include "trace/trace_fixtures.h"
+
+namespace stepscope::model {
+
+namespace {
+
+TEST(GpuCatalog, PeaksComeFromTheHardwareTable) {
+  for (const char* key : {"a100-40-sxm", "a100-80-sxm", "h100-sxm", "h200-sxm", "b200"}) {
+    const GpuSpec* g = find_gpu(key);
+    ASSERT_NE(g, nullptr) << key;
+    const model::GpuPeaks* row = model::find_gpu_peaks(g->datasheet_name);
+    ASSERT_NE(row, nullptr) << key;
+    EXPECT_EQ(g->bf16_tflops, row->bf16_tflops) << key;
+    EXPECT_EQ(g->hbm_gbps, row->hbm_gbps) << key;
+    EXPECT_EQ(g->nvlink_gbps * 2, row->link_gbps) << key;
+    EXPECT_EQ(g->memory_gb, row->memory_gb) << key;
+  }
+  // Datasheet figures: A100 312 dense BF16 TFLOP/s, 80 GB; H100 SXM 989.4, 3350 GB/s.
+  EXPECT_EQ(find_gpu("a100-80-sxm")->bf16_tflops, 312);
+  EXPECT_EQ(find_gpu("h100-sxm")->hbm_gbps, 3350);
+  EXPECT_EQ(find_gpu("b200")->fp8_tflops, 4500);
+}
+
+TEST(GpuCatalog, DeviceNamesResolve) {
+  EXPECT_EQ(find_gpu("A100-SXM4-80GB")->name, "a100-80-sxm");
+  EXPECT_EQ(find_gpu("NVIDIA H100 80GB HBM3")->name, "h100-sxm");
+  EXPECT_EQ(find_gpu("NVIDIA A100-SXM4-40GB")->name, "a100-40-sxm");
+  EXPECT_EQ(find_gpu("NVIDIA B200")->name, "b200");
+  EXPECT_EQ(find_gpu("tpu-v5"), nullptr);
+  EXPECT_EQ(find_gpu("NVIDIA L4"), nullptr);  // in the datasheet table, not a training catalog row
+}
+
+TEST(HardwareProfile, MeasuredRatesReplaceFractions) {
+  testing::TempDir dir;
+  std::string path = dir.write("p.json", R"({
+    "gpu": "h100-sxm", "gpus_per_node": 4, "hbm_gbps": 2680,
+    "nccl": {"intra_node_busbw_gbps": 360, "inter_node_busbw_gbps": 40},
+    "gemm": [{"m": 8192, "n": 8192, "k": 8192, "dtype": "bf16", "tflops": 700}]})");
+  std::string error;
+  auto c = load_hardware_profile(path, error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_DOUBLE_EQ(c->gpu.hbm_achievable_Bps(), 2680e9);
+  EXPECT_DOUBLE_EQ(c->gpu.nvlink_achievable_Bps(), 360e9);
+  EXPECT_DOUBLE_EQ(c->gpu.network_achievable_Bps(), 40e9);
+  EXPECT_EQ(c->gpu.gpus_per_node, 4);
+  ASSERT_EQ(c->gemm_samples.size(), 1u);
+  EXPECT_EQ(c->gemm_samples[0].tflops, 700);
+}
+
+TEST(HardwareProfile, ErrorsNameTheField) {
+  testing::TempDir dir;
+  std::string error;
+  std::string unknown = dir.write("a.json", R"({"gpu": "v100"})");
+  EXPECT_FALSE(load_hardware_profile(unknown, error));
+  EXPECT_EQ(error, unknown + ": field \"gpu\": unknown GPU \"v100\"");
+  std::string bad = dir.write("b.json", R"({"gpu": "h100-sxm", "gemm": [{"m": 1, "n": 1, "k": 0, "tflops": 1}]})");
+  EXPECT_FALSE(load_hardware_profile(bad, error));
+  EXPECT_EQ(error, bad + ": field \"gemm[0].k\" must be a number from 1 to 16777216, got 0");
+  EXPECT_FALSE(load_hardware_profile(dir.file("missing.json"), error));
+  EXPECT_EQ(error, dir.file("missing.json") + ": cannot open");
+}
+
+}  // namespace
+}  // namespace stepscope::model
