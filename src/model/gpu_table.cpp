@@ -207,6 +207,8 @@ bool contains_word(std::string_view hay, std::string_view word) {
 
 }  // namespace
 
+std::span<const GpuPeaks> gpu_table() { return kPeaks; }
+
 const GpuPeaks* find_gpu_peaks(std::string_view device_name) {
   std::string lower(device_name);
   std::transform(lower.begin(), lower.end(), lower.begin(),

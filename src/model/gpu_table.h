@@ -5,6 +5,7 @@
 // halved); a rate of 0 means the chip has no such unit.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,9 @@ struct GpuPeaks {
 // "name", e.g. "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB",
 // "Tesla V100-SXM2-32GB"); nullptr when no row matches.
 const GpuPeaks* find_gpu_peaks(std::string_view device_name);
+
+// Every row, in table order.
+std::span<const GpuPeaks> gpu_table();
 
 // Peak TFLOP/s of a matmul in `dtype` (PyTorch's "Input type" text: "float",
 // "c10::BFloat16", "c10::Half", "c10::Float8_e4m3fn", ...): the tensor-core

@@ -3,9 +3,9 @@
 #include <fmt/core.h>
 
 #include <cmath>
-#include <filesystem>
 
-#include "model/cluster_spec.h"
+#include "model/gpu_lookup.h"
+#include "model/model_lookup.h"
 #include "model/step_time_model.h"
 #include "model/training_settings.h"
 
@@ -28,27 +28,20 @@ double model_flops_per_token(const model::ModelSpec& m) {
 
 std::optional<MfuModel> make_mfu_model(const std::string& model, const std::string& gpu, const std::string& dtype,
                                        int gpus, std::string& error) {
-  model::ModelSpec spec;
-  if (const model::ModelSpec* preset = model::find_model_preset(model)) {
-    spec = *preset;
-  } else if (std::filesystem::exists(model)) {
-    auto loaded = model::load_model_json(model, error);
-    if (!loaded) {
-      error = "--model: " + error;
-      return std::nullopt;
-    }
-    spec = *loaded;
-  } else {
-    error = fmt::format("--model: \"{}\" is neither a preset nor a file", model);
+  auto found = model::lookup_model(model, error);
+  if (!found) {
+    error = "--model: " + error;
     return std::nullopt;
   }
+  const model::ModelSpec spec = *found;
   if (std::string bad = model::validate_model(spec); !bad.empty()) {
     error = fmt::format("--model: {}", bad);
     return std::nullopt;
   }
-  const model::GpuSpec* g = model::find_gpu(gpu);
-  if (!g) {
-    error = fmt::format("--gpu: unknown GPU \"{}\" (catalog keys: h100-sxm, h200-sxm, a100-80-sxm, ...)", gpu);
+  // Any GPU of the table: the MFU needs only its peak rates.
+  const model::GpuMatch gpu_row = model::lookup_gpu(gpu);
+  if (!gpu_row.row) {
+    error = "--gpu: " + model::unknown_gpu_message(gpu);
     return std::nullopt;
   }
   model::Dtype dt;
@@ -63,7 +56,7 @@ std::optional<MfuModel> make_mfu_model(const std::string& model, const std::stri
   MfuModel m;
   m.model_name = spec.name;
   m.flops_per_token = model_flops_per_token(spec);
-  m.peak_flops_per_gpu = g->peak_tflops(dt) * 1e12;
+  m.peak_flops_per_gpu = model::training_peak_tflops(*gpu_row.row, dt) * 1e12;
   m.gpus = gpus;
   return m;
 }

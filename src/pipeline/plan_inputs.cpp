@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "model/gpu_lookup.h"
+#include "model/model_lookup.h"
 #include "model/plan_constraints.h"
 
 namespace stepscope::pipeline {
@@ -45,18 +47,16 @@ std::string catalog_keys() {
 }  // namespace
 
 PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSpec& m, model::TrainingSettings& t,
-                                 model::ClusterSpec& c) {
+                                 model::ClusterSpec& c, std::vector<std::string>* notes) {
   using namespace model;
   if (in.model.empty()) return {"model", "required: a preset such as gpt3-175b or llama3-70b, or a model JSON file"};
-  if (const ModelSpec* preset = find_model_preset(in.model)) {
-    m = *preset;
-  } else if (std::error_code ec; std::filesystem::exists(in.model, ec)) {
+  {
     std::string error;
-    auto loaded = load_model_json(in.model, error);
-    if (!loaded) return {"", error, in.model};
-    m = *loaded;
-  } else {
-    return {"model", fmt::format("\"{}\" is neither a preset nor a file", in.model)};
+    auto found = lookup_model(in.model, error);
+    // A file's own error names the file; a name that is neither is the option's.
+    std::error_code ec;
+    if (!found) return std::filesystem::exists(in.model, ec) ? PlanProblem{"", error, in.model} : PlanProblem{"model", error};
+    m = *found;
   }
   if (!in.profile.empty()) {
     std::string error;
@@ -65,7 +65,13 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSp
     c = *loaded;
   } else {
     const GpuSpec* gpu = find_gpu(in.gpu);
-    if (!gpu) return {"gpu", fmt::format("unknown GPU \"{}\" ({})", in.gpu, catalog_keys())};
+    const GpuMatch match = lookup_gpu(in.gpu);
+    if (!gpu && match.row)
+      return {"gpu", fmt::format("{} is in the GPU table, but the planner has no sourced achievable rates (GEMM, "
+                                 "NVLink, network) for it; it plans {}",
+                                 match.row->model, catalog_keys())};
+    if (!gpu) return {"gpu", unknown_gpu_message(in.gpu)};
+    if (!match.approximation.empty() && notes) notes->push_back(match.approximation);
     c.gpu = *gpu;
   }
   if (in.seq != 0) {

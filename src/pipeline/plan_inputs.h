@@ -7,6 +7,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "model/cluster_spec.h"
 #include "model/model_spec.h"
@@ -54,9 +55,10 @@ PlanProblem apply_layout(const LayoutInputs& in, model::ParallelConfig& p);
 
 // Model (preset or file, with `seq` if given), cluster of `gpus` GPUs
 // (catalog or profile) and settings. A global batch of 0 stays 0 in `t`: the
-// caller fills its own default.
+// caller fills its own default. A GPU name the catalog approximates (a
+// memory size its row does not have) adds a line to `notes`.
 PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSpec& m, model::TrainingSettings& t,
-                                 model::ClusterSpec& c);
+                                 model::ClusterSpec& c, std::vector<std::string>* notes = nullptr);
 
 // "--global-batch: MESSAGE", "--tp/--pp/--dp/--cp: MESSAGE" or MESSAGE alone.
 std::string plan_problem_line(const PlanProblem& p);

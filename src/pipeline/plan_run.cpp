@@ -58,7 +58,7 @@ PlannedLayout plan_layout(const PlanInputs& in) {
   if (!model::parse_recompute(in.recompute, p.recompute))
     return refuse({"recompute", "expected none, selective or full"});
   const int gpus = in.gpus > 0 ? in.gpus : p.gpus();
-  if (PlanProblem e = resolve_model_inputs(model, gpus, r.model, r.settings, r.cluster); !e.ok()) return refuse(e);
+  if (PlanProblem e = resolve_model_inputs(model, gpus, r.model, r.settings, r.cluster, &r.notes); !e.ok()) return refuse(e);
   r.settings.grad_fp32 = in.grad_fp32;
   r.settings.overlap_dp_comm = in.overlap_dp;
   if (auto problems = model::check_constraints(r.model, r.settings, r.cluster, p); !problems.empty()) {
@@ -86,7 +86,7 @@ SearchedLayouts search_layouts(const SearchInputs& in) {
   if (in.top < 1 || in.top > kMaxSearchTop)
     return refuse({"top", fmt::format("expected a whole number from 1 to {}, got {}", kMaxSearchTop, in.top)});
   plan::LayoutSearchResult& r = out.result;
-  if (PlanProblem e = resolve_model_inputs(in, in.gpus, r.model, r.settings, r.cluster); !e.ok()) return refuse(e);
+  if (PlanProblem e = resolve_model_inputs(in, in.gpus, r.model, r.settings, r.cluster, &r.notes); !e.ok()) return refuse(e);
   if (std::string e = model::validate_model(r.model); !e.empty()) return refuse({"", e});
   if (r.settings.global_batch == 0) {
     // About 4M tokens a step, the batch Llama 2 and Llama 3 pretrained with

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "model/gpu_lookup.h"
 #include "model/json_file.h"
 #include "model/memory_model.h"
 #include "model/plan_constraints.h"
@@ -364,10 +365,16 @@ ValidationSummary validate_rows(const ParsedRows& parsed, const ValidationOption
       s.skipped.push_back({row.index, row.line, fmt::format("row {} (line {}): {}", row.index, row.line, why)});
     };
     const GpuSpec* gpu = find_gpu(row.gpu);
+    const GpuMatch match = lookup_gpu(row.gpu);
     if (!gpu) {
-      skip(fmt::format("unknown GPU \"{}\" (the planner's: {})", row.gpu, catalog_names()));
+      skip(match.row ? fmt::format("{} is in the GPU table, but the planner has no sourced achievable rates for it "
+                                   "(it plans {})",
+                                   match.row->model, catalog_names())
+                     : unknown_gpu_message(row.gpu));
       continue;
     }
+    if (!match.approximation.empty())
+      s.notes.push_back(fmt::format("row {} (line {}): {}", row.index, row.line, match.approximation));
     ClusterSpec c{*gpu, row.n_gpu, {}};
     ParallelConfig p = row.parallel;
     auto problems = check_constraints(row.model, row.settings, c, p);

@@ -66,6 +66,7 @@ struct ValidationResult {
 struct ValidationSummary {
   std::vector<ValidationResult> results;
   std::vector<SkippedRow> skipped;  // rows of the file not predicted, in file order
+  std::vector<std::string> notes;   // rows predicted on an approximated GPU (gpu_lookup.h), one line each
   double step_mean_abs_pct = 0, step_max_abs_pct = 0;
   double layer_mean_abs_pct = 0, layer_max_abs_pct = 0;
   double memory_mean_abs_pct = 0, memory_max_abs_pct = 0;

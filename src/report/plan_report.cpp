@@ -308,6 +308,10 @@ std::string validation_text(const ValidationSummary& s) {
   if (s.memory_rows)
     out += fmt::format("  peak memory per GPU ({} rows): mean |error| {:.2f}%, max |error| {:.2f}%\n", s.memory_rows,
                        s.memory_mean_abs_pct, s.memory_max_abs_pct);
+  if (!s.notes.empty()) {
+    out += fmt::format("  {} row{} on an approximated GPU:\n", s.notes.size(), s.notes.size() == 1 ? "" : "s");
+    for (const auto& n : s.notes) out += "    " + n + "\n";
+  }
   if (!s.skipped.empty()) {
     out += fmt::format("  {} row{} not predicted:\n", s.skipped.size(), s.skipped.size() == 1 ? "" : "s");
     for (const auto& k : s.skipped) out += "    " + k.reason + "\n";
@@ -338,6 +342,7 @@ std::string validation_json(const ValidationSummary& s) {
     }
     j["rows"].push_back(row);
   }
+  j["notes"] = s.notes;
   j["skipped"] = nlohmann::ordered_json::array();
   for (const auto& k : s.skipped) j["skipped"].push_back({{"index", k.index}, {"line", k.line}, {"reason", k.reason}});
   j["summary"] = {{"step_rows", s.step_rows},

@@ -30,6 +30,17 @@ TEST(Mfu, TokensPerSecondOverPeak) {
   EXPECT_FALSE(mfu->mfu(std::nullopt).has_value());
 }
 
+TEST(Mfu, AnyGpuOfTheTableHasAPeak) {
+  // The MFU needs only peak rates: GPUs the planner does not plan are fine.
+  std::string error;
+  auto l40s = make_mfu_model("llama3-8b", "NVIDIA L40S", "bf16", 1, error);
+  ASSERT_TRUE(l40s) << error;
+  EXPECT_DOUBLE_EQ(l40s->peak_flops_per_gpu, 362.05e12);
+  auto mi300x = make_mfu_model("llama3-8b", "AMD Instinct MI300X", "fp8", 1, error);
+  ASSERT_TRUE(mi300x) << error;
+  EXPECT_DOUBLE_EQ(mi300x->peak_flops_per_gpu, 2614.9e12);
+}
+
 TEST(Mfu, BadInputsNameTheOption) {
   std::string error;
   EXPECT_FALSE(make_mfu_model("no-such-model", "h100-sxm", "bf16", 1, error));

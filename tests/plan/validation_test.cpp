@@ -106,6 +106,21 @@ TEST(ValidationCsv, ABadRowIsSkippedAndTheOthersRun) {
   EXPECT_EQ(s.skipped.size(), 1u);
 }
 
+TEST(ValidationCsv, AGpuNameTheTableApproximatesIsPredictedWithANote) {
+  std::string error;
+  auto parsed = parse_validation_csv(
+      std::string(kHeader) +
+          "S,GPT,22,48,6144,64,64,24576,51200,2048,H100-SXM5-96GB,8,8,1,1,1,1,4,4,full,no,step_seconds,1.42,,1.42\n"
+          "S,GPT,22,48,6144,64,64,24576,51200,2048,H100-SXM5-80GB,8,8,1,1,1,1,4,4,full,no,step_seconds,1.42,,1.42\n",
+      {}, error);
+  ASSERT_TRUE(parsed) << error;
+  const ValidationSummary s = validate_rows(*parsed, {});
+  EXPECT_EQ(s.results.size(), 2u);
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_EQ(s.notes[0],
+            "row 0 (line 2): \"H100-SXM5-96GB\" states 96 GB, approximated by the NVIDIA H100 SXM row (80 GB)");
+}
+
 TEST(ValidationCsv, UnknownGpuAndImpossibleLayoutAreSkipped) {
   std::string error;
   auto parsed = parse_validation_csv(
@@ -118,7 +133,8 @@ TEST(ValidationCsv, UnknownGpuAndImpossibleLayoutAreSkipped) {
   EXPECT_EQ(s.results.size(), 1u);
   ASSERT_EQ(s.skipped.size(), 2u);
   EXPECT_EQ(s.skipped[0].reason,
-            "row 1 (line 3): unknown GPU \"V100\" (the planner's: a100-40-sxm, a100-80-sxm, h100-sxm, h200-sxm, b200)");
+            "row 1 (line 3): NVIDIA V100 SXM2 is in the GPU table, but the planner has no sourced achievable rates for "
+            "it (it plans a100-40-sxm, a100-80-sxm, h100-sxm, h200-sxm, b200)");
   EXPECT_EQ(s.skipped[1].reason,
             "row 2 (line 4): GPU count mismatch: tp × pp × dp × cp = 8 × 1 × 1 × 1 = 8, but the cluster has 16");
 }

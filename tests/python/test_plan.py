@@ -133,11 +133,13 @@ class PlanRefusalTest(unittest.TestCase):
             fn(*args, **kw)
         return ctx.exception
 
-    def test_unknown_gpu_names_the_keyword_and_the_catalog(self):
-        e = self.refused(stepscope.plan, "gpt3-1.3b", gpu="v100")
-        self.assertTrue(e.message.startswith('gpu: unknown GPU "v100"'), e.message)
-        self.assertIn("h100-sxm", e.message)
+    def test_unknown_gpu_names_the_keyword_and_the_closest(self):
+        e = self.refused(stepscope.plan, "gpt3-1.3b", gpu="h10o")
+        self.assertEqual(e.message, 'gpu: unknown GPU "h10o" (closest: h100-sxm, h200-sxm, a100-40-sxm)')
         self.assertIsInstance(e, ValueError)
+        e = self.refused(stepscope.plan, "gpt3-1.3b", gpu="v100")
+        self.assertTrue(e.message.startswith("gpu: NVIDIA V100 SXM2 is in the GPU table, but the planner has no "
+                                             "sourced achievable rates"), e.message)
 
     def test_sizes_out_of_range(self):
         self.assertEqual(self.refused(stepscope.plan, "gpt3-1.3b", tp=0).message,
