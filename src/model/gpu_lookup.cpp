@@ -57,8 +57,12 @@ GpuMatch lookup_gpu(std::string_view name) {
   if (!match.row) match.row = find_gpu_peaks(name);
   if (!match.row) return match;
   const double stated = stated_memory_gb(lower(name));
-  // Datasheets round (80 GB HBM3 is 85.9e9 bytes; 141 GB, 144 GB): within 3 GB is the same part.
-  if (stated > 0 && std::abs(stated - match.row->memory_gb) > 3)
+  // Datasheets round (80 GB HBM3 is 85.9e9 bytes; 141 GB, 144 GB): within
+  // 3 GB is the same part. Twice the row's memory or more is a module's
+  // total with its CPU memory (GH200 "480GB": 96 GB HBM3 + LPDDR5X), not
+  // another HBM size.
+  const double hbm = match.row->memory_gb;
+  if (stated > 0 && std::abs(stated - hbm) > 3 && stated < 2 * hbm)
     match.approximation = fmt::format("\"{}\" states {:.0f} GB, approximated by the {} row ({:.0f} GB)", name, stated,
                                       match.row->model, match.row->memory_gb);
   return match;

@@ -30,6 +30,8 @@ TEST(GpuLookup, AVariantWithAnotherMemorySizeIsSaidToBeApproximated) {
   EXPECT_EQ(lookup_gpu("NVIDIA H100 80GB HBM3").approximation, "");
   EXPECT_EQ(lookup_gpu("H200-SXM-141GB").approximation, "");
   EXPECT_EQ(lookup_gpu("h100-sxm").approximation, "");
+  EXPECT_EQ(lookup_gpu("NVIDIA GH200 480GB").approximation, "");  // the module's total, CPU memory included
+  EXPECT_EQ(row_of("NVIDIA GH200 480GB"), "NVIDIA GH200 96GB HBM3");
 }
 
 TEST(GpuLookup, UnknownNamesListTheClosest) {
