@@ -17,6 +17,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace stepscope::hwbench;
+  using namespace stepscope::model;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   std::string error;
   auto p = read_profile_text(text, "fuzz.json", error);

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "model/cluster_spec.h"
+#include "model/hardware_profile_json.h"
 #include "model/memory_model.h"
 #include "model/model_spec.h"
 #include "model/plan_constraints.h"

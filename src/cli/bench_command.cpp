@@ -42,7 +42,7 @@ int run_bench_command(BenchArgs& args) {
   // The run takes minutes: an output that cannot be written fails now.
   report::AtomicOutput out;
   if (!open_output(args.out_path, out, "the hardware profile")) return 2;
-  hwbench::HardwareProfile profile;
+  model::HardwareProfile profile;
   try {
     profile = hwbench::gpu::run_bench(args.options);
   } catch (const hwbench::gpu::BenchError& e) {

@@ -4,6 +4,8 @@
 
 namespace stepscope::hwbench {
 
+using model::AlphaBetaFit;
+
 const std::vector<SizeRange>& default_protocol_ranges() {
   static const std::vector<SizeRange> ranges = {
       {"ll", 0, int64_t{64} << 10},

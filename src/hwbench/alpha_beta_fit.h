@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "hwbench/hardware_profile.h"
+#include "model/hardware_profile.h"
 
 namespace stepscope::hwbench {
+
+using model::AlphaBetaFit;
 
 struct TimedSize {
   int64_t bytes = 0;

@@ -6,6 +6,9 @@
 
 namespace stepscope::hwbench {
 
+// The hardware profile and its parts (src/model/hardware_profile.h).
+using namespace model;
+
 std::string render_bench_report(const HardwareProfile& p) {
   std::string s;
   auto line = [&](const std::string& t) { s += t + "\n"; };

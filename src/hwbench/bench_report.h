@@ -5,9 +5,11 @@
 
 #include <string>
 
-#include "hwbench/hardware_profile.h"
+#include "model/hardware_profile.h"
 
 namespace stepscope::hwbench {
+
+using model::HardwareProfile;
 
 std::string render_bench_report(const HardwareProfile& profile);
 

@@ -5,6 +5,9 @@
 #include "model/gpu_table.h"
 
 namespace stepscope::hwbench {
+
+using model::BandwidthResult;
+using model::HardwareProfile;
 namespace {
 
 // Known-good measured ceilings, per datasheet row (diagnose/hardware_table).

@@ -8,9 +8,11 @@
 #include <string_view>
 #include <vector>
 
-#include "hwbench/hardware_profile.h"
+#include "model/hardware_profile.h"
 
 namespace stepscope::hwbench {
+
+using model::HardwareProfile;
 
 enum class Health {
   kHealthy,         // at or near what a healthy card reaches

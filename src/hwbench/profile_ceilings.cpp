@@ -4,6 +4,9 @@
 
 namespace stepscope::hwbench {
 
+// The hardware profile and its parts (src/model/hardware_profile.h).
+using namespace model;
+
 std::optional<model::GpuPeaks> measured_peaks(const HardwareProfile& profile, std::string& error) {
   const std::string& name = profile.device.name.empty() ? profile.gpu : profile.device.name;
   model::GpuPeaks row;

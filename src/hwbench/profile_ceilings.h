@@ -7,9 +7,11 @@
 #include <string>
 
 #include "model/gpu_table.h"
-#include "hwbench/hardware_profile.h"
+#include "model/hardware_profile.h"
 
 namespace stepscope::hwbench {
+
+using model::HardwareProfile;
 
 // Datasheet row of the profile's device (or its "gpu" when the device name is
 // empty), with: each matmul rate = the maximum achievable TFLOP/s of its dtype

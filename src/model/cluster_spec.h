@@ -66,14 +66,4 @@ const std::vector<GpuSpec>& gpu_catalog();
 // CSV / CUDA print it ("A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"); nullptr if unknown.
 const GpuSpec* find_gpu(std::string_view name);
 
-// Reads a hardware profile JSON (docs/planner.md): its "gpu" names the
-// catalog row it refines; measured numbers replace the fractions. On failure
-// nullopt and `error` names the file and field. Measured rates must be from
-// 0.001 to 1e6 (GB/s, TFLOP/s), GEMM sizes from 1 to 2^24, gpus_per_node an
-// integer from 1 to 1024.
-std::optional<ClusterSpec> load_hardware_profile(const std::string& path, std::string& error);
-// The same from the JSON text in memory; `where` names it in errors.
-std::optional<ClusterSpec> hardware_profile_from_json_text(std::string_view text, const std::string& where,
-                                                           std::string& error);
-
 }  // namespace stepscope::model

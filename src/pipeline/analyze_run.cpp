@@ -39,7 +39,7 @@ bool fail(AnalyzedRun& run, std::string error, std::string file = {}, int64_t by
 // The profile's ceilings, or the error naming the profile file.
 bool read_ceilings(const std::string& path, AnalyzedRun& run) {
   std::string error;
-  std::optional<hwbench::HardwareProfile> profile = hwbench::read_profile_file(path, error);
+  std::optional<model::HardwareProfile> profile = model::read_profile_file(path, error);
   if (!profile) {
     run.bad_option = true;
     return fail(run, error, path);

@@ -15,7 +15,7 @@
 #include "analysis/analysis_options.h"
 #include "diagnose/diagnose_options.h"
 #include "model/gpu_table.h"
-#include "hwbench/hardware_profile.h"
+#include "model/hardware_profile.h"
 #include "report/analyze_report.h"
 #include "trace/trace_reader.h"
 #include "trace/trace_set.h"
@@ -45,7 +45,7 @@ struct RunOptions {
 // A hardware profile and the peak rates measured in it; the peaks' model
 // name views the profile's text, so both live in one place.
 struct HardwareCeilings {
-  hwbench::HardwareProfile profile;
+  model::HardwareProfile profile;
   model::GpuPeaks peaks;
 };
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "model/gpu_lookup.h"
+#include "model/hardware_profile_json.h"
 #include "model/model_lookup.h"
 #include "model/plan_constraints.h"
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 namespace stepscope::hwbench {
+
+using model::AlphaBetaFit;
 namespace {
 
 // t = α + b/β with α in µs and β in GB/s.

@@ -5,6 +5,8 @@
 #include "hwbench/profile_fixture.h"
 
 namespace stepscope::hwbench {
+
+using model::HardwareProfile;
 namespace {
 
 const Verdict* find(const std::vector<Verdict>& v, const std::string& metric) {

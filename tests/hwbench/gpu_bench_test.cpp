@@ -12,6 +12,9 @@
 #endif
 
 namespace stepscope::hwbench {
+
+// The hardware profile and its parts (src/model/hardware_profile.h).
+using namespace model;
 namespace {
 
 #ifdef STEPSCOPE_HAVE_CUDA

@@ -5,6 +5,8 @@
 #include "hwbench/profile_fixture.h"
 
 namespace stepscope::hwbench {
+
+using model::HardwareProfile;
 namespace {
 
 TEST(ProfileCeilings, MeasuredRatesReplaceDatasheetPeaks) {

@@ -1,9 +1,12 @@
 // A small hand-written hardware profile for the hwbench tests.
 #pragma once
 
-#include "hwbench/hardware_profile.h"
+#include "model/hardware_profile.h"
 
 namespace stepscope::hwbench::testing {
+
+using model::CollectiveResult;
+using model::HardwareProfile;
 
 inline HardwareProfile h200_profile() {
   HardwareProfile p;

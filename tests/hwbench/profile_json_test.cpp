@@ -6,9 +6,14 @@
 
 #include "hwbench/profile_fixture.h"
 #include "model/cluster_spec.h"
+#include "model/hardware_profile_json.h"
 #include "trace/trace_fixtures.h"
 
 namespace stepscope::hwbench {
+
+using model::HardwareProfile;
+using model::profile_from_json;
+using model::read_profile_file;
 namespace {
 
 using nlohmann::json;

@@ -13,6 +13,10 @@
 #include "trace/trace_fixtures.h"
 
 namespace stepscope::hwbench {
+
+using model::profile_from_json;
+using model::read_profile_file;
+using model::read_profile_text;
 namespace {
 
 using nlohmann::json;

@@ -1,5 +1,6 @@
 // The GPU catalog reads its peaks from diagnose/hardware_table; profiles refine it.
 #include "model/cluster_spec.h"
+#include "model/hardware_profile_json.h"
 
 #include <gtest/gtest.h>
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "model/hardware_profile_json.h"
 #include "model/memory_model.h"
 #include "model/model_spec.h"
 #include "model/step_time_model.h"

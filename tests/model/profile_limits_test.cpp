@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/cluster_spec.h"
+#include "model/hardware_profile_json.h"
 #include "trace/trace_fixtures.h"
 
 namespace stepscope::model {

@@ -8,9 +8,12 @@
 #include <vector>
 
 #include "hwbench/gpu/device_timer.h"
-#include "hwbench/hardware_profile.h"
+#include "model/hardware_profile.h"
 
 namespace stepscope::hwbench::gpu {
+
+using model::DeviceInfo;
+using model::BandwidthResult;
 
 struct BenchContext {
   DeviceInfo device;

@@ -14,6 +14,8 @@
 
 namespace stepscope::hwbench::gpu {
 
+using model::GemmResult;
+
 namespace {
 
 // cuBLAS recommends 32 MiB of workspace on Hopper (cuBLAS docs, cublasLtMatmul).

@@ -14,6 +14,8 @@
 
 namespace stepscope::hwbench::gpu {
 
+using model::GemmResult;
+
 struct GemmShape {
   int64_t m, n, k;
 };

@@ -9,6 +9,8 @@
 #include "hwbench/gpu/element_kernels.h"
 
 namespace stepscope::hwbench::gpu {
+
+using model::BandwidthResult;
 namespace {
 
 constexpr int kThreads = 256;

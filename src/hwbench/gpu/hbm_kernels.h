@@ -9,6 +9,8 @@
 
 namespace stepscope::hwbench::gpu {
 
+using model::BandwidthResult;
+
 // hbm_read, hbm_write, hbm_copy, hbm_triad (bytes read + written each;
 // copy and triad are the fastest of their layouts, each also reported:
 // hbm_copy_gridstride, hbm_copy_tiled, hbm_copy_tiled_cs,

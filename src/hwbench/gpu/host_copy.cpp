@@ -11,6 +11,8 @@
 #include "hwbench/random_values.h"
 
 namespace stepscope::hwbench::gpu {
+
+using model::BandwidthResult;
 namespace {
 
 BandwidthResult make_result(const char* name, double bytes, double seconds) {

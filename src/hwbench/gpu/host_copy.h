@@ -8,6 +8,8 @@
 
 namespace stepscope::hwbench::gpu {
 
+using model::BandwidthResult;
+
 // h2d_pinned, d2h_pinned, h2d_pageable, d2h_pageable: 256 MiB copies (64 MiB with quick).
 std::vector<BandwidthResult> run_host_copy(const BenchContext& ctx);
 

@@ -8,6 +8,8 @@
 #include "hwbench/sample_stats.h"
 
 namespace stepscope::hwbench::gpu {
+
+using model::LatencyResult;
 namespace {
 
 __global__ void empty_kernel() {}

@@ -10,6 +10,8 @@
 
 namespace stepscope::hwbench::gpu {
 
+using model::LatencyResult;
+
 std::vector<LatencyResult> run_launch_latency(const BenchContext& ctx);
 
 }  // namespace stepscope::hwbench::gpu

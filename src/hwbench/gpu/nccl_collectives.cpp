@@ -16,6 +16,9 @@
 
 namespace stepscope::hwbench::gpu {
 
+using model::CollectivePoint;
+using model::CollectiveResult;
+
 #ifdef STEPSCOPE_HAVE_NCCL
 namespace {
 

@@ -13,6 +13,8 @@
 
 namespace stepscope::hwbench::gpu {
 
+using model::CollectiveResult;
+
 // `gpus`: how many visible GPUs take part (0: all).
 std::vector<CollectiveResult> run_collectives(const BenchContext& ctx, int gpus);
 

@@ -16,6 +16,10 @@
 
 namespace stepscope::hwbench::gpu {
 
+using model::DeviceInfo;
+using model::BandwidthResult;
+using model::HardwareProfile;
+
 void progress(const std::string& line) { fmt::print(stderr, "[bench] {}\n", line); }
 
 BandwidthResult bandwidth_result(const char* section, const char* name, double bytes, double seconds,

@@ -4,9 +4,11 @@
 #pragma once
 
 #include "hwbench/bench_options.h"
-#include "hwbench/hardware_profile.h"
+#include "model/hardware_profile.h"
 
 namespace stepscope::hwbench::gpu {
+
+using model::HardwareProfile;
 
 HardwareProfile run_bench(const BenchOptions& options);
 

@@ -1,8 +1,8 @@
-#include "hwbench/hardware_profile.h"
+#include "model/hardware_profile.h"
 
 #include <algorithm>
 
-namespace stepscope::hwbench {
+namespace stepscope::model {
 namespace {
 
 template <class T>
@@ -25,4 +25,4 @@ double HardwareProfile::gemm_max_tflops(const std::string& dtype) const {
   return best;
 }
 
-}  // namespace stepscope::hwbench
+}  // namespace stepscope::model

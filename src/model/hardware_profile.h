@@ -1,13 +1,18 @@
 // What `stepscope bench` measured on one machine: the hardware profile that
 // `plan --profile` and `analyze --profile` read. docs/hardware_profile.md
-// documents every field of its JSON form (profile_json.h) with units.
+// documents every field of its JSON form (written by hwbench/profile_json.h,
+// read by model/hardware_profile_json.h) with units.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace stepscope::hwbench {
+namespace stepscope::model {
+
+// The version of the profile's "stepscope_bench" section that this stepscope
+// writes and reads.
+inline constexpr int kProfileSchemaVersion = 1;
 
 // The GPU the numbers belong to, as the CUDA runtime reports it.
 struct DeviceInfo {
@@ -99,4 +104,4 @@ struct HardwareProfile {
   double gemm_max_tflops(const std::string& dtype) const;
 };
 
-}  // namespace stepscope::hwbench
+}  // namespace stepscope::model
