@@ -12,12 +12,12 @@
 #endif
 
 namespace stepscope::hwbench {
-
-// The hardware profile and its parts (src/model/hardware_profile.h).
-using namespace model;
 namespace {
 
 #ifdef STEPSCOPE_HAVE_CUDA
+// The hardware profile and its parts (src/model/hardware_profile.h).
+using namespace model;
+
 BenchOptions quick(std::vector<std::string> sections) {
   BenchOptions o;
   o.quick = true;
