@@ -104,7 +104,7 @@ CLI::App* register_plan(CLI::App& app) {
   cmd->add_option("--seq", args->seq, "tokens per sequence (default: the model's own, printed)")
       ->check(whole_number(1, model::ModelLimits::kSeq));
   cmd->add_option("--recompute", args->recompute, "none, selective or full");
-  cmd->add_option("--sharding", args->layout.sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid, distributed_optimizer");
+  cmd->add_option("--sharding", args->layout.sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid (hsdp), distributed_optimizer");
   cmd->add_flag("--sequence-parallel", args->layout.sequence_parallel, "Megatron sequence parallelism");
   cmd->add_flag("--cpu-offload", args->layout.cpu_offload, "optimizer states in host memory");
   cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp8");

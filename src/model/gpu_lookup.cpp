@@ -91,6 +91,17 @@ std::string unknown_gpu_message(std::string_view name) {
   return fmt::format("unknown GPU \"{}\" (closest: {})", name, closest);
 }
 
+std::string unplanned_gpu_message(std::string_view name) {
+  const GpuMatch match = lookup_gpu(name);
+  if (!match.row) return unknown_gpu_message(name);
+  std::string planned;
+  for (const auto& g : gpu_catalog()) planned += (planned.empty() ? "" : ", ") + g.name;
+  return fmt::format(
+      "{} is in the GPU table, but the planner has no sourced achievable rates (GEMM, NVLink, network) for it; it "
+      "plans {}",
+      match.row->model, planned);
+}
+
 double training_peak_tflops(const GpuPeaks& row, Dtype dtype) {
   switch (dtype) {
     case Dtype::kBf16:

@@ -28,6 +28,12 @@ GpuMatch lookup_gpu(std::string_view name);
 // by edit distance (catalog keys and table rows, lower case).
 std::string unknown_gpu_message(std::string_view name);
 
+// Why the planner refuses a GPU name its catalog (cluster_spec.h) lacks: a
+// table row without sourced achievable rates ("NVIDIA L40S is in the GPU
+// table, but the planner has no sourced achievable rates (GEMM, NVLink,
+// network) for it; it plans a100-40-sxm, ..."), else unknown_gpu_message.
+std::string unplanned_gpu_message(std::string_view name);
+
 // The dense tensor-core peak of a training precision on a row, TFLOP/s;
 // fp8 without an FP8 unit runs at the 16-bit rate (as GpuSpec::peak_tflops).
 double training_peak_tflops(const GpuPeaks& row, Dtype dtype);

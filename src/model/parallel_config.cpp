@@ -51,7 +51,7 @@ bool parse_sharding(std::string_view text, Sharding& out) {
     out = Sharding::kZero2;
   else if (text == "zero3" || text == "fsdp")
     out = Sharding::kZero3;
-  else if (text == "fsdp_hybrid")
+  else if (text == "fsdp_hybrid" || text == "hsdp")  // PyTorch's name for hybrid sharding
     out = Sharding::kFsdpHybrid;
   else
     return false;

@@ -15,7 +15,6 @@ namespace stepscope::pipeline {
 // The specs and cost models of the model layer (src/model/).
 using namespace model;
 
-
 PlanProblem apply_layout(const LayoutInputs& in, model::ParallelConfig& p) {
   p.tp = in.tp, p.pp = in.pp, p.dp = in.dp, p.cp = in.cp, p.vpp = in.vpp;
   p.sequence_parallel = in.sequence_parallel, p.cpu_offload = in.cpu_offload;
@@ -33,23 +32,12 @@ PlanProblem apply_layout(const LayoutInputs& in, model::ParallelConfig& p) {
   if (const int64_t stages = int64_t{p.pp} * p.vpp; stages > LayoutLimits::kSize)
     return {"pp/vpp", fmt::format("pp × vpp = {}, more than {}", stages, LayoutLimits::kSize)};
   if (!model::parse_sharding(in.sharding, p.sharding))
-    return {"sharding", "expected ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid or distributed_optimizer"};
+    return {"sharding", "expected ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid, hsdp or distributed_optimizer"};
   return {};
 }
 
-namespace {
-
-std::string catalog_keys() {
-  std::string keys;
-  for (const auto& g : model::gpu_catalog()) keys += (keys.empty() ? "" : ", ") + g.name;
-  return keys;
-}
-
-}  // namespace
-
 PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSpec& m, model::TrainingSettings& t,
                                  model::ClusterSpec& c, std::vector<std::string>* notes) {
-  using namespace model;
   if (in.model.empty()) return {"model", "required: a preset such as gpt3-175b or llama3-70b, or a model JSON file"};
   {
     std::string error;
@@ -66,13 +54,9 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSp
     c = *loaded;
   } else {
     const GpuSpec* gpu = find_gpu(in.gpu);
-    const GpuMatch match = lookup_gpu(in.gpu);
-    if (!gpu && match.row)
-      return {"gpu", fmt::format("{} is in the GPU table, but the planner has no sourced achievable rates (GEMM, "
-                                 "NVLink, network) for it; it plans {}",
-                                 match.row->model, catalog_keys())};
-    if (!gpu) return {"gpu", unknown_gpu_message(in.gpu)};
-    if (!match.approximation.empty() && notes) notes->push_back(match.approximation);
+    if (!gpu) return {"gpu", unplanned_gpu_message(in.gpu)};
+    if (const GpuMatch match = lookup_gpu(in.gpu); !match.approximation.empty() && notes)
+      notes->push_back(match.approximation);
     c.gpu = *gpu;
   }
   if (in.seq != 0) {

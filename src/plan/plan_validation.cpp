@@ -236,8 +236,6 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         if (sh == "unknown") {
           if (!framework) return needs_framework("sharding");
           r.parallel.sharding = framework->sharding;
-        } else if (sh == "hsdp") {
-          r.parallel.sharding = Sharding::kFsdpHybrid;
         } else if (!parse_sharding(sh, r.parallel.sharding)) {
           return fail("sharding", fmt::format("expected ddp, zero1, zero2, zero3, fsdp, hsdp or unknown, got \"{}\"", sh));
         }
@@ -344,12 +342,6 @@ int choose_micro_batch(const ModelSpec& m, const TrainingSettings& t, const Clus
 
 namespace {
 
-std::string catalog_names() {
-  std::string out;
-  for (const auto& g : gpu_catalog()) out += (out.empty() ? "" : ", ") + g.name;
-  return out;
-}
-
 void add_error(double abs_err, int& rows, double& sum, double& max) {
   ++rows, sum += abs_err, max = std::max(max, abs_err);
 }
@@ -365,15 +357,11 @@ ValidationSummary validate_rows(const ParsedRows& parsed, const ValidationOption
       s.skipped.push_back({row.index, row.line, fmt::format("row {} (line {}): {}", row.index, row.line, why)});
     };
     const GpuSpec* gpu = find_gpu(row.gpu);
-    const GpuMatch match = lookup_gpu(row.gpu);
     if (!gpu) {
-      skip(match.row ? fmt::format("{} is in the GPU table, but the planner has no sourced achievable rates for it "
-                                   "(it plans {})",
-                                   match.row->model, catalog_names())
-                     : unknown_gpu_message(row.gpu));
+      skip(unplanned_gpu_message(row.gpu));
       continue;
     }
-    if (!match.approximation.empty())
+    if (const GpuMatch match = lookup_gpu(row.gpu); !match.approximation.empty())
       s.notes.push_back(fmt::format("row {} (line {}): {}", row.index, row.line, match.approximation));
     ClusterSpec c{*gpu, row.n_gpu, {}};
     ParallelConfig p = row.parallel;

@@ -133,8 +133,8 @@ TEST(ValidationCsv, UnknownGpuAndImpossibleLayoutAreSkipped) {
   EXPECT_EQ(s.results.size(), 1u);
   ASSERT_EQ(s.skipped.size(), 2u);
   EXPECT_EQ(s.skipped[0].reason,
-            "row 1 (line 3): NVIDIA V100 SXM2 is in the GPU table, but the planner has no sourced achievable rates for "
-            "it (it plans a100-40-sxm, a100-80-sxm, h100-sxm, h200-sxm, b200)");
+            "row 1 (line 3): NVIDIA V100 SXM2 is in the GPU table, but the planner has no sourced achievable rates "
+            "(GEMM, NVLink, network) for it; it plans a100-40-sxm, a100-80-sxm, h100-sxm, h200-sxm, b200");
   EXPECT_EQ(s.skipped[1].reason,
             "row 2 (line 4): GPU count mismatch: tp × pp × dp × cp = 8 × 1 × 1 × 1 = 8, but the cluster has 16");
 }

@@ -153,7 +153,7 @@ class PlanRefusalTest(unittest.TestCase):
 
     def test_words_the_planner_does_not_know(self):
         self.assertEqual(self.refused(stepscope.plan, "gpt3-1.3b", sharding="zero4").message,
-                         "sharding: expected ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid or distributed_optimizer")
+                         "sharding: expected ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid, hsdp or distributed_optimizer")
         self.assertEqual(self.refused(stepscope.plan, "gpt3-1.3b", dtype="fp4").message,
                          "dtype: expected bf16, fp16 or fp8")
         self.assertEqual(self.refused(stepscope.plan, "gpt3-1.3b", recompute="some").message,
