@@ -40,7 +40,13 @@ def raise_for(native):
     if native.ok:
         return native
     cls = OptionError if native.bad_option else TraceError
-    raise cls(native.error, native.error_file, native.error_byte)
+    raise cls(printable(native.error), native.error_file, native.error_byte)
+
+
+def printable(message):
+    """The message with control characters escaped (\\x1b), as the CLI prints it:
+    a name from the input cannot move a terminal's cursor."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in message)
 
 
 def warn_all(messages, stacklevel=3):

@@ -10,7 +10,7 @@ naming the keyword.
 import html
 import os
 
-from .errors import raise_for
+from .errors import OptionError, raise_for
 from .report import JsonDocument
 from .table import Table
 
@@ -131,16 +131,21 @@ class PlanSearchReport(_TextDocument):
         return rows[0] if rows else None
 
 
+def _fill(target, **values):
+    """Sets the native inputs' fields; a value of the wrong type or size is an OptionError naming the keyword."""
+    for name, value in values.items():
+        try:
+            setattr(target, name, value)
+        except TypeError:
+            kind = type(getattr(target, name)).__name__
+            expected = {"int": "a whole number that fits 32 bits", "str": "a string", "bool": "True or False"}[kind]
+            raise OptionError(f"{name}: expected {expected}, got {value!r}") from None
+
+
 def _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention):
-    inputs.model = os.fspath(model)
-    inputs.seq = seq or 0
-    inputs.gpu = gpu
-    inputs.profile = os.fspath(profile) if profile else ""
-    inputs.global_batch = global_batch or 0
-    inputs.activation_bits = activation_bits
-    inputs.dtype = dtype
-    inputs.optimizer = optimizer
-    inputs.attention = attention
+    _fill(inputs, model=os.fspath(model), seq=seq or 0, gpu=gpu, profile=os.fspath(profile) if profile else "",
+          global_batch=global_batch or 0, activation_bits=activation_bits, dtype=dtype, optimizer=optimizer,
+          attention=attention)
 
 
 def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None, cp=1, vpp=1, micro_batch=1,
@@ -160,18 +165,10 @@ def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None,
 
     inputs = _stepscope.PlanInputs()
     _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention)
-    layout = inputs.layout
-    layout.tp, layout.pp, layout.cp, layout.vpp = tp, pp, cp, vpp
-    inputs.dp_from_gpus = dp is None
-    layout.dp = 1 if dp is None else dp
-    layout.sharding = sharding
-    layout.sequence_parallel = sequence_parallel
-    layout.cpu_offload = cpu_offload
-    inputs.gpus = gpus or 0
-    inputs.micro_batch = micro_batch
-    inputs.recompute = recompute
-    inputs.overlap_dp = overlap_dp
-    inputs.grad_fp32 = grad_fp32
+    _fill(inputs.layout, tp=tp, pp=pp, dp=1 if dp is None else dp, cp=cp, vpp=vpp, sharding=sharding,
+          sequence_parallel=sequence_parallel, cpu_offload=cpu_offload)
+    _fill(inputs, dp_from_gpus=dp is None, gpus=gpus or 0, micro_batch=micro_batch, recompute=recompute,
+          overlap_dp=overlap_dp, grad_fp32=grad_fp32)
     return PlanReport(raise_for(_stepscope.plan(inputs)))
 
 
@@ -188,6 +185,5 @@ def plan_search(model, gpus, *, global_batch=None, seq=None, gpu="h100-sxm", pro
 
     inputs = _stepscope.SearchInputs()
     _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention)
-    inputs.gpus = gpus
-    inputs.top = top
+    _fill(inputs, gpus=gpus, top=top)
     return PlanSearchReport(raise_for(_stepscope.plan_search(inputs)))

@@ -160,6 +160,16 @@ class PlanRefusalTest(unittest.TestCase):
                          "recompute: expected none, selective or full")
         self.assertEqual(self.refused(stepscope.plan, "gpt5").message, 'model: "gpt5" is neither a preset nor a file')
 
+    def test_values_the_native_fields_cannot_hold_name_the_keyword(self):
+        self.assertEqual(self.refused(stepscope.plan, "gpt3-1.3b", tp=2**40).message,
+                         "tp: expected a whole number that fits 32 bits, got 1099511627776")
+        self.assertEqual(self.refused(stepscope.plan, "gpt3-1.3b", sharding=3).message,
+                         "sharding: expected a string, got 3")
+
+    def test_control_characters_from_the_input_are_escaped(self):
+        e = self.refused(stepscope.plan, "gpt3-1.3b", gpu="\x1b[2Jh100")
+        self.assertTrue(e.message.startswith('gpu: unknown GPU "\\x1b[2Jh100"'), e.message)
+
     def test_seq_out_of_range(self):
         self.assertTrue(self.refused(stepscope.plan, "gpt3-1.3b", seq=-1).message.startswith("seq: expected"))
 
