@@ -52,7 +52,10 @@ void bind_plan(py::module_& m) {
       .def_readwrite("activation_bits", &ModelInputs::activation_bits)
       .def_readwrite("dtype", &ModelInputs::dtype)
       .def_readwrite("optimizer", &ModelInputs::optimizer)
-      .def_readwrite("attention", &ModelInputs::attention);
+      .def_readwrite("attention", &ModelInputs::attention)
+      .def_readwrite("stack", &ModelInputs::stack)
+      .def_readwrite("compile", &ModelInputs::compiled)
+      .def_readwrite("optimizer_impl", &ModelInputs::optimizer_impl);
   py::class_<LayoutInputs>(m, "LayoutInputs", "One parallel layout")
       .def(py::init<>())
       .def_readwrite("tp", &LayoutInputs::tp)

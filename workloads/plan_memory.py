@@ -44,6 +44,7 @@ with the phase and step where it happened.
     python3 workloads/plan_memory.py --configs l1b_s2k_none l1b_s2k_full --out OUT
     python3 workloads/plan_memory.py --list
     python3 workloads/plan_memory.py --markdown OUT/results.jsonl   (the README tables)
+    python3 workloads/plan_memory.py --csv OUT/results.jsonl        (rows for `stepscope plan validate`)
 
 Writes OUT/results.jsonl (one JSON object a configuration) and prints a
 table last. Run by workloads/plan_memory.sh; data in workloads/plan_memory/.
@@ -559,12 +560,51 @@ def markdown(path):
     return "\n".join(out)
 
 
+# Rows of `stepscope plan validate` (validation CSV format, docs/planner.md):
+# one a measured configuration whose recomputation the planner can express.
+# The "selective" rows save every matmul, a policy of this script's own that
+# no framework ships, and are left out; so are runs that did not finish.
+CSV_HEADER = ["source", "model", "params_B", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq",
+              "gpu", "n_gpu", "tp", "pp", "dp", "cp", "vpp", "global_batch", "micro_batch", "recompute",
+              "sequence_parallel", "metric", "value", "step_seconds", "sharding", "memory_gb", "dtype", "framework",
+              "torch_compile", "optimizer_impl", "gated_mlp", "tied_embeddings", "notes"]
+CSV_RECOMPUTE = {"none": "none", "full": "full", "selective_tt": "op"}
+
+
+def csv_rows(path, source):
+    import csv
+    import io
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(CSV_HEADER)
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            c, a = r["config"], r.get("arch", {})
+            if r.get("status") != "ok" or c["recompute"] not in CSV_RECOMPUTE:
+                continue
+            step_s = r["step_ms"]["median"] / 1e3
+            w.writerow([source, c["model"], f"{r['param_count'] / 1e9:.3f}", a["num_hidden_layers"], a["hidden_size"],
+                        a["num_attention_heads"], a["num_key_value_heads"], a["intermediate_size"], a["vocab_size"],
+                        c["seq"], "H200-SXM-141GB", 1, 1, 1, 1, 1, 1, c["micro_batch"] * c["grad_accum"],
+                        c["micro_batch"], CSV_RECOMPUTE[c["recompute"]], "no", "step_seconds", f"{step_s:.4f}",
+                        f"{step_s:.4f}", "fsdp", f"{r['peak_whole_run']['max_reserved'] / 1e9:.2f}", c["dtype"], "hf",
+                        "no", r["optimizer_impl"], "yes", "yes" if a["tie_word_embeddings"] else "no",
+                        f"{r['name']}; allocator {c['alloc_conf'] or 'default'}; peak allocated "
+                        f"{r['peak_whole_run']['max_allocated'] / 1e9:.2f} GB; eager HF LlamaForCausalLM, FSDP2 on one "
+                        f"GPU, step = median of 3"])
+    return out.getvalue()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--configs", nargs="+", default=None, help="names from CONFIGS, or 'all'")
     ap.add_argument("--out", default=None, help="output folder (results.jsonl)")
     ap.add_argument("--list", action="store_true", help="print the configurations and exit")
     ap.add_argument("--markdown", metavar="RESULTS_JSONL", help="print the README tables of a results file")
+    ap.add_argument("--csv", metavar="RESULTS_JSONL", help="print the rows for `stepscope plan validate`")
+    ap.add_argument("--source", default="stepscope workloads/plan_memory/h200_2026-12-04",
+                    help="the CSV's source column")
     ap.add_argument("--budget-s", type=float, default=1e9,
                     help="skip configurations once less than --min-left-s of this is left")
     ap.add_argument("--min-left-s", type=float, default=45)
@@ -580,6 +620,9 @@ def main():
         return 0
     if a.markdown:
         print(markdown(a.markdown))
+        return 0
+    if a.csv:
+        sys.stdout.write(csv_rows(a.csv, a.source))
         return 0
     if a.worker:
         return worker(a.worker, a.out, a.port, smoke=a.smoke)

@@ -14,7 +14,7 @@ from .errors import OptionError, raise_for
 from .report import JsonDocument
 from .table import Table
 
-_MEMORY_PARTS = ["weights", "gradients", "optimizer", "activations", "temporary"]
+_MEMORY_PARTS = ["weights", "gradients", "optimizer", "activations", "temporary"]  # they add up to the peak allocated
 _STEP_PARTS = ["compute_fwd", "compute_bwd", "attention", "recompute", "tp_comm", "cp_comm", "pp_p2p",
                "embedding_and_loss", "bubble", "dp_comm_exposed", "optimizer"]
 
@@ -49,8 +49,13 @@ class PlanReport(_TextDocument):
 
     @property
     def memory_gb(self):
-        """Predicted peak memory per GPU, GB (10^9 bytes)."""
+        """Predicted peak allocated memory per GPU (torch.cuda.max_memory_allocated()), GB (10^9 bytes)."""
         return self.to_dict()["memory_bytes"]["total"] / 1e9
+
+    @property
+    def reserved_gb(self):
+        """Predicted peak reserved memory per GPU (torch.cuda.max_memory_reserved()), GB (10^9 bytes)."""
+        return self.to_dict()["memory_bytes"]["reserved"] / 1e9
 
     @property
     def step_seconds(self):
@@ -142,15 +147,17 @@ def _fill(target, **values):
             raise OptionError(f"{name}: expected {expected}, got {value!r}") from None
 
 
-def _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention):
+def _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention,
+                  stack, compile, optimizer_impl):
     _fill(inputs, model=os.fspath(model), seq=seq or 0, gpu=gpu, profile=os.fspath(profile) if profile else "",
           global_batch=global_batch or 0, activation_bits=activation_bits, dtype=dtype, optimizer=optimizer,
-          attention=attention)
+          attention=attention, stack=stack, compile=compile, optimizer_impl=optimizer_impl)
 
 
 def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None, cp=1, vpp=1, micro_batch=1,
          global_batch=None, seq=None, recompute="none", sharding="ddp", sequence_parallel=False, cpu_offload=False,
-         dtype="bf16", optimizer="adamw", activation_bits=16, attention="flash", overlap_dp=True, grad_fp32=False):
+         dtype="bf16", optimizer="adamw", activation_bits=16, attention="flash", overlap_dp=True, grad_fp32=False,
+         stack="megatron", compile=False, optimizer_impl="auto"):
     """Predicts memory per GPU and step time of one training layout; returns a :class:`PlanReport`.
 
     ``model``: a preset (``"gpt3-175b"``, ``"llama3-70b"``, ...) or a model
@@ -164,7 +171,8 @@ def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None,
     from . import _stepscope
 
     inputs = _stepscope.PlanInputs()
-    _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention)
+    _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention,
+                  stack, compile, optimizer_impl)
     _fill(inputs.layout, tp=tp, pp=pp, dp=1 if dp is None else dp, cp=cp, vpp=vpp, sharding=sharding,
           sequence_parallel=sequence_parallel, cpu_offload=cpu_offload)
     _fill(inputs, dp_from_gpus=dp is None, gpus=gpus or 0, micro_batch=micro_batch, recompute=recompute,
@@ -173,7 +181,8 @@ def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None,
 
 
 def plan_search(model, gpus, *, global_batch=None, seq=None, gpu="h100-sxm", profile=None, top=10, dtype="bf16",
-                optimizer="adamw", activation_bits=16, attention="flash"):
+                optimizer="adamw", activation_bits=16, attention="flash", stack="megatron", compile=False,
+                optimizer_impl="auto"):
     """The ``top`` fastest layouts of ``gpus`` GPUs that fit memory; returns a :class:`PlanSearchReport`.
 
     Every valid layout (tp, pp, dp, cp, virtual stages, micro-batch,
@@ -184,6 +193,7 @@ def plan_search(model, gpus, *, global_batch=None, seq=None, gpu="h100-sxm", pro
     from . import _stepscope
 
     inputs = _stepscope.SearchInputs()
-    _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention)
+    _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention,
+                  stack, compile, optimizer_impl)
     _fill(inputs, gpus=gpus, top=top)
     return PlanSearchReport(raise_for(_stepscope.plan_search(inputs)))

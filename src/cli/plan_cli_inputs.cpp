@@ -28,6 +28,10 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_option("--dtype", a.dtype, "bf16, fp16 or fp8");
   cmd->add_option("--optimizer", a.optimizer, "adam, adamw or sgd");
   cmd->add_option("--attention", a.attention, "flash (default) or unfused");
+  cmd->add_option("--stack", a.stack,
+                  "megatron (default: TE/Apex kernels, persistent gradient buffers) or pytorch (FSDP2/DDP, eager modules)");
+  cmd->add_flag("--compile", a.compiled, "torch.compile over each block (pytorch stack): fused activations");
+  cmd->add_option("--optimizer-impl", a.optimizer_impl, "auto (the stack's default), foreach or fused");
   cmd->add_option("--activation-bits", a.activation_bits, "saved-activation precision: 16, 8 or 4")
       ->check(whole_number(4, 16));
   cmd->add_option("--json", a.json_path, "write JSON to FILE ('-' for stdout)");

@@ -112,6 +112,10 @@ CLI::App* register_plan(CLI::App& app) {
   cmd->add_option("--activation-bits", args->activation_bits, "saved-activation precision: 16, 8 or 4")
       ->check(whole_number(4, 16));
   cmd->add_option("--attention", args->attention, "flash (default) or unfused");
+  cmd->add_option("--stack", args->stack,
+                  "megatron (default: TE/Apex kernels, persistent gradient buffers) or pytorch (FSDP2/DDP, eager modules)");
+  cmd->add_flag("--compile", args->compiled, "torch.compile over each block (pytorch stack): fused activations");
+  cmd->add_option("--optimizer-impl", args->optimizer_impl, "auto (the stack's default), foreach or fused");
   cmd->add_option("--overlap-dp", args->overlap_dp_flag, "overlap data-parallel communication with backward: on|off")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_flag("--grad-fp32", args->grad_fp32, "accumulate and reduce gradients in fp32");

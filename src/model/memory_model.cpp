@@ -8,19 +8,38 @@ namespace stepscope::model {
 namespace {
 
 constexpr double kBucketBytes = 2 * 25e6;  // PyTorch DDP: bucket_cap_mb = 25, two buckets in flight
+constexpr double kGiB = 1073741824.0;
 
-double weight_bytes(const TrainingSettings&) { return 2; }  // 16-bit weights (fp8 keeps 16-bit copies too)
-double grad_bytes(const TrainingSettings& t) { return t.grad_fp32 ? 4 : 2; }
+// Megatron stack: 16-bit weights (fp8 recipes keep 16-bit copies too) and a
+// gradient buffer of 16 or 32 bits. PyTorch stack: fp32 parameters and fp32
+// gradients (FSDP2 casts the reduced gradient to the parameter's dtype).
+double weight_bytes(const TrainingSettings& t) { return t.stack == Stack::kPytorch ? 4 : 2; }
+double grad_bytes(const TrainingSettings& t) { return t.stack == Stack::kPytorch || t.grad_fp32 ? 4 : 2; }
 
 // Saved tensors of the output layer and loss on the last stage, one
-// micro-batch (Korthikanti et al. 2022, Section 4.3): final norm and
-// projection inputs (4sbh, /t with SP) and the fp32 logits for the
-// cross-entropy (4sbv/t).
-double output_activation_bytes(const ModelSpec& m, const ParallelConfig& p, double scale) {
+// micro-batch. Megatron (Korthikanti et al. 2022, Section 4.3): final norm
+// and projection inputs (4sbh, /t with SP) and the fp32 logits for the
+// cross-entropy (4sbv/t). Eager PyTorch: the final RMSNorm saves its fp32
+// upcast (4h) and 16-bit normalised input (2h), the output projection its
+// input (2h), and log_softmax its fp32 output (4v) — the logits are cast to
+// fp32 before the loss (Hugging Face, torchtitan).
+double output_activation_bytes(const ModelSpec& m, const TrainingSettings& t, const ParallelConfig& p,
+                               double scale) {
   const double tokens = static_cast<double>(p.micro_batch) * m.seq / std::max(1, p.cp);
   const double tp = std::max(1, p.tp);
   const double rep = (p.sequence_parallel && p.tp > 1) ? 1 / tp : 1;
-  return tokens * (4.0 * m.hidden * rep * scale + 4.0 * m.vocab / tp);
+  const double norm = t.eager_activations() ? 8.0 : 4.0 * scale;
+  return tokens * (norm * m.hidden * rep + 4.0 * m.vocab / tp);
+}
+
+// Transient bytes of the loss backward on the last stage: the gradient of
+// the fp32 logits (Megatron's fused cross-entropy, 4v per token); eager
+// PyTorch also holds the gradient of log_softmax's output (4v more), measured
+// as 8 B per token × vocab above the end of forward on the H200
+// (workloads/plan_memory/h200_2026-12-04).
+double loss_backward_bytes(const ModelSpec& m, const TrainingSettings& t, const ParallelConfig& p) {
+  const double tokens = static_cast<double>(p.micro_batch) * m.seq / std::max(1, p.cp);
+  return tokens * (t.stack == Stack::kPytorch ? 8.0 : 4.0) * m.vocab / std::max(1, p.tp);
 }
 
 int shard_count(const ModelSpec&, const ClusterSpec& c, const ParallelConfig& p) {
@@ -29,11 +48,77 @@ int shard_count(const ModelSpec&, const ClusterSpec& c, const ParallelConfig& p)
   return group;
 }
 
+bool shards_weights(const ParallelConfig& p) {
+  return p.sharding == Sharding::kZero3 || p.sharding == Sharding::kFsdpHybrid;
+}
+
+// Model states of one GPU: persistent weights, gradients (when they exist)
+// and optimizer states under the sharding scheme.
+struct States {
+  double weights = 0, gradients = 0, optimizer = 0;
+};
+
+States model_states(const TrainingSettings& t, const ParallelConfig& p, double params, int shards) {
+  States s;
+  const double w = weight_bytes(t) * params, g = grad_bytes(t) * params;
+  const double o = optimizer_bytes_per_param(t) * params;
+  switch (p.sharding) {
+    case Sharding::kDdp:
+      s = {w, g, o};
+      break;
+    case Sharding::kZero1:
+      s = {w, g, o / shards};
+      break;
+    case Sharding::kZero2:
+      s = {w, g / shards, o / shards};
+      break;
+    case Sharding::kZero3:
+    case Sharding::kFsdpHybrid:
+      s = {w / shards, g / shards, o / shards};
+      break;
+  }
+  if (p.cpu_offload) {
+    s.optimizer = 0;
+    // FSDP2's CPUOffloadPolicy keeps the sharded fp32 parameters and their
+    // gradients in host memory too; Megatron / DeepSpeed offload the optimizer.
+    if (t.stack == Stack::kPytorch && shards_weights(p)) s.weights = s.gradients = 0;
+  }
+  return s;
+}
+
+void finish(MemoryEstimate& e, const ClusterSpec& c) {
+  e.reserve = e.total * MemoryConstants::kAllocatorReserve;
+  e.context = MemoryConstants::kContextBytes;
+  e.capacity = c.gpu.memory_gb * kGiB * MemoryConstants::kUsableFraction;
+  // Near the limit the allocator frees its cache and retries before it
+  // reports an out-of-memory, so what it reserves never exceeds the device.
+  e.reserved = std::min(e.total + e.reserve, std::max(e.total, e.capacity - e.context));
+  e.reserve = e.reserved - e.total;
+  e.headroom = e.capacity - e.reserved - e.context;
+  e.fits = e.headroom >= 0;
+}
+
 }  // namespace
 
+std::string_view to_string(MemoryPeak p) {
+  switch (p) {
+    case MemoryPeak::kSteady:
+      return "steady";
+    case MemoryPeak::kBackwardStart:
+      return "start of backward";
+    case MemoryPeak::kBackwardEnd:
+      return "end of backward";
+    case MemoryPeak::kOptimizerStep:
+      return "optimizer step";
+  }
+  return "steady";
+}
+
 double optimizer_bytes_per_param(const TrainingSettings& t) {
-  // fp32 master weights (4) + Adam's two fp32 moments (8), or SGD's one momentum (4).
-  return t.optimizer == Optimizer::kSgd ? 8 : 12;
+  // Adam's two fp32 moments (8) or SGD's one momentum (4), + the fp32 master
+  // weights (4) where the weights themselves are 16-bit.
+  const double moments = t.optimizer == Optimizer::kSgd ? 4 : 8;
+  return t.stack == Stack::kPytorch ? moments : moments + 4;
 }
 
 double layer_activation_bytes(const ModelSpec& m, const TrainingSettings& t, const ParallelConfig& p) {
@@ -45,20 +130,39 @@ double layer_activation_bytes(const ModelSpec& m, const TrainingSettings& t, con
   const double h = m.hidden, f = m.ffn_hidden, a = m.heads;
   const double kv_split = std::min<double>(tp, m.kv_heads);  // K/V heads replicate when kv_heads < tp
   const double kvd = static_cast<double>(m.kv_heads) * m.head_dim();
+  const double kv_local = 2 * kvd / kv_split;     // one of K or V, 16-bit, per GPU
+  const double lse = t.attention == AttentionKernel::kFlash ? 4 * a / tp : 0;  // fp32 log-sum-exp per head
   if (p.recompute == Recompute::kFull) return tokens * 2 * h * rep * scale;  // the layer input only
-  // Outside the TP region: inputs of the two norms, of the QKV and first MLP GEMMs (2h each).
-  double replicated = 8 * h * scale + (m.dropout ? 2 * h : 0);  // + the two 1-byte dropout masks
-  // Inside: Q, K, V, the projection input, the MLP internals.
-  double split = (2 * h + 2 * 2 * kvd * tp / kv_split + 2 * h) / tp * scale;
-  split += (m.gated_mlp ? 6 * f : 4 * f) / tp * scale;  // SwiGLU input (2f wide) + FC2 input; or GeLU in + FC2 in
-  double per_token = replicated * rep + split;
-  const double s_keys = m.seq;
+  if (p.recompute == Recompute::kOp) {
+    // The layer input, attention's output (+ log-sum-exp) and every second
+    // matmul's output: Q, V, gate (or FC1), and FC2, whose row-parallel
+    // output is the full h wide before its reduction.
+    const double split = 2 * h / tp + kv_local + 2 * f / tp + 2 * h / tp;
+    return tokens * ((2 * h * rep + 2 * h) * scale + split * scale + lse);
+  }
+  double per_token = 0;
+  if (t.eager_activations()) {
+    // Eager modules: each RMSNorm saves its fp32 upcast (4h) and the
+    // normalised 16-bit input of its weight multiply (2h); the QKV and MLP
+    // GEMMs their 16-bit input; attention Q, K, V and its output; the output
+    // projection its own (contiguous) input; SwiGLU the gate and up outputs,
+    // SiLU's output and the product (8f) — or GeLU's input and output (4f).
+    const double replicated = 2 * (4 * h + 2 * h) + 2 * h + 2 * h + (m.dropout ? 2 * h : 0);
+    double split = (2 * h + 2 * kv_local * tp + 2 * h + 2 * h) / tp;
+    split += (m.gated_mlp ? 8 * f : 4 * f) / tp;
+    per_token = replicated * rep * scale + split * scale + lse;
+  } else {
+    // Outside the TP region: inputs of the two norms, of the QKV and first MLP GEMMs (2h each).
+    const double replicated = 8 * h * scale + (m.dropout ? 2 * h : 0);  // + the two 1-byte dropout masks
+    // Inside: Q, K, V, the projection input, the MLP internals.
+    double split = (2 * h + 2 * kv_local * tp + 2 * h) / tp * scale;
+    split += (m.gated_mlp ? 6 * f : 4 * f) / tp * scale;  // SwiGLU input (2f wide) + FC2 input; or GeLU in + FC2 in
+    per_token = replicated * rep + split + lse;
+  }
   if (t.attention == AttentionKernel::kUnfused && p.recompute == Recompute::kNone) {
     // Softmax output (2), dropout mask (1) and dropout output (2) bytes per score: 5as per token.
-    double per_score = m.dropout ? 2 * scale + 1 + 2 * scale : 2 * scale;
-    per_token += per_score * a * s_keys / tp;
-  } else if (t.attention == AttentionKernel::kFlash) {
-    per_token += 4 * a / tp;  // fp32 log-sum-exp per head
+    const double per_score = m.dropout ? 2 * scale + 1 + 2 * scale : 2 * scale;
+    per_token += per_score * a * m.seq / tp;
   }
   return tokens * per_token;
 }
@@ -72,6 +176,7 @@ MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings&
   const double per_layer = layer_activation_bytes(m, t, p);
   const double tokens = static_cast<double>(p.micro_batch) * m.seq / std::max(1, p.cp);
   const double rep = (p.sequence_parallel && p.tp > 1) ? 1.0 / p.tp : 1;
+  const double tp = std::max(1, p.tp);
 
   // 1F1B: stage i keeps (pp - i) micro-batches in flight, the first stage pp;
   // with fewer micro-batches than stages, only those. Interleaving raises the
@@ -79,58 +184,89 @@ MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings&
   const double in_flight = pp == 1 ? 1 : std::min(pp, layout.micro_batches);
   const double interleave = vpp > 1 ? 1 + (pp - 1.0) / (pp * vpp) : 1;
 
-  {
-    MemoryEstimate e;
-    e.stage = stage;
-    const bool first = stage == 0, last = stage == pp - 1;
-    const double params = first ? layout.first_stage_params : layout.last_stage_params;
-    e.params_per_gpu = params;
-    const double w = weight_bytes(t) * params, g = grad_bytes(t) * params;
-    const double o = optimizer_bytes_per_param(t) * params;
-    switch (p.sharding) {
-      case Sharding::kDdp:
-        e.weights = w, e.gradients = g, e.optimizer = o;
-        break;
-      case Sharding::kZero1:
-        e.weights = w, e.gradients = g, e.optimizer = o / shards;
-        break;
-      case Sharding::kZero2:
-        e.weights = w, e.gradients = g / shards, e.optimizer = o / shards;
-        break;
-      case Sharding::kZero3:
-      case Sharding::kFsdpHybrid:
-        e.weights = w / shards, e.gradients = g / shards, e.optimizer = o / shards;
-        break;
-    }
-    if (p.cpu_offload) e.optimizer = 0;
+  MemoryEstimate e;
+  e.stage = stage;
+  const bool first = stage == 0, last = stage == pp - 1;
+  const double params = first ? layout.first_stage_params : layout.last_stage_params;
+  e.params_per_gpu = params;
+  const States s = model_states(t, p, params, shards);
 
-    const double stage_in_flight = first ? in_flight : 1;
-    e.activations = per_layer * layout.layers_per_stage * stage_in_flight * (first ? interleave : 1);
-    if (first && m.dropout) e.activations += tokens * m.hidden * rep * stage_in_flight;  // embedding dropout mask
-    if (last) e.activations += output_activation_bytes(m, p, scale);
+  const double stage_in_flight = first ? in_flight : 1;
+  double activations = per_layer * layout.layers_per_stage * stage_in_flight * (first ? interleave : 1);
+  if (first && m.dropout) activations += tokens * m.hidden * rep * stage_in_flight;  // embedding dropout mask
+  if (last) activations += output_activation_bytes(m, t, p, scale);
+  e.activations = activations;
 
-    // Transient: the gradient of the fp32 logits on the last stage; the one
-    // layer being recomputed (full) or its attention scores (selective); the
-    // gathered weights and gradients of two layers under ZeRO-3 (current +
-    // prefetched); the gradient buckets being reduced otherwise.
-    double temp = last ? tokens * 4.0 * m.vocab / std::max(1, p.tp) : 0;
-    if (p.recompute != Recompute::kNone) {
-      ParallelConfig none = p;
-      none.recompute = Recompute::kNone;
-      double full_layer = layer_activation_bytes(m, t, none);
-      temp += p.recompute == Recompute::kFull ? full_layer : full_layer - per_layer;
-    }
-    if (p.sharding == Sharding::kZero3 || p.sharding == Sharding::kFsdpHybrid)
+  // The layer being recomputed (full) or the part of it that was not saved.
+  double recompute = 0;
+  if (p.recompute != Recompute::kNone) {
+    ParallelConfig none = p;
+    none.recompute = Recompute::kNone;
+    const double full_layer = layer_activation_bytes(m, t, none);
+    recompute = p.recompute == Recompute::kFull ? full_layer : full_layer - per_layer;
+  }
+  const double loss = last ? loss_backward_bytes(m, t, p) : 0;
+
+  if (t.stack == Stack::kMegatron) {
+    // Gradient buffers persist across steps: every part is live at once.
+    // Transient: the logits' gradient, the recomputed layer, the gathered
+    // weights and gradients of two layers under ZeRO-3 (current +
+    // prefetched), or the gradient buckets being reduced.
+    double temp = loss + recompute;
+    if (shards_weights(p))
       temp += 2 * layout.layer_params_per_gpu * (weight_bytes(t) + grad_bytes(t));
     else
-      temp += std::min(kBucketBytes, g);
-    e.temporary = temp;
+      temp += std::min(kBucketBytes, s.gradients);
+    e.weights = s.weights, e.gradients = s.gradients, e.optimizer = s.optimizer, e.temporary = temp;
     e.total = e.weights + e.gradients + e.optimizer + e.activations + e.temporary;
-    e.capacity = c.gpu.memory_gb * 1e9;
-    e.headroom = e.capacity - e.total;
-    e.fits = e.headroom >= 0;
+    e.peak = MemoryPeak::kSteady;
+    finish(e, c);
     return e;
   }
+
+  // PyTorch stack. 16-bit compute copies of the weights: under FSDP the
+  // first stage's embedding and the last stage's output layer stay gathered
+  // from forward into backward (FSDP2's root module), and two layers are
+  // gathered at a time (the current one and the prefetched next); without
+  // weight sharding autocast's 16-bit casts of every weight are saved for
+  // backward.
+  const double root_params =
+      ((first ? m.embedding_params() : 0) + (last ? m.output_params() : 0)) / tp;
+  const double copies = shards_weights(p) ? 2 * root_params : 2 * params;
+  const double gathered = shards_weights(p) ? 2 * 2 * layout.layer_params_per_gpu : 0;
+  // DDP's reducer holds a gradient bucket for every parameter (gradient_as_bucket_view off by default).
+  const double buckets = p.sharding == Sharding::kDdp ? s.gradients : 0;
+  // Gradients from earlier micro-batches are live while the next one runs.
+  const double accumulated = layout.micro_batches > 1 ? s.gradients : 0;
+  const double foreach_temp =
+      t.foreach_optimizer() && s.optimizer > 0 ? s.optimizer / optimizer_bytes_per_param(t) * 4 : 0;
+
+  struct Phase {
+    MemoryPeak peak;
+    double weights, gradients, activations, temporary;
+  };
+  const Phase phases[] = {
+      // Start of backward: every activation, the loss gradients (last stage)
+      // or the first recomputed layer, whichever is larger.
+      {MemoryPeak::kBackwardStart, s.weights + copies, accumulated, activations,
+       gathered + buckets + std::max(loss, recompute)},
+      // End of backward: every gradient, the root's 16-bit weights and their 16-bit gradients.
+      {MemoryPeak::kBackwardEnd, s.weights + (shards_weights(p) ? 2 * root_params : 0), s.gradients, 0,
+       buckets + (shards_weights(p) ? 2 * root_params : 0)},
+      // Optimizer step: a foreach implementation's fp32 temporary per parameter.
+      {MemoryPeak::kOptimizerStep, s.weights, s.gradients, 0, buckets + foreach_temp},
+  };
+  double best = -1;
+  for (const Phase& ph : phases) {
+    const double total = ph.weights + ph.gradients + s.optimizer + ph.activations + ph.temporary;
+    if (total <= best) continue;
+    best = total;
+    e.peak = ph.peak;
+    e.weights = ph.weights, e.gradients = ph.gradients, e.optimizer = s.optimizer;
+    e.activations = ph.activations, e.temporary = ph.temporary, e.total = total;
+  }
+  finish(e, c);
+  return e;
 }
 
 MemoryEstimate estimate_memory(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,

@@ -10,6 +10,8 @@ std::string_view to_string(Recompute r) {
       return "selective";
     case Recompute::kFull:
       return "full";
+    case Recompute::kOp:
+      return "op";
   }
   return "none";
 }
@@ -37,6 +39,8 @@ bool parse_recompute(std::string_view text, Recompute& out) {
     out = Recompute::kSelective;
   else if (text == "full")
     out = Recompute::kFull;
+  else if (text == "op")
+    out = Recompute::kOp;
   else
     return false;
   return true;

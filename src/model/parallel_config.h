@@ -13,8 +13,11 @@ namespace stepscope::model {
 // Activation recomputation (Korthikanti et al. 2022): none keeps every
 // activation; selective recomputes the attention core (softmax, dropout,
 // QK^T, attention over V) in the backward pass; full keeps only each layer's
-// input and recomputes the whole layer forward.
-enum class Recompute : uint8_t { kNone, kSelective, kFull };
+// input and recomputes the whole layer forward. op is per-operator selective
+// checkpointing as torchtitan ships it (selective_ac_option = "op"): inside
+// each layer the outputs of attention and of every second matmul are saved
+// (Q, V, gate/FC1 and FC2 projections), everything else is recomputed.
+enum class Recompute : uint8_t { kNone, kSelective, kFull, kOp };
 
 // How weights, gradients and optimizer states are split across the
 // data-parallel group: DDP replicates all; ZeRO-1 shards optimizer states
@@ -40,7 +43,7 @@ struct ParallelConfig {
 
 std::string_view to_string(Recompute r);
 std::string_view to_string(Sharding s);
-// Parses "none|selective|full" and "ddp|zero1|zero2|zero3|fsdp|fsdp_hybrid|distributed_optimizer"
+// Parses "none|selective|full|op" and "ddp|zero1|zero2|zero3|fsdp|fsdp_hybrid|distributed_optimizer"
 // ("fsdp" = zero3, "distributed_optimizer" = zero1); false on anything else.
 bool parse_recompute(std::string_view text, Recompute& out);
 bool parse_sharding(std::string_view text, Sharding& out);

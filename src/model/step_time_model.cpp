@@ -166,6 +166,14 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
       // Flash attention already recomputes its scores in backward: nothing more.
       lt.recompute = t.attention == AttentionKernel::kUnfused ? core_fwd : 0;
       break;
+    case Recompute::kOp:
+      // Every second matmul in issue order (Q, K, V, projection, gate/FC1,
+      // up, FC2) is not saved: K, the projection and the up GEMM (GeLU MLP:
+      // K and the projection) run again, as do the memory-bound kernels.
+      // Attention's output is saved, so its core does not.
+      lt.recompute = linear(tokens, kvd_local, h, c, dt).fwd + proj.fwd +
+                     (m.gated_mlp ? linear(tokens, f / tp, h, c, dt).fwd : 0) + lt.elementwise_fwd;
+      break;
   }
   return lt;
 }
@@ -359,6 +367,9 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
     extra = per_seq_layer * m.layers;
   else if (p.recompute == Recompute::kSelective && t.attention == AttentionKernel::kUnfused)
     extra = 4.0 * m.seq * m.seq * m.hidden * m.layers;
+  else if (p.recompute == Recompute::kOp)  // the K, projection and up GEMMs again (layer_forward_flops' terms)
+    extra = 2.0 * m.seq * m.hidden *
+            (static_cast<double>(m.kv_heads) * m.head_dim() + m.hidden + (m.gated_mlp ? m.ffn_hidden : 0)) * m.layers;
   e.hardware_flops = e.model_flops + B * extra;
   const double gpus = std::max(1, p.gpus());
   if (e.total > 0) {

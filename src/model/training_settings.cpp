@@ -62,4 +62,40 @@ bool parse_attention(std::string_view text, AttentionKernel& out) {
   return true;
 }
 
+std::string_view to_string(Stack s) { return s == Stack::kPytorch ? "pytorch" : "megatron"; }
+
+std::string_view to_string(OptimizerImpl i) {
+  switch (i) {
+    case OptimizerImpl::kAuto:
+      return "auto";
+    case OptimizerImpl::kForeach:
+      return "foreach";
+    case OptimizerImpl::kFused:
+      return "fused";
+  }
+  return "auto";
+}
+
+bool parse_stack(std::string_view text, Stack& out) {
+  if (text == "megatron")
+    out = Stack::kMegatron;
+  else if (text == "pytorch")
+    out = Stack::kPytorch;
+  else
+    return false;
+  return true;
+}
+
+bool parse_optimizer_impl(std::string_view text, OptimizerImpl& out) {
+  if (text == "auto")
+    out = OptimizerImpl::kAuto;
+  else if (text == "foreach")
+    out = OptimizerImpl::kForeach;
+  else if (text == "fused")
+    out = OptimizerImpl::kFused;
+  else
+    return false;
+  return true;
+}
+
 }  // namespace stepscope::model

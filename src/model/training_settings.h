@@ -13,6 +13,24 @@ enum class Optimizer : uint8_t { kAdam, kAdamW, kSgd };
 // kFlash: one fused kernel that never stores the scores (FlashAttention).
 enum class AttentionKernel : uint8_t { kFlash, kUnfused };
 
+// Whose conventions hold the training state and save the activations
+// (docs/planner.md "Memory"). kMegatron: Megatron-LM / NeMo / Megatron-Bridge
+// — 16-bit weights with fp32 master copies inside the optimizer, gradient
+// buffers that persist across steps, fused kernels (Transformer Engine /
+// Apex) that save what Korthikanti et al. 2022 count. kPytorch: PyTorch-native
+// training (FSDP2 / DDP with mixed precision, as torchtitan, llm-foundry and
+// Hugging Face run it) — fp32 parameters are the master copy, 16-bit copies
+// exist only while a layer computes, gradients (fp32) are freed after each
+// step by zero_grad(set_to_none=True), and eager modules save more than fused
+// kernels (fp32 norm upcasts, unfused SwiGLU) unless torch.compile fuses them.
+enum class Stack : uint8_t { kMegatron, kPytorch };
+
+// How the optimizer step walks the parameters. kForeach (PyTorch's default
+// on CUDA) holds one extra fp32 tensor per parameter during the step; kFused
+// (torch fused=True, Apex / Transformer Engine FusedAdam) none. kAuto: the
+// stack's default (foreach for PyTorch, fused for Megatron).
+enum class OptimizerImpl : uint8_t { kAuto, kForeach, kFused };
+
 struct TrainingSettings {
   int global_batch = 0;  // sequences per optimizer step
   Dtype dtype = Dtype::kBf16;
@@ -23,6 +41,16 @@ struct TrainingSettings {
   // Data-parallel gradient reduction (and ZeRO-3 gathers) overlapped with
   // backward compute (DDP buckets, FSDP prefetch, Megatron --overlap-grad-reduce).
   bool overlap_dp_comm = true;
+  Stack stack = Stack::kMegatron;
+  bool compiled = false;  // torch.compile over each block: fused activations as on the Megatron stack
+  OptimizerImpl optimizer_impl = OptimizerImpl::kAuto;
+
+  // Whether saved activations follow eager PyTorch modules (see Stack).
+  bool eager_activations() const { return stack == Stack::kPytorch && !compiled; }
+  bool foreach_optimizer() const {
+    return optimizer_impl == OptimizerImpl::kAuto ? stack == Stack::kPytorch
+                                                  : optimizer_impl == OptimizerImpl::kForeach;
+  }
 };
 
 std::string_view to_string(Dtype d);
@@ -31,5 +59,9 @@ std::string_view to_string(AttentionKernel k);
 bool parse_dtype(std::string_view text, Dtype& out);                // bf16|fp16|fp8
 bool parse_optimizer(std::string_view text, Optimizer& out);        // adam|adamw|sgd
 bool parse_attention(std::string_view text, AttentionKernel& out);  // flash|unfused
+std::string_view to_string(Stack s);
+std::string_view to_string(OptimizerImpl i);
+bool parse_stack(std::string_view text, Stack& out);                   // megatron|pytorch
+bool parse_optimizer_impl(std::string_view text, OptimizerImpl& out);  // auto|foreach|fused
 
 }  // namespace stepscope::model

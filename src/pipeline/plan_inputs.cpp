@@ -77,6 +77,12 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSp
   if (!parse_dtype(in.dtype, t.dtype)) return {"dtype", "expected bf16, fp16 or fp8"};
   if (!parse_optimizer(in.optimizer, t.optimizer)) return {"optimizer", "expected adam, adamw or sgd"};
   if (!parse_attention(in.attention, t.attention)) return {"attention", "expected flash or unfused"};
+  if (!parse_stack(in.stack, t.stack)) return {"stack", "expected megatron or pytorch"};
+  if (!parse_optimizer_impl(in.optimizer_impl, t.optimizer_impl))
+    return {"optimizer_impl", "expected auto, foreach or fused"};
+  if (in.compiled && t.stack != model::Stack::kPytorch)
+    return {"compile", "torch.compile is a setting of the pytorch stack (--stack pytorch)"};
+  t.compiled = in.compiled;
   return {};
 }
 

@@ -40,6 +40,9 @@ struct ModelInputs {
   int seq = 0;                  // tokens per sequence; 0 = the model's own
   int activation_bits = 16;     // 16, 8 or 4
   std::string dtype = "bf16", optimizer = "adamw", attention = "flash";
+  std::string stack = "megatron";       // megatron | pytorch (model/training_settings.h)
+  bool compiled = false;                // torch.compile over each block
+  std::string optimizer_impl = "auto";  // auto | foreach | fused
 };
 
 // One layout written out (plan, recompute, pareto).

@@ -89,24 +89,30 @@ struct FrameworkDefaults {
   Recompute recompute;
   bool sequence_parallel_with_tp;  // sequence parallelism whenever tp > 1
   Sharding sharding;
+  Stack stack;  // whose memory conventions the row runs with (training_settings.h)
 };
 
 constexpr FrameworkDefaults kFrameworks[] = {
     // Megatron-LM: --recompute-granularity and --sequence-parallel are off
     // unless given; without --use-distributed-optimizer gradients are
     // all-reduced with replicated optimizer states (DDP).
-    {"megatron", Recompute::kNone, false, Sharding::kDdp},
+    {"megatron", Recompute::kNone, false, Sharding::kDdp, Stack::kMegatron},
     // NeMo 2 and Megatron-Bridge recipes: Megatron-Core underneath, with the
     // distributed optimizer on in their optimizer configs (ZeRO-1).
-    {"nemo", Recompute::kNone, false, Sharding::kZero1},
-    {"megatron-bridge", Recompute::kNone, false, Sharding::kZero1},
-    // torchtitan: the shipped Llama 3 training configs checkpoint
-    // selectively; its tensor-parallel plan always shards the norms along
-    // the sequence (SequenceParallel); data parallelism is FSDP2 by default.
-    {"torchtitan", Recompute::kSelective, true, Sharding::kZero3},
+    {"nemo", Recompute::kNone, false, Sharding::kZero1, Stack::kMegatron},
+    {"megatron-bridge", Recompute::kNone, false, Sharding::kZero1, Stack::kMegatron},
+    // torchtitan: the shipped Llama 3 training configs checkpoint per
+    // operator (mode = "selective", selective_ac_option = "op"); its
+    // tensor-parallel plan always shards the norms along the sequence
+    // (SequenceParallel); data parallelism is FSDP2 by default; compile off.
+    {"torchtitan", Recompute::kOp, true, Sharding::kZero3, Stack::kPytorch},
     // llm-foundry: activation_checkpointing off and FULL_SHARD unless the
     // fsdp_config says otherwise; no tensor parallelism.
-    {"llm-foundry", Recompute::kNone, false, Sharding::kZero3},
+    {"llm-foundry", Recompute::kNone, false, Sharding::kZero3, Stack::kPytorch},
+    // PyTorch / Hugging Face Trainer loops: no checkpointing
+    // (gradient_checkpointing=False), no TP, DDP.
+    {"pytorch", Recompute::kNone, false, Sharding::kDdp, Stack::kPytorch},
+    {"hf", Recompute::kNone, false, Sharding::kDdp, Stack::kPytorch},
 };
 
 const FrameworkDefaults* find_framework(const std::string& name) {
@@ -204,6 +210,11 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         m.gated_mlp = g == "yes";
       }
       m.dropout = m.biases = m.learned_positions = m.tied_embeddings = !m.gated_mlp;
+      if (has("tied_embeddings") && !field("tied_embeddings").empty()) {
+        std::string v = field("tied_embeddings");
+        if (v != "yes" && v != "no") return fail("tied_embeddings", fmt::format("expected yes or no, got \"{}\"", v));
+        m.tied_embeddings = v == "yes";
+      }
       if (std::string bad = validate_model(m); !bad.empty()) return fail(nullptr, bad);
       r.gpu = field("gpu");
       r.framework = lower(field("framework"));
@@ -225,8 +236,20 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         if (!framework) return needs_framework("recompute");
         r.parallel.recompute = framework->recompute;
       } else if (!parse_recompute(field("recompute"), r.parallel.recompute)) {
-        return fail("recompute", fmt::format("expected none, selective, full or unknown, got \"{}\"", field("recompute")));
+        return fail("recompute",
+                    fmt::format("expected none, selective, full, op or unknown, got \"{}\"", field("recompute")));
       }
+      if (framework) r.settings.stack = framework->stack;
+      if (has("torch_compile") && !field("torch_compile").empty()) {
+        std::optional<bool> compiled;
+        if (!yes_no("torch_compile", compiled)) return false;
+        r.settings.compiled = compiled.value_or(false);  // every framework above compiles only when asked
+        if (r.settings.compiled && r.settings.stack != Stack::kPytorch)
+          return fail("torch_compile", "yes needs a framework of the pytorch stack (torchtitan, llm-foundry, pytorch, hf)");
+      }
+      if (has("optimizer_impl") && !field("optimizer_impl").empty() &&
+          !parse_optimizer_impl(field("optimizer_impl"), r.settings.optimizer_impl))
+        return fail("optimizer_impl", fmt::format("expected auto, foreach or fused, got \"{}\"", field("optimizer_impl")));
       std::optional<bool> sp;
       if (!yes_no("sequence_parallel", sp)) return false;
       if (!sp && !framework) return needs_framework("sequence_parallel");
@@ -391,7 +414,7 @@ ValidationSummary validate_rows(const ParsedRows& parsed, const ValidationOption
     else
       add_error(abs_err, s.layer_rows, layer_sum, s.layer_max_abs_pct);
     if (row.measured_memory_gb > 0) {
-      r.predicted_memory_gb = estimate_memory(row.model, row.settings, c, p).total / 1e9;
+      r.predicted_memory_gb = estimate_memory(row.model, row.settings, c, p).reserved / 1e9;
       r.memory_error_pct = (r.predicted_memory_gb - row.measured_memory_gb) / row.measured_memory_gb * 100;
       add_error(std::fabs(r.memory_error_pct), s.memory_rows, memory_sum, s.memory_max_abs_pct);
     }

@@ -33,7 +33,7 @@ struct ValidationRow {
   bool micro_batch_known = true;
   TrainingSettings settings;
   double measured = 0;  // step seconds, or ms for layer_fwd_bwd_ms rows
-  double measured_memory_gb = 0;  // the optional memory_gb column (peak per GPU, 1e9 B); 0 when absent
+  double measured_memory_gb = 0;  // the optional memory_gb column (peak reserved per GPU, 1e9 B); 0 when absent
   std::string framework;          // the optional framework column, lower case ("" when absent)
 };
 
@@ -57,7 +57,7 @@ struct ValidationResult {
   double error_pct = 0;               // (predicted - measured) / measured × 100
   int chosen_micro_batch = 0;         // micro-batch used (chosen when the row says unknown)
   double predicted_step_seconds = 0;  // 0 for layer rows
-  // Rows with memory_gb: the predicted peak per GPU (memory_model's total, GB)
+  // Rows with memory_gb: the predicted peak reserved per GPU (memory_model's reserved, GB)
   // and its error against the published figure.
   double predicted_memory_gb = 0;
   double memory_error_pct = 0;

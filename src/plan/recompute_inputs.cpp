@@ -37,10 +37,12 @@ UniformRecomputeInputs uniform_recompute_inputs(const ModelSpec& m, const Traini
   // The first stage's memory, like the layer costs above (its activations are
   // the ones `copies` describes): what is not the layers' saved activations
   // (states, buffers, the embedding's dropout mask) is fixed; the rest of
-  // the device is the budget.
+  // the device is the budget, less the CUDA context and the share the
+  // caching allocator reserves beyond what is allocated (memory_model.h).
   const MemoryEstimate first = estimate_stage_memory(m, t, c, none, 0);
   in.other_bytes = first.total - k.copies * k.layers * saved[kNone];
-  in.budget_bytes = first.capacity - in.other_bytes;
+  in.budget_bytes =
+      (first.capacity - first.context) / (1 + MemoryConstants::kAllocatorReserve) - in.other_bytes;
   return in;
 }
 

@@ -64,6 +64,11 @@ nlohmann::ordered_json alternatives_json(const std::vector<FitAlternative>& alte
   return out;
 }
 
+// "peak at the steady state" reads oddly: the Megatron stack's parts are all live at once.
+std::string_view peak_words(model::MemoryPeak p) {
+  return p == model::MemoryPeak::kSteady ? "steady state (every part live)" : to_string(p);
+}
+
 }  // namespace
 
 std::string plan_text(const PlanResult& r, bool explain) {
@@ -71,9 +76,11 @@ std::string plan_text(const PlanResult& r, bool explain) {
   std::string out = fmt::format(
       "Plan: {} ({:.2f} B parameters) on {} × {}\n  tp {} · pp {} · dp {} · cp {} · vpp {} · micro-batch {} · global "
       "batch {} × {} tokens · "
-      "{} · {} · recompute {} · sharding {}{}{}\n\n",
+      "{} · {} ({}) · {} stack{} · recompute {} · sharding {}{}{}\n\n",
       r.model.name, r.model.total_params() / 1e9, r.cluster.gpus, r.cluster.gpu.name, p.tp, p.pp, p.dp, p.cp, p.vpp,
       p.micro_batch, r.settings.global_batch, r.model.seq, to_string(r.settings.dtype), to_string(r.settings.optimizer),
+      r.settings.foreach_optimizer() ? "foreach" : "fused", to_string(r.settings.stack),
+      r.settings.compiled ? " + torch.compile" : "",
       to_string(p.recompute), to_string(p.sharding), p.sequence_parallel ? " · sequence parallel" : "",
       p.cpu_offload ? " · CPU offload" : "");
   const auto& m = r.memory;
@@ -86,11 +93,15 @@ std::string plan_text(const PlanResult& r, bool explain) {
   mem.add_row({"activations", gb(m.activations)});
   mem.add_row({"temporary buffers", gb(m.temporary)});
   mem.add_separator();
-  mem.add_row({"total", gb(m.total)});
+  mem.add_row({"peak allocated", gb(m.total)});
+  mem.add_row({"allocator reserve", gb(m.reserve)});
+  mem.add_row({"peak reserved", gb(m.reserved)});
+  mem.add_row({"CUDA context + workspaces", gb(m.context)});
   mem.add_row({"device capacity", gb(m.capacity)});
   mem.add_row({m.fits ? "headroom" : "over capacity by", gb(m.fits ? m.headroom : -m.headroom)});
   out += mem.render();
-  out += fmt::format("  (pipeline stage {}; {})\n", m.stage, m.fits ? "fits" : "DOES NOT FIT");
+  out += fmt::format("  (pipeline stage {}; peak at the {}; {})\n", m.stage, peak_words(m.peak),
+                     m.fits ? "fits" : "DOES NOT FIT");
   if (!m.fits) out += alternatives_text(r.alternatives);
   out += "\n";
 
@@ -172,13 +183,18 @@ std::string plan_json(const PlanResult& r) {
                    {"optimizer", std::string(to_string(r.settings.optimizer))},
                    {"activation_bits", r.settings.activation_bits},
                    {"attention", std::string(to_string(r.settings.attention))},
-                   {"overlap_dp_comm", r.settings.overlap_dp_comm}};
+                   {"overlap_dp_comm", r.settings.overlap_dp_comm},
+                   {"stack", std::string(to_string(r.settings.stack))},
+                   {"compiled", r.settings.compiled},
+                   {"optimizer_impl", r.settings.foreach_optimizer() ? "foreach" : "fused"}};
   const auto& m = r.memory;
   j["memory_bytes"] = {{"weights", m.weights},     {"gradients", m.gradients},
                        {"optimizer", m.optimizer}, {"activations", m.activations},
                        {"temporary", m.temporary}, {"total", m.total},
-                       {"capacity", m.capacity},   {"headroom", m.headroom},
-                       {"fits", m.fits},           {"stage", m.stage}};
+                       {"reserve", m.reserve},     {"reserved", m.reserved},
+                       {"context", m.context},     {"capacity", m.capacity},
+                       {"headroom", m.headroom},   {"fits", m.fits},
+                       {"stage", m.stage},         {"peak", std::string(to_string(m.peak))}};
   const auto& s = r.step;
   const auto& l = s.layer;
   j["step_seconds"] = {{"compute_fwd", s.compute_fwd},
