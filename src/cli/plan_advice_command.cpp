@@ -53,7 +53,7 @@ int run_pareto(const ParetoArgs& a) {
   if (!open_output(a.json_path, json_out)) return 2;
   ParallelConfig p;
   if (auto e = pipeline::apply_layout(a.layout, p); !e.ok()) return plan_input_error(e);
-  if (!parse_recompute(a.recompute, p.recompute)) return plan_input_error("--recompute: expected none, selective or full");
+  if (!parse_recompute(a.recompute, p.recompute)) return plan_input_error("--recompute: expected none, selective, full or op");
   for (int mb : a.micro_batches)
     if (mb < 1) return plan_input_error("--micro-batches: every entry must be at least 1");
   std::vector<int> batches = a.global_batches;
@@ -229,7 +229,7 @@ void register_plan_advice(CLI::App* plan) {
   auto* p = plan->add_subcommand("pareto", "batch-size Pareto front of throughput against memory for one layout");
   add_common(p, *pargs);
   add_layout(p, pargs->layout);
-  p->add_option("--recompute", pargs->recompute, "none, selective or full");
+  p->add_option("--recompute", pargs->recompute, "none, selective, full or op");
   p->add_option("--global-batches", pargs->global_batches, "global batches to try (default dp x 1, 2, 4, ..., 256)")
       ->delimiter(',')
       ->check(whole_number(1, LayoutLimits::kGlobalBatch));

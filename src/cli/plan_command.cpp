@@ -103,7 +103,7 @@ CLI::App* register_plan(CLI::App& app) {
       ->check(whole_number(1, LayoutLimits::kGlobalBatch));
   cmd->add_option("--seq", args->seq, "tokens per sequence (default: the model's own, printed)")
       ->check(whole_number(1, model::ModelLimits::kSeq));
-  cmd->add_option("--recompute", args->recompute, "none, selective or full");
+  cmd->add_option("--recompute", args->recompute, "none, selective, full or op (per-operator, torchtitan)");
   cmd->add_option("--sharding", args->layout.sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid (hsdp), distributed_optimizer");
   cmd->add_flag("--sequence-parallel", args->layout.sequence_parallel, "Megatron sequence parallelism");
   cmd->add_flag("--cpu-offload", args->layout.cpu_offload, "optimizer states in host memory");

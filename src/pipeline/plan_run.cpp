@@ -56,7 +56,7 @@ PlannedLayout plan_layout(const PlanInputs& in) {
     model.global_batch = static_cast<int>(per_step);
   }
   if (!model::parse_recompute(in.recompute, p.recompute))
-    return refuse({"recompute", "expected none, selective or full"});
+    return refuse({"recompute", "expected none, selective, full or op"});
   const int gpus = in.gpus > 0 ? in.gpus : p.gpus();
   if (PlanProblem e = resolve_model_inputs(model, gpus, r.model, r.settings, r.cluster, &r.notes); !e.ok()) return refuse(e);
   r.settings.grad_fp32 = in.grad_fp32;

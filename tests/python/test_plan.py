@@ -157,7 +157,7 @@ class PlanRefusalTest(unittest.TestCase):
         self.assertEqual(self.refused(stepscope.plan, "gpt3-1.3b", dtype="fp4").message,
                          "dtype: expected bf16, fp16 or fp8")
         self.assertEqual(self.refused(stepscope.plan, "gpt3-1.3b", recompute="some").message,
-                         "recompute: expected none, selective or full")
+                         "recompute: expected none, selective, full or op")
         self.assertEqual(self.refused(stepscope.plan, "gpt5").message, 'model: "gpt5" is neither a preset nor a file')
 
     def test_values_the_native_fields_cannot_hold_name_the_keyword(self):
