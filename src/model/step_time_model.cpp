@@ -24,15 +24,27 @@ LinearTime linear(double m, double n, double k, const ClusterSpec& c, Dtype d) {
 // Bytes per token that the forward's memory-bound kernels move (read +
 // write, 16-bit): norms, bias-dropout-residual adds, the MLP activation,
 // rotary embeddings. `rep` scales the tensors outside the TP region.
-double elementwise_bytes_per_token(const ModelSpec& m, double tp, double rep) {
+// Fused (Megatron / Transformer Engine, or torch.compile): one kernel each.
+// Eager PyTorch modules run each op as its own kernel over the whole tensor
+// (HF's LlamaRMSNorm, torchtitan without compile), per element: RMSNorm
+// casts to fp32 (r2 w4), squares (r4 w4), takes the mean (r4), multiplies by
+// the reciprocal root (r4 w4), casts back (r4 w2) and multiplies by the
+// weight (r2 w2) = 36 B; SiLU (r2 w2) then the product with up (r4 w2) =
+// 10 B per f element; rotary embeddings 20 B per Q/K element (HF: two
+// multiplies, rotate_half's negate and concatenate, an add; torchtitan: the
+// fp32 complex multiply between two casts); attention's output made
+// contiguous for the projection (r2 w2).
+double elementwise_bytes_per_token(const ModelSpec& m, const TrainingSettings& t, double tp, double rep) {
   const double h = m.hidden, f = m.ffn_hidden;
   const double kvd = static_cast<double>(m.kv_heads) * m.head_dim();
-  double norms = 2 * (2 * h + 2 * h);  // two norms: read x, write y
+  const bool eager = t.eager_activations();
+  double norms = 2 * (eager ? 36 * h : 2 * h + 2 * h);  // two norms
   double residual =
       2 * (2 * h + 2 * h + 2 * h + (m.dropout ? h : 0));  // (dropout +) add: read out, residual; write; mask
-  double act = m.gated_mlp ? (2 * 2 * f + 2 * f) / tp : (2 * f + 2 * f) / tp;  // SwiGLU / bias-GeLU
-  double rope = m.learned_positions ? 0 : 2 * 2 * (h + kvd) / tp;              // rotate Q and K in place
-  return (norms + residual) * rep + act + rope;
+  double act = m.gated_mlp ? (eager ? 10 * f : 2 * 2 * f + 2 * f) / tp : (2 * f + 2 * f) / tp;  // SwiGLU / bias-GeLU
+  double rope = m.learned_positions ? 0 : (eager ? 20 : 2 * 2) * (h + kvd) / tp;  // rotate Q and K
+  double copies = eager ? 4 * h / tp : 0;
+  return (norms + residual) * rep + act + rope + copies;
 }
 
 }  // namespace
@@ -119,7 +131,7 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   // Memory-bound kernels; backward reads the saved input and the incoming
   // gradient and writes a gradient: twice the forward's traffic.
   const double rep = sp ? 1 / tp : 1;
-  lt.elementwise_fwd = tokens * elementwise_bytes_per_token(m, tp, rep) / hbm;
+  lt.elementwise_fwd = tokens * elementwise_bytes_per_token(m, t, tp, rep) / hbm;
   lt.elementwise_bwd = 2 * lt.elementwise_fwd;
 
   // Tensor parallel: two all-reduces of the [tokens × h] activation per pass
@@ -310,23 +322,36 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
     }
     case Sharding::kZero3:
     case Sharding::kFsdpHybrid: {
-      // Per micro-batch: weights gathered for forward and again for
-      // backward, gradients reduce-scattered; prefetching hides them behind
-      // the compute of the same pass.
+      // Per micro-batch, layer by layer (FSDP / ZeRO-3): each layer's weights
+      // are all-gathered for forward and again for backward, its gradients
+      // reduce-scattered after its backward. Prefetching issues the next
+      // layer's gather while this layer computes, so per layer only what
+      // exceeds that layer's compute shows — except at the ends: the first
+      // layer's forward gather has nothing before it to hide behind, and the
+      // last reduce-scatter of backward (the first layer's) nothing after it.
+      // The PyTorch stack reduces in fp32 (torchtitan's and llm-foundry's
+      // default reduce dtype) and gathers 16-bit copies.
       CommGroup shard = layout.dp_group;
       if (p.sharding == Sharding::kFsdpHybrid)
         shard = {std::max(1, std::min(shard.size, shard.per_node)), std::max(1, std::min(shard.size, shard.per_node))};
-      double ag = all_gather_seconds(wbytes, shard, c), rs = reduce_scatter_seconds(gbytes, shard, c);
-      double per_mb = 2 * ag + rs;
+      const double reduce_bytes = t.stack == Stack::kPytorch ? 4 : grad_bytes;
+      const double layer = layout.layer_params_per_gpu;
+      const double ag = all_gather_seconds(layer * 2, shard, c), rs = reduce_scatter_seconds(layer * reduce_bytes, shard, c);
+      // The embedding and output layer: gathered once per pass, reduced once.
+      const double ends_params = std::max(0.0, params - lps * layer);
+      const double ag_ends = all_gather_seconds(ends_params * 2, shard, c);
+      const double rs_ends = reduce_scatter_seconds(ends_params * reduce_bytes, shard, c);
+      const double per_mb = lps * (2 * ag + rs) + 2 * ag_ends + rs_ends;
       double across = 0;
       if (p.sharding == Sharding::kFsdpHybrid && layout.dp_group.size > shard.size) {
         CommGroup replicas{layout.dp_group.size / shard.size, 1};
-        across = all_reduce_seconds(gbytes / shard.size, replicas, c);
+        across = all_reduce_seconds(params * reduce_bytes / shard.size, replicas, c);
       }
       dp_comm = mb * per_mb + across;
-      double fwd_mb = lps * L.fwd(), bwd_mb = lps * L.bwd();
-      double hidden_exposed = std::max(0.0, ag - fwd_mb) + std::max(0.0, ag + rs - bwd_mb);
-      dp_exposed = t.overlap_dp_comm ? mb * hidden_exposed + std::max(0.0, across - bwd_mb) : dp_comm;
+      const double layers_after_first = std::max(0.0, lps - 1);
+      const double exposed_mb = ag_ends + ag + layers_after_first * std::max(0.0, ag - L.fwd()) +
+                                layers_after_first * std::max(0.0, ag + rs - L.bwd()) + rs + rs_ends;
+      dp_exposed = t.overlap_dp_comm ? mb * exposed_mb + std::max(0.0, across - lps * L.bwd()) : dp_comm;
       break;
     }
   }

@@ -265,5 +265,63 @@ TEST(StepTime, OptimizerPassBytes) {
   EXPECT_DOUBLE_EQ(optimizer_pass_bytes(t), 62);
 }
 
+// Eager PyTorch modules move more bytes than fused kernels, per token of a
+// Llama-style layer (h 1024, ffn 2816, 4 KV heads of 64, tp 1): eager
+// 2 RMSNorms × 36h + residual adds 12h + SwiGLU 10f + rotary 20(h + kvd) +
+// the attention output's contiguous copy 4h = 108h + 10f + 20kvd; fused
+// 2 × 4h + 12h + 6f + 4(h + kvd) = 24h + 6f + 4kvd.
+TEST(StepTime, EagerElementwiseBytes) {
+  ClusterSpec c = round_gpu(1);
+  ModelSpec m;
+  m.name = "llama-ish";
+  m.layers = 2, m.hidden = 1024, m.heads = 16, m.kv_heads = 4, m.ffn_hidden = 2816, m.gated_mlp = true;
+  m.vocab = 1000, m.seq = 512;
+  TrainingSettings fused;
+  fused.global_batch = 1;
+  TrainingSettings eager = fused;
+  eager.stack = Stack::kPytorch;
+  ParallelConfig p;
+  const double tokens = 512, hbm = 1000e9 * 0.5;
+  const double h = 1024, f = 2816, kvd = 256;
+  EXPECT_NEAR(estimate_layer(m, fused, c, p).elementwise_fwd, tokens * (24 * h + 6 * f + 4 * kvd) / hbm, 1e-15);
+  EXPECT_NEAR(estimate_layer(m, eager, c, p).elementwise_fwd, tokens * (108 * h + 10 * f + 20 * kvd) / hbm, 1e-15);
+  // torch.compile fuses them again.
+  eager.compiled = true;
+  EXPECT_NEAR(estimate_layer(m, eager, c, p).elementwise_fwd, tokens * (24 * h + 6 * f + 4 * kvd) / hbm, 1e-15);
+}
+
+// FSDP (ZeRO-3) layer by layer, on 8 GPUs of one node (ring of 8, 50 GB/s
+// achievable, 1 µs per step): each layer's 16-bit weights gathered for
+// forward and backward (2·P_l bytes), its fp32 gradients reduce-scattered
+// (PyTorch stack, 4·P_l); the embedding and output ends once per pass.
+// Exposed: the first gather and the last reduce-scatter of each pass, and
+// per other layer what exceeds its compute. A short sequence makes the
+// communication outlast the compute, so every term shows.
+TEST(StepTime, FsdpPerLayerExposure) {
+  ClusterSpec c = round_gpu(8);
+  ModelSpec m = gpt(4, 1024, 8, 128, 1000);
+  TrainingSettings t;
+  t.global_batch = 8;
+  t.stack = Stack::kPytorch;
+  ParallelConfig p;
+  p.dp = 8;
+  p.sharding = Sharding::kZero3;
+  const StepEstimate e = estimate_step(m, t, c, p);
+  const double pl = static_cast<double>(m.layer_params());
+  const double ends = static_cast<double>(m.total_params()) - 4 * pl;
+  auto ring = [](double bytes) { return 7 * 1e-6 + 7.0 / 8 * bytes / 50e9; };
+  const double ag = ring(2 * pl), rs = ring(4 * pl), ag_ends = ring(2 * ends), rs_ends = ring(4 * ends);
+  EXPECT_NEAR(e.dp_comm_total, 4 * (2 * ag + rs) + 2 * ag_ends + rs_ends, 1e-12);
+  const LayerTime& L = e.layer;
+  ASSERT_GT(ag, L.fwd());  // the premise: communication outlasts compute
+  ASSERT_GT(ag + rs, L.bwd());
+  const double exposed = ag_ends + ag + 3 * (ag - L.fwd()) + 3 * (ag + rs - L.bwd()) + rs + rs_ends;
+  EXPECT_NEAR(e.dp_comm_exposed, exposed, 1e-12);
+  // Megatron stack: 16-bit gradients reduce-scatter half the bytes.
+  t.stack = Stack::kMegatron;
+  const double rs16 = ring(2 * pl), rs16_ends = ring(2 * ends);
+  EXPECT_NEAR(estimate_step(m, t, c, p).dp_comm_total, 4 * (2 * ag + rs16) + 2 * ag_ends + rs16_ends, 1e-12);
+}
+
 }  // namespace
 }  // namespace stepscope::model
