@@ -47,6 +47,8 @@ void add_layout(CLI::App* cmd, LayoutArgs& a) {
   cmd->add_option("--sharding", a.sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid (hsdp)");
   cmd->add_flag("--sequence-parallel", a.sequence_parallel, "Megatron sequence parallelism");
   cmd->add_flag("--cpu-offload", a.cpu_offload, "optimizer states in host memory");
+  cmd->add_option("--first-stage-layers", a.first_stage_layers, "layers of the first pipeline stage (default layers / pp)");
+  cmd->add_option("--last-stage-layers", a.last_stage_layers, "layers of the last pipeline stage");
 }
 
 }  // namespace stepscope::cli

@@ -107,6 +107,11 @@ CLI::App* register_plan(CLI::App& app) {
   cmd->add_option("--sharding", args->layout.sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid (hsdp), distributed_optimizer");
   cmd->add_flag("--sequence-parallel", args->layout.sequence_parallel, "Megatron sequence parallelism");
   cmd->add_flag("--cpu-offload", args->layout.cpu_offload, "optimizer states in host memory");
+  cmd->add_option("--first-stage-layers", args->layout.first_stage_layers,
+                  "layers of the first pipeline stage (default layers / pp; the other stages share the rest)");
+  cmd->add_option("--last-stage-layers", args->layout.last_stage_layers, "layers of the last pipeline stage");
+  cmd->add_option("--recompute-layers", args->recompute_layers,
+                  "layers per stage under --recompute (Megatron --recompute-num-layers; default all)");
   cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp8");
   cmd->add_option("--optimizer", args->optimizer, "adam, adamw or sgd");
   cmd->add_option("--activation-bits", args->activation_bits, "saved-activation precision: 16, 8 or 4")

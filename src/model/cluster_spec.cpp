@@ -64,6 +64,7 @@ struct Extra {
   double nvlink_fraction;
   double flash_fraction;
   bool gemm_epilogue_overlapped;
+  int gpus_per_node = 8;  // the NVLink domain (72 on GB200 / GB300 NVL72)
 };
 
 constexpr Extra kExtras[] = {
@@ -72,6 +73,16 @@ constexpr Extra kExtras[] = {
     {"h100-sxm", "NVIDIA H100 SXM", "h100", 132, 50, 0.803, 0.80, 0.48, true},
     {"h200-sxm", "NVIDIA H200 SXM", "h200", 132, 50, 0.803, 0.80, 0.48, true},
     {"b200", "NVIDIA B200", "b200", 148, 50, 0.77, 0.80, 0.48, true},
+    // Variants and newer parts with the fractions of their family (docs/planner.md
+    // "Constants": measured on H100/H200, assumed for Blackwell) — not measured on
+    // these parts. Meta's Grand Teton H100 (96 GB HBM2e, 500 W, 400 Gb/s RDMA per GPU).
+    {"h100-sxm-96gb", "NVIDIA H100 SXM 96GB HBM2e (500 W)", "h100-96gb", 132, 50, 0.803, 0.80, 0.48, true},
+    // HGX B300: 160 SMs (NVIDIA, "Inside NVIDIA Blackwell Ultra"), ConnectX-8 800 Gb/s per GPU.
+    {"b300", "NVIDIA B300", "b300", 160, 100, 0.77, 0.80, 0.48, true},
+    // GB200 NVL72: one NVLink domain of 72 GPUs, ConnectX-7 400 Gb/s per GPU.
+    {"gb200", "NVIDIA GB200", "gb200", 148, 50, 0.77, 0.80, 0.48, true, 72},
+    // GB300 NVL72: 72 GPUs per NVLink domain, ConnectX-8 800 Gb/s per GPU.
+    {"gb300", "NVIDIA GB300", "gb300", 160, 100, 0.77, 0.80, 0.48, true, 72},
 };
 
 GpuSpec make_spec(const Extra& e) {
@@ -88,7 +99,7 @@ GpuSpec make_spec(const Extra& e) {
     g.nvlink_gbps = peaks->link_gbps / 2;  // the table holds both directions
     g.source = std::string(peaks->source);
   }
-  g.gpus_per_node = 8;
+  g.gpus_per_node = e.gpus_per_node;
   g.network_gbps = e.network_gbps;
   g.sms = e.sms;
   g.gemm_fraction = e.gemm_fraction;

@@ -20,8 +20,11 @@ struct GpuPeaks {
   double fp8_tflops = 0;    // FP8 tensor core, dense, TFLOP/s (0: none)
   double hbm_gbps = 0;      // device memory bandwidth, GB/s (1e9 B/s)
   double link_gbps = 0;     // GPU-to-GPU link (NVLink / Infinity Fabric), aggregate both directions, GB/s; 0: PCIe only
-  double memory_gb = 0;     // device memory, GB (1e9 B)
+  double memory_gb = 0;     // device memory as the datasheet prints it, GB
   std::string_view source;  // the datasheet the row comes from
+  double power_w = 0;       // maximum board power (TDP/TGP) as the datasheet prints it, W (0: not stated)
+  double mxfp8_tflops = 0;  // MXFP8 (OCP microscaling, block-scaled FP8) tensor core, dense (0: none)
+  double fp4_tflops = 0;    // NVFP4 / MXFP4 tensor core, dense (0: none)
 };
 
 // The row for a device name as CUDA/ROCm reports it (deviceProperties

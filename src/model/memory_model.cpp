@@ -187,12 +187,22 @@ MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings&
   MemoryEstimate e;
   e.stage = stage;
   const bool first = stage == 0, last = stage == pp - 1;
-  const double params = first ? layout.first_stage_params : layout.last_stage_params;
+  const double stage_layers =
+      first ? layout.first_stage_layers : last ? layout.last_stage_layers : layout.middle_stage_layers;
+  const double params = first  ? layout.first_stage_params
+                        : last ? layout.last_stage_params
+                               : stage_layers * layout.layer_params_per_gpu;
   e.params_per_gpu = params;
   const States s = model_states(t, p, params, shards);
 
-  const double stage_in_flight = first ? in_flight : 1;
-  double activations = per_layer * layout.layers_per_stage * stage_in_flight * (first ? interleave : 1);
+  const double stage_in_flight = first ? in_flight : std::min<double>(pp - stage, in_flight);
+  // With recompute_layers, that many layers of the stage recompute; the others keep everything.
+  ParallelConfig kept_all = p;
+  kept_all.recompute = Recompute::kNone;
+  const double recomputed = p.recompute_layers > 0 ? std::min<double>(p.recompute_layers, stage_layers) : stage_layers;
+  const double stage_bytes = per_layer * recomputed +
+                             (recomputed < stage_layers ? layer_activation_bytes(m, t, kept_all) * (stage_layers - recomputed) : 0);
+  double activations = stage_bytes * stage_in_flight * (first ? interleave : 1);
   if (first && m.dropout) activations += tokens * m.hidden * rep * stage_in_flight;  // embedding dropout mask
   if (last) activations += output_activation_bytes(m, t, p, scale);
   e.activations = activations;
@@ -229,15 +239,21 @@ MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings&
   // from forward into backward (FSDP2's root module), and two layers are
   // gathered at a time (the current one and the prefetched next); without
   // weight sharding autocast's 16-bit casts of every weight are saved for
-  // backward.
+  // backward. With pipelining, FSDP keeps the whole stage gathered
+  // (torchtitan: reshard_after_forward off when PP is on, to avoid a gather
+  // per micro-batch) and torch.distributed.pipelining turns gradient sync
+  // off until the last micro-batch, so the stage's unsharded 16-bit
+  // gradients accumulate meanwhile.
+  const bool stage_gathered = shards_weights(p) && pp > 1;
   const double root_params =
       ((first ? m.embedding_params() : 0) + (last ? m.output_params() : 0)) / tp;
-  const double copies = shards_weights(p) ? 2 * root_params : 2 * params;
-  const double gathered = shards_weights(p) ? 2 * 2 * layout.layer_params_per_gpu : 0;
+  const double copies = stage_gathered ? 2 * params : shards_weights(p) ? 2 * root_params : 2 * params;
+  const double gathered = shards_weights(p) && !stage_gathered ? 2 * 2 * layout.layer_params_per_gpu : 0;
   // DDP's reducer holds a gradient bucket for every parameter (gradient_as_bucket_view off by default).
   const double buckets = p.sharding == Sharding::kDdp ? s.gradients : 0;
   // Gradients from earlier micro-batches are live while the next one runs.
-  const double accumulated = layout.micro_batches > 1 ? s.gradients : 0;
+  const double accumulated = layout.micro_batches > 1 ? (stage_gathered ? 2 * params : s.gradients) : 0;
+  const double end_copies = stage_gathered ? 2 * params : shards_weights(p) ? 2 * root_params : 0;
   const double foreach_temp =
       t.foreach_optimizer() && s.optimizer > 0 ? s.optimizer / optimizer_bytes_per_param(t) * 4 : 0;
 
@@ -251,8 +267,7 @@ MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings&
       {MemoryPeak::kBackwardStart, s.weights + copies, accumulated, activations,
        gathered + buckets + std::max(loss, recompute)},
       // End of backward: every gradient, the root's 16-bit weights and their 16-bit gradients.
-      {MemoryPeak::kBackwardEnd, s.weights + (shards_weights(p) ? 2 * root_params : 0), s.gradients, 0,
-       buckets + (shards_weights(p) ? 2 * root_params : 0)},
+      {MemoryPeak::kBackwardEnd, s.weights + end_copies, s.gradients, 0, buckets + end_copies},
       // Optimizer step: a foreach implementation's fp32 temporary per parameter.
       {MemoryPeak::kOptimizerStep, s.weights, s.gradients, 0, buckets + foreach_temp},
   };
@@ -272,12 +287,18 @@ MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings&
 MemoryEstimate estimate_memory(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
                                const ParallelConfig& p) {
   // Only the first stage (most activations in flight) and the last (output
-  // layer, logits) can be the most loaded; the middle ones are below both.
-  const MemoryEstimate first = estimate_stage_memory(m, t, c, p, 0);
+  // layer, logits) can be the most loaded when stages are even; with a
+  // shorter first stage the second (pp − 1 micro-batches in flight, all of
+  // its layers) can be.
+  MemoryEstimate most = estimate_stage_memory(m, t, c, p, 0);
   const int last_stage = std::max(1, p.pp) - 1;
-  if (last_stage == 0) return first;
-  const MemoryEstimate last = estimate_stage_memory(m, t, c, p, last_stage);
-  return last.total > first.total ? last : first;
+  if (last_stage == 0) return most;
+  for (int stage : {1, last_stage}) {
+    if (stage == 1 && last_stage < 2) continue;
+    const MemoryEstimate e = estimate_stage_memory(m, t, c, p, stage);
+    if (e.total > most.total) most = e;
+  }
+  return most;
 }
 
 }  // namespace stepscope::model

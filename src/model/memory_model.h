@@ -71,8 +71,9 @@ double layer_activation_bytes(const ModelSpec& m, const TrainingSettings& t, con
 MemoryEstimate estimate_memory(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
                                const ParallelConfig& p);
 
-// The same figures for one pipeline stage: 0 (first) or pp - 1 (last); for
-// pp = 1 both are the one stage. estimate_memory is the larger of the two.
+// The same figures for one pipeline stage, 0 (first) to pp - 1 (last); for
+// pp = 1 both are the one stage. estimate_memory is the most loaded of the
+// first, second and last.
 MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
                                      const ParallelConfig& p, int stage);
 

@@ -37,6 +37,15 @@ struct ParallelConfig {
   Recompute recompute = Recompute::kNone;
   Sharding sharding = Sharding::kDdp;
   bool cpu_offload = false;  // optimizer states (and master weights) in host memory
+  // Uneven pipeline stages (Megatron's --decoder-first/last-pipeline-num-layers,
+  // torchtitan's first/last stage with fewer layers to make room for the
+  // embedding and the loss): layers of the first and last stage; 0 = the even
+  // split layers / pp. The middle stages share the rest evenly.
+  int first_stage_layers = 0, last_stage_layers = 0;
+  // Layers of each stage under `recompute` (Megatron's --recompute-num-layers,
+  // torchtitan's layer-level option: every n-th layer); the others keep
+  // everything. 0 = all of them.
+  int recompute_layers = 0;
 
   int gpus() const { return tp * pp * dp * cp; }
 };

@@ -43,9 +43,29 @@ std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSet
     out.push_back(fmt::format("kv heads ({}) and tp ({}): neither divides the other", m.kv_heads, p.tp));
   if (m.ffn_hidden > 0 && m.ffn_hidden % p.tp != 0)
     out.push_back(fmt::format("ffn hidden ({}) not divisible by tp ({})", m.ffn_hidden, p.tp));
-  if (m.layers > 0 && m.layers % (p.pp * p.vpp) != 0)
+  const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+  if (uneven) {
+    const int first = p.first_stage_layers > 0 ? p.first_stage_layers : 0;
+    const int last = p.last_stage_layers > 0 ? p.last_stage_layers : 0;
+    const int rest = m.layers - first - last;
+    const int middle = p.pp - (first > 0) - (last > 0);
+    if (p.pp < 2)
+      out.push_back(fmt::format("first/last stage layers need pp > 1 (pp = {})", p.pp));
+    else if (p.vpp > 1)
+      out.push_back(fmt::format("first/last stage layers with vpp ({}) > 1 are not modelled", p.vpp));
+    else if (rest < 0 || (middle > 0 && (rest == 0 || rest % middle != 0)) || (middle == 0 && rest != 0))
+      out.push_back(fmt::format(
+          "layers ({}) minus first ({}) and last ({}) stage layers leave {} for {} other stages: not an even split",
+          m.layers, first, last, rest, middle));
+  } else if (m.layers > 0 && m.layers % (p.pp * p.vpp) != 0) {
     out.push_back(
         fmt::format("layers ({}) not divisible by pp × vpp ({} × {} = {})", m.layers, p.pp, p.vpp, p.pp * p.vpp));
+  }
+  if (p.recompute_layers > 0 && p.recompute == Recompute::kNone)
+    out.push_back(fmt::format("{} recomputed layers per stage, but recompute is none", p.recompute_layers));
+  else if (p.recompute_layers > m.layers)
+    out.push_back(fmt::format("{} recomputed layers per stage, more than the model has ({})", p.recompute_layers,
+                              m.layers));
   if (p.vpp > 1 && p.pp < 2) out.push_back(fmt::format("vpp ({}) > 1 needs pp > 1 (pp = {})", p.vpp, p.pp));
   const int per_step = p.dp * p.micro_batch;
   if (t.global_batch >= 1 && t.global_batch % per_step != 0)

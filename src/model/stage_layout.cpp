@@ -8,19 +8,28 @@ StageLayout stage_layout(const ModelSpec& m, const TrainingSettings& t, const Cl
   StageLayout s;
   const int tp = std::max(1, p.tp), pp = std::max(1, p.pp), dp = std::max(1, p.dp), cp = std::max(1, p.cp);
   const int per_node = std::max(1, c.gpu.gpus_per_node);
-  s.layers_per_stage = static_cast<double>(m.layers) / pp;
+  // Stages without a stated count share the layers the stated ones leave.
+  const bool has_first = pp > 1 && p.first_stage_layers > 0, has_last = pp > 1 && p.last_stage_layers > 0;
+  const int others = pp - has_first - has_last;
+  const double rest =
+      m.layers - (has_first ? p.first_stage_layers : 0) - (has_last ? p.last_stage_layers : 0);
+  const double each = others > 0 ? rest / others : 0;
+  s.first_stage_layers = has_first ? p.first_stage_layers : each;
+  s.last_stage_layers = has_last ? p.last_stage_layers : each;
+  s.middle_stage_layers = pp > 2 ? each : 0;
+  if (pp == 1) s.first_stage_layers = s.last_stage_layers = m.layers;
+  s.layers_per_stage = std::max({s.first_stage_layers, s.last_stage_layers, s.middle_stage_layers});
   s.layer_params_per_gpu = static_cast<double>(m.layer_params()) / tp;
-  const double layers = s.layers_per_stage * s.layer_params_per_gpu;
   const double embedding = static_cast<double>(m.embedding_params()) / tp;
   // Tied embeddings with pp > 1: Megatron keeps a copy of the word embedding
   // on the last stage for the output projection and syncs its gradient.
   double output = static_cast<double>(m.output_params()) / tp;
   if (m.tied_embeddings && pp > 1) output += static_cast<double>(m.vocab) * m.hidden / tp;
   if (pp == 1) {
-    s.first_stage_params = s.last_stage_params = layers + embedding + output;
+    s.first_stage_params = s.last_stage_params = s.first_stage_layers * s.layer_params_per_gpu + embedding + output;
   } else {
-    s.first_stage_params = layers + embedding;
-    s.last_stage_params = layers + output;
+    s.first_stage_params = s.first_stage_layers * s.layer_params_per_gpu + embedding;
+    s.last_stage_params = s.last_stage_layers * s.layer_params_per_gpu + output;
   }
   const int per_replica = dp * std::max(1, p.micro_batch);
   s.micro_batches = t.global_batch > 0 ? std::max(1, t.global_batch / per_replica) : 1;
@@ -29,6 +38,11 @@ StageLayout stage_layout(const ModelSpec& m, const TrainingSettings& t, const Cl
   s.dp_group = {dp * cp, std::max(1, std::min(dp * cp, per_node / tp))};
   s.pp_inter_node = static_cast<int64_t>(tp) * cp * dp >= per_node;
   return s;
+}
+
+double recomputed_share(const StageLayout& s, const ParallelConfig& p) {
+  if (p.recompute_layers <= 0 || s.layers_per_stage <= 0) return 1;
+  return std::min(1.0, p.recompute_layers / s.layers_per_stage);
 }
 
 }  // namespace stepscope::model

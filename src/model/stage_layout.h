@@ -13,7 +13,10 @@
 namespace stepscope::model {
 
 struct StageLayout {
-  double layers_per_stage = 0;      // transformer layers on one GPU (all its virtual chunks)
+  double layers_per_stage = 0;      // transformer layers on the fullest stage's GPU (all its virtual chunks)
+  double first_stage_layers = 0;    // on a first-stage GPU (= layers_per_stage when stages are even)
+  double last_stage_layers = 0;     // on a last-stage GPU
+  double middle_stage_layers = 0;   // on each stage between them (pp > 2)
   double layer_params_per_gpu = 0;  // one layer's parameters on one GPU (split by TP)
   double first_stage_params = 0;    // parameters held by a first-stage GPU
   double last_stage_params = 0;     // by a last-stage GPU (same as first when pp = 1)
@@ -23,5 +26,9 @@ struct StageLayout {
 };
 
 StageLayout stage_layout(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c, const ParallelConfig& p);
+
+// The share of a stage's layers that recompute (ParallelConfig::recompute_layers
+// of the fullest stage's layers; 1 when all do).
+double recomputed_share(const StageLayout& s, const ParallelConfig& p);
 
 }  // namespace stepscope::model

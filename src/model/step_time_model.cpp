@@ -187,6 +187,8 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
                      (m.gated_mlp ? linear(tokens, f / tp, h, c, dt).fwd : 0) + lt.elementwise_fwd;
       break;
   }
+  // Only some layers recomputed: the average layer pays that share.
+  lt.recompute *= recomputed_share(layout, p);
   return lt;
 }
 
@@ -262,11 +264,10 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
   const double embed = ends.embed_fwd + ends.embed_bwd;
   const double out_fwd = ends.output_fwd, out_bwd = ends.output_bwd;
 
-  // Stage times per micro-batch (forward + backward).
-  const double body = lps * L.total();
-  std::vector<double> stage(pp, body);
-  stage.front() += embed;
-  stage.back() += out_fwd + out_bwd;
+  // Stage times per micro-batch (forward + backward); uneven stages differ in layers.
+  std::vector<double> stage(pp, layout.middle_stage_layers * L.total());
+  stage.front() = layout.first_stage_layers * L.total() + embed;
+  stage.back() = (pp == 1 ? stage.front() : layout.last_stage_layers * L.total()) + out_fwd + out_bwd;
   double t_max = *std::max_element(stage.begin(), stage.end());
   double t_sum = 0;
   for (double s : stage) t_sum += s;
@@ -341,14 +342,24 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
       const double ends_params = std::max(0.0, params - lps * layer);
       const double ag_ends = all_gather_seconds(ends_params * 2, shard, c);
       const double rs_ends = reduce_scatter_seconds(ends_params * reduce_bytes, shard, c);
-      const double per_mb = lps * (2 * ag + rs) + 2 * ag_ends + rs_ends;
       double across = 0;
       if (p.sharding == Sharding::kFsdpHybrid && layout.dp_group.size > shard.size) {
         CommGroup replicas{layout.dp_group.size / shard.size, 1};
         across = all_reduce_seconds(params * reduce_bytes / shard.size, replicas, c);
       }
-      dp_comm = mb * per_mb + across;
       const double layers_after_first = std::max(0.0, lps - 1);
+      if (t.stack == Stack::kPytorch && pp > 1) {
+        // Pipelined FSDP (memory_model.cpp): the stage is gathered once in
+        // the first micro-batch's forward and reduced once after the last
+        // one's backward.
+        dp_comm = lps * (ag + rs) + ag_ends + rs_ends + across;
+        const double exposed = ag_ends + ag + layers_after_first * std::max(0.0, ag - L.fwd()) +
+                               layers_after_first * std::max(0.0, rs - L.bwd()) + rs + rs_ends;
+        dp_exposed = t.overlap_dp_comm ? exposed + std::max(0.0, across - lps * L.bwd()) : dp_comm;
+        break;
+      }
+      const double per_mb = lps * (2 * ag + rs) + 2 * ag_ends + rs_ends;
+      dp_comm = mb * per_mb + across;
       const double exposed_mb = ag_ends + ag + layers_after_first * std::max(0.0, ag - L.fwd()) +
                                 layers_after_first * std::max(0.0, ag + rs - L.bwd()) + rs + rs_ends;
       dp_exposed = t.overlap_dp_comm ? mb * exposed_mb + std::max(0.0, across - lps * L.bwd()) : dp_comm;
@@ -388,13 +399,15 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
   const double per_seq_layer = layer_forward_flops(m, 1);
   e.model_flops = B * (3 * per_seq_layer * m.layers + 6.0 * m.seq * m.hidden * m.vocab);
   double extra = 0;
+  const double share = recomputed_share(layout, p);
   if (p.recompute == Recompute::kFull)
-    extra = per_seq_layer * m.layers;
+    extra = per_seq_layer * m.layers * share;
   else if (p.recompute == Recompute::kSelective && t.attention == AttentionKernel::kUnfused)
-    extra = 4.0 * m.seq * m.seq * m.hidden * m.layers;
+    extra = 4.0 * m.seq * m.seq * m.hidden * m.layers * share;
   else if (p.recompute == Recompute::kOp)  // the K, projection and up GEMMs again (layer_forward_flops' terms)
     extra = 2.0 * m.seq * m.hidden *
-            (static_cast<double>(m.kv_heads) * m.head_dim() + m.hidden + (m.gated_mlp ? m.ffn_hidden : 0)) * m.layers;
+            (static_cast<double>(m.kv_heads) * m.head_dim() + m.hidden + (m.gated_mlp ? m.ffn_hidden : 0)) * m.layers *
+            share;
   e.hardware_flops = e.model_flops + B * extra;
   const double gpus = std::max(1, p.gpus());
   if (e.total > 0) {

@@ -31,6 +31,11 @@ PlanProblem apply_layout(const LayoutInputs& in, model::ParallelConfig& p) {
     return {"tp/pp/dp/cp", fmt::format("tp × pp × dp × cp = {} GPUs, more than {}", gpus, LayoutLimits::kGpus)};
   if (const int64_t stages = int64_t{p.pp} * p.vpp; stages > LayoutLimits::kSize)
     return {"pp/vpp", fmt::format("pp × vpp = {}, more than {}", stages, LayoutLimits::kSize)};
+  for (const auto& [name, value] : {std::pair{"first_stage_layers", in.first_stage_layers},
+                                    std::pair{"last_stage_layers", in.last_stage_layers}})
+    if (value < 0 || value > ModelLimits::kLayers)
+      return {name, fmt::format("expected a whole number of layers from 0 to {}, got {}", ModelLimits::kLayers, value)};
+  p.first_stage_layers = in.first_stage_layers, p.last_stage_layers = in.last_stage_layers;
   if (!model::parse_sharding(in.sharding, p.sharding))
     return {"sharding", "expected ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid, hsdp or distributed_optimizer"};
   return {};

@@ -20,6 +20,7 @@ struct PlanInputs : ModelInputs {
   int gpus = 0;         // GPUs of the job; 0 = tp × pp × dp × cp
   int micro_batch = 1;  // sequences per micro-batch
   std::string recompute = "none";
+  int recompute_layers = 0;  // layers per stage under `recompute`; 0 = all
   bool grad_fp32 = false;   // accumulate and reduce gradients in fp32
   bool overlap_dp = true;   // data-parallel communication overlapped with backward
 };

@@ -90,6 +90,9 @@ struct FrameworkDefaults {
   bool sequence_parallel_with_tp;  // sequence parallelism whenever tp > 1
   Sharding sharding;
   Stack stack;  // whose memory conventions the row runs with (training_settings.h)
+  // With pipelining, a step's micro-batches per replica equal pp unless set
+  // (torchtitan: pipeline_parallel_microbatches defaults to the PP degree).
+  bool micro_batches_equal_pp = false;
 };
 
 constexpr FrameworkDefaults kFrameworks[] = {
@@ -105,7 +108,7 @@ constexpr FrameworkDefaults kFrameworks[] = {
     // operator (mode = "selective", selective_ac_option = "op"); its
     // tensor-parallel plan always shards the norms along the sequence
     // (SequenceParallel); data parallelism is FSDP2 by default; compile off.
-    {"torchtitan", Recompute::kOp, true, Sharding::kZero3, Stack::kPytorch},
+    {"torchtitan", Recompute::kOp, true, Sharding::kZero3, Stack::kPytorch, true},
     // llm-foundry: activation_checkpointing off and FULL_SHARD unless the
     // fsdp_config says otherwise; no tensor parallelism.
     {"llm-foundry", Recompute::kNone, false, Sharding::kZero3, Stack::kPytorch},
@@ -226,7 +229,11 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
                                          framework_names()));
       };
       std::string mb = field("micro_batch");
-      if (mb == "unknown") {
+      const int replica_batch = r.parallel.dp > 0 ? r.settings.global_batch / r.parallel.dp : 0;
+      if (mb == "unknown" && framework && framework->micro_batches_equal_pp && r.parallel.pp > 1 &&
+          replica_batch % r.parallel.pp == 0 && replica_batch >= r.parallel.pp) {
+        r.parallel.micro_batch = replica_batch / r.parallel.pp;
+      } else if (mb == "unknown") {
         r.micro_batch_known = false;
         r.parallel.micro_batch = 1;
       } else if (!integer("micro_batch", r.parallel.micro_batch)) {
@@ -287,21 +294,19 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         if (!integer("ep", n)) return false;
         if (n > 1) return fail("ep", "expert parallelism is not modelled yet");
       }
-      const int per_stage = r.parallel.pp > 0 ? m.layers / r.parallel.pp : 0;
-      for (const char* c : {"first_stage_layers", "last_stage_layers"})
-        if (has(c) && !field(c).empty()) {
-          if (!integer(c, n)) return false;
-          if (n != per_stage)
-            return fail(c, fmt::format("uneven pipeline stages ({} layers, not layers / pp = {}) are not modelled yet",
-                                       n, per_stage));
-        }
+      // Stage sizes and partial recomputation: read here, checked with the
+      // layout (plan_constraints) like every other size.
+      if (has("first_stage_layers") && !field("first_stage_layers").empty() &&
+          !integer("first_stage_layers", r.parallel.first_stage_layers))
+        return false;
+      if (has("last_stage_layers") && !field("last_stage_layers").empty() &&
+          !integer("last_stage_layers", r.parallel.last_stage_layers))
+        return false;
       if (has("recompute_layers") && !field("recompute_layers").empty()) {
         if (!integer("recompute_layers", n)) return false;
         if (r.parallel.recompute == Recompute::kNone && n > 0)
           return fail("recompute_layers", fmt::format("{} recomputed layers, but recompute is none", n));
-        if (r.parallel.recompute != Recompute::kNone && n != per_stage)
-          return fail("recompute_layers",
-                      fmt::format("recomputing {} of the {} layers of a stage is not modelled yet", n, per_stage));
+        r.parallel.recompute_layers = n;
       }
       if (has("memory_gb") && !field("memory_gb").empty() &&
           !parse_double(field("memory_gb"), r.measured_memory_gb))

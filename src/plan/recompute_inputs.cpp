@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "model/memory_model.h"
+#include "model/stage_layout.h"
 #include "model/step_time_model.h"
 
 namespace stepscope::plan {
@@ -25,7 +26,7 @@ UniformRecomputeInputs uniform_recompute_inputs(const ModelSpec& m, const Traini
   }
   constexpr size_t kNone = 0, kSel = 1, kFull = 2;
   UniformLayerCosts& k = in.costs;
-  k.layers = m.layers / pp;
+  k.layers = static_cast<int>(stage_layout(m, t, c, p).first_stage_layers);  // the first stage's
   k.input_bytes = saved[kFull];  // full recomputation keeps the layer input only
   for (size_t i = 0; i < 3; ++i) k.kept_bytes[i] = std::max(0.0, saved[i] - saved[kFull]);
   // While one layer runs backward, what recomputation rebuilds of it is alive.

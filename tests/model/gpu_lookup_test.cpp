@@ -24,8 +24,13 @@ TEST(GpuLookup, CatalogKeysAndDriverNamesFindTheirRow) {
 }
 
 TEST(GpuLookup, AVariantWithAnotherMemorySizeIsSaidToBeApproximated) {
-  EXPECT_EQ(lookup_gpu("H100-SXM5-96GB").approximation,
-            "\"H100-SXM5-96GB\" states 96 GB, approximated by the NVIDIA H100 SXM row (80 GB)");
+  EXPECT_EQ(lookup_gpu("H100-SXM5-64GB").approximation,
+            "\"H100-SXM5-64GB\" states 64 GB, approximated by the NVIDIA H100 SXM row (80 GB)");
+  // Meta's 96 GB HBM2e H100 has its own row (torchtitan's published figures).
+  EXPECT_EQ(lookup_gpu("H100-SXM5-96GB").approximation, "");
+  EXPECT_EQ(row_of("H100-SXM5-96GB"), "NVIDIA H100 SXM 96GB HBM2e (500 W)");
+  EXPECT_EQ(row_of("NVIDIA GB200"), "NVIDIA GB200");  // not the B200's row
+  EXPECT_EQ(row_of("NVIDIA H200 NVL"), "NVIDIA H200 NVL");
   // The sizes the datasheets round (80 GB HBM3, 141 GB) are the same part.
   EXPECT_EQ(lookup_gpu("NVIDIA H100 80GB HBM3").approximation, "");
   EXPECT_EQ(lookup_gpu("H200-SXM-141GB").approximation, "");
@@ -35,8 +40,8 @@ TEST(GpuLookup, AVariantWithAnotherMemorySizeIsSaidToBeApproximated) {
 }
 
 TEST(GpuLookup, UnknownNamesListTheClosest) {
-  EXPECT_EQ(unknown_gpu_message("h10o"), "unknown GPU \"h10o\" (closest: h100-sxm, h200-sxm, a100-40-sxm)");
-  EXPECT_EQ(unknown_gpu_message("mi300"), "unknown GPU \"mi300\" (closest: amd instinct mi300x, b200, h100-sxm)");
+  EXPECT_EQ(unknown_gpu_message("h10o"), "unknown GPU \"h10o\" (closest: h100-sxm, h100-sxm-96gb, h200-sxm)");
+  EXPECT_EQ(unknown_gpu_message("mi300"), "unknown GPU \"mi300\" (closest: amd instinct mi300x, b300, gb300)");
   EXPECT_EQ(unknown_gpu_message("rtx4090").substr(0, 50), "unknown GPU \"rtx4090\" (closest: nvidia geforce rtx");
 }
 

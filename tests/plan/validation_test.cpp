@@ -110,7 +110,7 @@ TEST(ValidationCsv, AGpuNameTheTableApproximatesIsPredictedWithANote) {
   std::string error;
   auto parsed = parse_validation_csv(
       std::string(kHeader) +
-          "S,GPT,22,48,6144,64,64,24576,51200,2048,H100-SXM5-96GB,8,8,1,1,1,1,4,4,full,no,step_seconds,1.42,,1.42\n"
+          "S,GPT,22,48,6144,64,64,24576,51200,2048,H100-SXM5-64GB,8,8,1,1,1,1,4,4,full,no,step_seconds,1.42,,1.42\n"
           "S,GPT,22,48,6144,64,64,24576,51200,2048,H100-SXM5-80GB,8,8,1,1,1,1,4,4,full,no,step_seconds,1.42,,1.42\n",
       {}, error);
   ASSERT_TRUE(parsed) << error;
@@ -118,7 +118,7 @@ TEST(ValidationCsv, AGpuNameTheTableApproximatesIsPredictedWithANote) {
   EXPECT_EQ(s.results.size(), 2u);
   ASSERT_EQ(s.notes.size(), 1u);
   EXPECT_EQ(s.notes[0],
-            "row 0 (line 2): \"H100-SXM5-96GB\" states 96 GB, approximated by the NVIDIA H100 SXM row (80 GB)");
+            "row 0 (line 2): \"H100-SXM5-64GB\" states 64 GB, approximated by the NVIDIA H100 SXM row (80 GB)");
 }
 
 TEST(ValidationCsv, UnknownGpuAndImpossibleLayoutAreSkipped) {
@@ -134,7 +134,8 @@ TEST(ValidationCsv, UnknownGpuAndImpossibleLayoutAreSkipped) {
   ASSERT_EQ(s.skipped.size(), 2u);
   EXPECT_EQ(s.skipped[0].reason,
             "row 1 (line 3): NVIDIA V100 SXM2 is in the GPU table, but the planner has no sourced achievable rates "
-            "(GEMM, NVLink, network) for it; it plans a100-40-sxm, a100-80-sxm, h100-sxm, h200-sxm, b200");
+            "(GEMM, NVLink, network) for it; it plans a100-40-sxm, a100-80-sxm, h100-sxm, h200-sxm, b200, h100-sxm-96gb, "
+            "b300, gb200, gb300");
   EXPECT_EQ(s.skipped[1].reason,
             "row 2 (line 4): GPU count mismatch: tp × pp × dp × cp = 8 × 1 × 1 × 1 = 8, but the cluster has 16");
 }
@@ -187,12 +188,10 @@ TEST(ValidationCsv, WhatTheModelsCannotExpressIsSkippedByName) {
             "row 0 (line 2), column \"dtype\": mxfp8 is not modelled yet (bf16, fp16 or fp8)");
   EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,bf16,,,,64,8,,torchtitan"),
             "row 0 (line 2), column \"moe_experts\": MoE layers are not modelled yet");
-  EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,bf16,4,,,,,,torchtitan"),
-            "row 0 (line 2), column \"recompute_layers\": recomputing 4 of the 32 layers of a stage is not modelled "
-            "yet");
-  EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,bf16,,30,,,,,torchtitan"),
-            "row 0 (line 2), column \"first_stage_layers\": uneven pipeline stages (30 layers, not layers / pp = 32) "
-            "are not modelled yet");
+  EXPECT_EQ(one("none,no,step_seconds,2.5,,", "fsdp,,bf16,4,,,,,,torchtitan"),
+            "row 0 (line 2), column \"recompute_layers\": 4 recomputed layers, but recompute is none");
+  EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,bf16,x,,,,,,torchtitan"),
+            "row 0 (line 2), column \"recompute_layers\": expected a non-negative integer, got \"x\"");
   EXPECT_EQ(one("unknown,no,step_seconds,2.5,,", "fsdp,,bf16,,,,,,,"),
             "row 0 (line 2), column \"recompute\": unknown needs a framework column naming one of megatron, nemo, "
             "megatron-bridge, torchtitan, llm-foundry, pytorch, hf");
@@ -203,6 +202,34 @@ TEST(ValidationCsv, WhatTheModelsCannotExpressIsSkippedByName) {
             "row 0 (line 2), column \"sharding\": expected ddp, zero1, zero2, zero3, fsdp, hsdp or unknown, got "
             "\"zero4\"");
   EXPECT_EQ(one("full,no,tokens_per_s_per_gpu,2500,,", "fsdp,,bf16,,,,,,,torchtitan"), "0 rows skipped");
+}
+
+// Partial recomputation and uneven stages are predicted: recomputing 16 of
+// 32 layers costs half the recomputation of all 32 and keeps half the
+// activations; a stage count that cannot split evenly is skipped by the
+// layout check, naming the sizes.
+TEST(ValidationCsv, PartialRecomputeAndUnevenStages) {
+  auto predict = [](const std::string& middle, const std::string& tail) {
+    std::string error;
+    auto parsed = parse_validation_csv(std::string(kLongHeader) + llama_row(middle, tail), {}, error);
+    EXPECT_TRUE(parsed) << error;
+    return validate_rows(*parsed, {});
+  };
+  const auto none = predict("none,no,step_seconds,2.5,,", "fsdp,,bf16,,,,,,,torchtitan");
+  const auto half = predict("full,no,step_seconds,2.5,,", "fsdp,,bf16,16,,,,,,torchtitan");
+  const auto all = predict("full,no,step_seconds,2.5,,", "fsdp,,bf16,,,,,,,torchtitan");
+  ASSERT_EQ(none.results.size(), 1u);
+  ASSERT_EQ(half.results.size(), 1u);
+  ASSERT_EQ(all.results.size(), 1u);
+  const double t0 = none.results[0].predicted, th = half.results[0].predicted, t1 = all.results[0].predicted;
+  EXPECT_LT(t0, th);
+  EXPECT_LT(th, t1);
+  EXPECT_NEAR(th - t0, (t1 - t0) / 2, 1e-9 * t1);
+  // pp = 1: a first stage of 30 layers is not a layout.
+  const auto uneven = predict("full,no,step_seconds,2.5,,", "fsdp,,bf16,,30,,,,,torchtitan");
+  ASSERT_EQ(uneven.skipped.size(), 1u);
+  EXPECT_NE(uneven.skipped[0].reason.find("first/last stage layers need pp > 1 (pp = 1)"), std::string::npos)
+      << uneven.skipped[0].reason;
 }
 
 // Accuracy on the public file: the target, mean <= 5% and max <=
