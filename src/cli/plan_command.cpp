@@ -61,7 +61,7 @@ int run_validate(const ValidateArgs& a) {
   }
   if (!a.dtype.empty()) {
     Dtype d;
-    if (!parse_dtype(a.dtype, d)) return fail("--dtype: expected bf16, fp16 or fp8");
+    if (!parse_dtype(a.dtype, d)) return fail("--dtype: expected bf16, fp16, fp8, mxfp8 or nvfp4");
     o.dtype = d;
   }
   if (!a.overlap_dp.empty()) o.overlap_dp_comm = a.overlap_dp == "on";

@@ -21,6 +21,10 @@ double GpuSpec::peak_tflops(Dtype d) const {
       return fp16_tflops;
     case Dtype::kFp8:
       return fp8_tflops > 0 ? fp8_tflops : bf16_tflops;  // no FP8 unit: runs at 16-bit rate
+    case Dtype::kMxfp8:
+      return mxfp8_tflops;  // 0 without the unit: plan_constraints refuses the layout
+    case Dtype::kNvfp4:
+      return fp4_tflops;
   }
   return bf16_tflops;
 }
@@ -94,6 +98,8 @@ GpuSpec make_spec(const Extra& e) {
     g.bf16_tflops = peaks->bf16_tflops;
     g.fp16_tflops = peaks->fp16_tflops;
     g.fp8_tflops = peaks->fp8_tflops;
+    g.mxfp8_tflops = peaks->mxfp8_tflops;
+    g.fp4_tflops = peaks->fp4_tflops;
     g.memory_gb = peaks->memory_gb;
     g.hbm_gbps = peaks->hbm_gbps;
     g.nvlink_gbps = peaks->link_gbps / 2;  // the table holds both directions

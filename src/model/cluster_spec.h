@@ -25,6 +25,7 @@ struct GpuSpec {
   std::string name;                                         // catalog key, e.g. "h100-sxm"
   std::string datasheet_name;                               // the diagnose::hardware_table row it reads peaks from
   double bf16_tflops = 0, fp16_tflops = 0, fp8_tflops = 0;  // dense tensor-core peaks
+  double mxfp8_tflops = 0, fp4_tflops = 0;                  // block-scaled formats (0: no such unit)
   double memory_gb = 0;                                     // HBM, 1e9 bytes
   double hbm_gbps = 0;                                      // HBM bandwidth, GB/s
   double nvlink_gbps = 0;                                   // NVLink per GPU per direction, GB/s

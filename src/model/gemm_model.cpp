@@ -57,7 +57,7 @@ double gemm_fraction(const ClusterSpec& c, Dtype dtype) {
     // Where the epilogue is not hidden, the sample's time includes writing C:
     // the fraction describes the main loop alone, as gemm_seconds uses it.
     if (!c.gpu.gemm_epilogue_overlapped) {
-      double elem = dtype == Dtype::kFp8 ? 1 : 2;
+      double elem = gemm_input_bytes(dtype);
       main_loop -= s.m * s.n * elem / c.gpu.hbm_achievable_Bps();
       if (main_loop <= 0) continue;  // a sample faster than its own output write: not a compute measurement
     }
@@ -73,7 +73,7 @@ double gemm_seconds(const GemmShape& g, const ClusterSpec& c, Dtype dtype) {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0) return 0;
   double batch = std::max(1.0, g.batch);
   double flops = 2 * g.m * g.n * g.k * batch;
-  double elem = dtype == Dtype::kFp8 ? 1 : 2;
+  double elem = gemm_input_bytes(dtype);
   double operand_bytes = (g.m * g.k + g.k * g.n) * elem * batch;
   double output_bytes = g.m * g.n * elem * batch;
   double rate = c.gpu.peak_tflops(dtype) * 1e12 * gemm_fraction(c, dtype) * gemm_shape_efficiency(g, c.gpu.sms);

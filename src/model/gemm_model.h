@@ -7,6 +7,21 @@
 
 namespace stepscope::model {
 
+// Bytes per GEMM input element: 2 (16-bit), 1 (FP8, MXFP8), 0.5 (NVFP4);
+// block scales add 1/32 (MXFP8: one byte per 32) and 1/16 (NVFP4: one per 16).
+inline double gemm_input_bytes(Dtype d) {
+  switch (d) {
+    case Dtype::kFp8:
+      return 1;
+    case Dtype::kMxfp8:
+      return 1 + 1.0 / 32;
+    case Dtype::kNvfp4:
+      return 0.5 + 1.0 / 16;
+    default:
+      return 2;
+  }
+}
+
 struct GemmShape {
   double m = 0, n = 0, k = 0;  // C[m×n] = A[m×k] · B[k×n]
   double batch = 1;            // independent GEMMs of this shape in one launch

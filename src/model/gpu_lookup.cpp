@@ -110,6 +110,10 @@ double training_peak_tflops(const GpuPeaks& row, Dtype dtype) {
       return row.fp16_tflops;
     case Dtype::kFp8:
       return row.fp8_tflops > 0 ? row.fp8_tflops : row.bf16_tflops;
+    case Dtype::kMxfp8:
+      return row.mxfp8_tflops;
+    case Dtype::kNvfp4:
+      return row.fp4_tflops;
   }
   return row.bf16_tflops;
 }

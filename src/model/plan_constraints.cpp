@@ -37,6 +37,9 @@ std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSet
     out.push_back(fmt::format("global batch ({}) must be at most {}", t.global_batch, LayoutLimits::kGlobalBatch));
   if (t.activation_bits != 16 && t.activation_bits != 8 && t.activation_bits != 4)
     out.push_back(fmt::format("activation bits ({}) must be 16, 8 or 4", t.activation_bits));
+  if ((t.dtype == Dtype::kMxfp8 && c.gpu.mxfp8_tflops <= 0) || (t.dtype == Dtype::kNvfp4 && c.gpu.fp4_tflops <= 0))
+    out.push_back(fmt::format("{} needs a GPU with {} tensor cores (Blackwell: b200, b300, gb200, gb300); {} has none",
+                              to_string(t.dtype), to_string(t.dtype), c.gpu.name));
   if (m.heads > 0 && m.heads % p.tp != 0)
     out.push_back(fmt::format("heads ({}) not divisible by tp ({})", m.heads, p.tp));
   if (m.kv_heads > 0 && m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)

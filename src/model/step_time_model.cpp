@@ -100,7 +100,7 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
 
   // Attention core. FP8 recipes (Transformer Engine) keep attention in 16 bits.
   const double hbm = c.gpu.hbm_achievable_Bps();
-  const Dtype at = dt == Dtype::kFp8 ? Dtype::kBf16 : dt;
+  const Dtype at = is_low_precision(dt) ? Dtype::kBf16 : dt;
   double core_fwd = 0, core_bwd = 0;
   if (t.attention == AttentionKernel::kUnfused) {
     const double batch = b * heads_local;
@@ -160,6 +160,30 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
                    std::max(1, std::min(static_cast<int>(cp), c.gpu.gpus_per_node / static_cast<int>(tp)))};
     double step = p2p_seconds(kv_bytes, ring.size > ring.per_node, c);
     lt.cp_comm = std::max(0.0, (cp - 1) * step - core_fwd) + std::max(0.0, 2 * (cp - 1) * step - core_bwd);
+  }
+
+  // Low-precision recipes cast every GEMM operand from its 16-bit copy
+  // (memory-bound): the activation inputs and the weights in forward, the
+  // output gradients in backward, each also in the transposed layout the
+  // weight- or data-gradient GEMM reads (Hopper and Blackwell FP8 GEMMs take
+  // both operands K-major). Per element: eager torchao float8 reads for the
+  // scale (amax, 2 B), reads again and writes the cast (3 B), and casts the
+  // transposed copy (3 B) = 8 B; Transformer Engine and torch.compile fuse the
+  // amax into the cast and cast both layouts in one pass (read 2, write 1 + 1)
+  // = 4 B. The weights are cast every micro-batch in eager torchao; the
+  // Megatron stack's weight copies are cast once per step (TE's
+  // is_first_microbatch caching). Block-scaled formats add their scales.
+  if (is_low_precision(dt)) {
+    const bool fused = !t.eager_activations();
+    const double per_elem = (fused ? 2 + 2 * gemm_input_bytes(dt) : 2 + 2 + 2 * gemm_input_bytes(dt) + 2);
+    // GEMM input elements per token: eager modules project Q, K, V and gate,
+    // up separately, each casting the same input; fused QKV and FC1 once.
+    const double in = (fused ? h : 3 * h) + h / tp + (m.gated_mlp && !fused ? 2 * h : h) + f / tp;
+    const double out = (h + 2 * kvd_local * kv_split) / tp + h + (m.gated_mlp ? 2 * f : f) / tp + h;
+    const double weights = static_cast<double>(m.layer_params()) / tp;
+    const double weight_casts = fused && t.stack == Stack::kMegatron ? 1.0 / std::max(1, layout.micro_batches) : 1.0;
+    lt.cast_fwd = (tokens * in * per_elem + weights * per_elem * weight_casts) / hbm;
+    lt.cast_bwd = tokens * out * per_elem / hbm;
   }
 
   // Weight gradients of every micro-batch are added into the gradient

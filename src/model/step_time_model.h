@@ -23,9 +23,11 @@ struct LayerTime {
   double recompute = 0;        // forward work repeated in backward (selective: attention core; full: everything)
   double cp_comm = 0;          // context-parallel K/V exchange not hidden behind attention
   double grad_accumulate = 0;  // adding this micro-batch's weight gradients into the gradient buffer
-  double fwd() const { return gemm_fwd + attention_fwd + elementwise_fwd + tp_comm_fwd; }
+  double cast_fwd = 0;         // low-precision recipes: casting GEMM inputs and weights (amax, scale, transpose)
+  double cast_bwd = 0;         // and the output gradients
+  double fwd() const { return gemm_fwd + attention_fwd + elementwise_fwd + tp_comm_fwd + cast_fwd; }
   double bwd() const {
-    return gemm_bwd + attention_bwd + elementwise_bwd + tp_comm_bwd + recompute + cp_comm + grad_accumulate;
+    return gemm_bwd + attention_bwd + elementwise_bwd + tp_comm_bwd + recompute + cp_comm + grad_accumulate + cast_bwd;
   }
   double total() const { return fwd() + bwd(); }
 };

@@ -10,6 +10,10 @@ std::string_view to_string(Dtype d) {
       return "fp16";
     case Dtype::kFp8:
       return "fp8";
+    case Dtype::kMxfp8:
+      return "mxfp8";
+    case Dtype::kNvfp4:
+      return "nvfp4";
   }
   return "bf16";
 }
@@ -35,6 +39,10 @@ bool parse_dtype(std::string_view text, Dtype& out) {
     out = Dtype::kFp16;
   else if (text == "fp8")
     out = Dtype::kFp8;
+  else if (text == "mxfp8")
+    out = Dtype::kMxfp8;
+  else if (text == "nvfp4")
+    out = Dtype::kNvfp4;
   else
     return false;
   return true;

@@ -6,7 +6,13 @@
 
 namespace stepscope::model {
 
-enum class Dtype : uint8_t { kBf16, kFp16, kFp8 };
+// The precision of the linear layers' GEMMs. kFp8: per-tensor or per-row
+// scaled FP8 (Transformer Engine, torchao float8); kMxfp8 / kNvfp4: the
+// block-scaled formats of Blackwell's tensor cores (32-element blocks with
+// an 8-bit power-of-two scale; 16-element blocks with an FP8 scale).
+enum class Dtype : uint8_t { kBf16, kFp16, kFp8, kMxfp8, kNvfp4 };
+// 8 bits and below: the GEMM inputs are cast from 16-bit copies every pass.
+inline bool is_low_precision(Dtype d) { return d == Dtype::kFp8 || d == Dtype::kMxfp8 || d == Dtype::kNvfp4; }
 enum class Optimizer : uint8_t { kAdam, kAdamW, kSgd };
 // kUnfused: the attention scores (b·a·s·s) are materialised, softmax and
 // dropout run as separate memory-bound kernels (Megatron-LM 2021-2022).
@@ -56,7 +62,7 @@ struct TrainingSettings {
 std::string_view to_string(Dtype d);
 std::string_view to_string(Optimizer o);
 std::string_view to_string(AttentionKernel k);
-bool parse_dtype(std::string_view text, Dtype& out);                // bf16|fp16|fp8
+bool parse_dtype(std::string_view text, Dtype& out);                // bf16|fp16|fp8|mxfp8|nvfp4
 bool parse_optimizer(std::string_view text, Optimizer& out);        // adam|adamw|sgd
 bool parse_attention(std::string_view text, AttentionKernel& out);  // flash|unfused
 std::string_view to_string(Stack s);

@@ -46,11 +46,15 @@ std::optional<MfuModel> make_mfu_model(const std::string& model, const std::stri
   }
   model::Dtype dt;
   if (!model::parse_dtype(dtype, dt)) {
-    error = "--dtype: expected bf16, fp16 or fp8";
+    error = "--dtype: expected bf16, fp16, fp8, mxfp8 or nvfp4";
     return std::nullopt;
   }
   if (gpus < 1) {
     error = "--gpus: must be at least 1";
+    return std::nullopt;
+  }
+  if (model::training_peak_tflops(*gpu_row.row, dt) <= 0) {
+    error = fmt::format("--dtype: {} has no {} tensor cores", gpu_row.row->model, model::to_string(dt));
     return std::nullopt;
   }
   MfuModel m;

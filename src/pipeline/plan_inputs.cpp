@@ -79,7 +79,7 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSp
   if (in.activation_bits != 16 && in.activation_bits != 8 && in.activation_bits != 4)
     return {"activation_bits", "expected 16, 8 or 4"};
   t.activation_bits = in.activation_bits;
-  if (!parse_dtype(in.dtype, t.dtype)) return {"dtype", "expected bf16, fp16 or fp8"};
+  if (!parse_dtype(in.dtype, t.dtype)) return {"dtype", "expected bf16, fp16, fp8, mxfp8 or nvfp4"};
   if (!parse_optimizer(in.optimizer, t.optimizer)) return {"optimizer", "expected adam, adamw or sgd"};
   if (!parse_attention(in.attention, t.attention)) return {"attention", "expected flash or unfused"};
   if (!parse_stack(in.stack, t.stack)) return {"stack", "expected megatron or pytorch"};

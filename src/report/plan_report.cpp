@@ -139,6 +139,7 @@ std::string plan_text(const PlanResult& r, bool explain) {
     lt.add_row({"tensor-parallel collectives", ms(l.tp_comm_fwd), ms(l.tp_comm_bwd)});
     lt.add_row({"recomputation", "", ms(l.recompute)});
     lt.add_row({"gradient accumulation", "", ms(l.grad_accumulate)});
+    if (l.cast_fwd > 0 || l.cast_bwd > 0) lt.add_row({"low-precision casts", ms(l.cast_fwd), ms(l.cast_bwd)});
     if (l.cp_comm > 0) lt.add_row({"context-parallel exposed", "", ms(l.cp_comm)});
     lt.add_separator();
     lt.add_row({"total", ms(l.fwd()), ms(l.bwd())});
@@ -221,6 +222,8 @@ std::string plan_json(const PlanResult& r) {
                         {"recompute", l.recompute},
                         {"cp_comm", l.cp_comm},
                         {"grad_accumulate", l.grad_accumulate},
+                        {"cast_fwd", l.cast_fwd},
+                        {"cast_bwd", l.cast_bwd},
                         {"total", l.total()}};
   j["micro_batches"] = s.micro_batches;
   j["bubble_fraction"] = s.bubble_fraction;

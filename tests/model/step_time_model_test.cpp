@@ -323,5 +323,39 @@ TEST(StepTime, FsdpPerLayerExposure) {
   EXPECT_NEAR(estimate_step(m, t, c, p).dp_comm_total, 4 * (2 * ag + rs16) + 2 * ag_ends + rs16_ends, 1e-12);
 }
 
+// FP8 casts, per token of a Llama-style layer (h 1024, ffn 2816, KV 256,
+// tp 1, 512 tokens, one micro-batch): GEMM inputs — eager torchao casts
+// Q, K, V's and gate, up's shared inputs once per projection: 3h + h + 2h + f
+// elements; fused (Transformer Engine) once per GEMM: h + h + h + f — and
+// output gradients (h + 2kvd) + h + 2f + h. Eager: 8 B per element (amax
+// read 2, cast read 2 + write 1, transposed cast read 2 + write 1), weights
+// every micro-batch; fused: 4 B (read 2, write both layouts), Megatron's
+// weights once per step (here one micro-batch: once).
+TEST(StepTime, Fp8CastTraffic) {
+  ClusterSpec c = round_gpu(1);
+  ModelSpec m;
+  m.name = "llama-ish";
+  m.layers = 2, m.hidden = 1024, m.heads = 16, m.kv_heads = 4, m.ffn_hidden = 2816, m.gated_mlp = true;
+  m.vocab = 1000, m.seq = 512;
+  TrainingSettings fused;
+  fused.global_batch = 1;
+  fused.dtype = Dtype::kFp8;
+  TrainingSettings eager = fused;
+  eager.stack = Stack::kPytorch;
+  ParallelConfig p;
+  const double tokens = 512, hbm = 1000e9 * 0.5;
+  const double h = 1024, f = 2816, kvd = 256, w = static_cast<double>(m.layer_params());
+  const double out = (h + 2 * kvd) + h + 2 * f + h;
+  LayerTime e = estimate_layer(m, eager, c, p);
+  EXPECT_NEAR(e.cast_fwd, (tokens * (6 * h + f) * 8 + w * 8) / hbm, 1e-15);
+  EXPECT_NEAR(e.cast_bwd, tokens * out * 8 / hbm, 1e-15);
+  LayerTime t = estimate_layer(m, fused, c, p);
+  EXPECT_NEAR(t.cast_fwd, (tokens * (3 * h + f) * 4 + w * 4) / hbm, 1e-15);
+  EXPECT_NEAR(t.cast_bwd, tokens * out * 4 / hbm, 1e-15);
+  // 16-bit training casts nothing.
+  fused.dtype = Dtype::kBf16;
+  EXPECT_EQ(estimate_layer(m, fused, c, p).cast_fwd, 0);
+}
+
 }  // namespace
 }  // namespace stepscope::model

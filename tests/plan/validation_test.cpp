@@ -184,8 +184,8 @@ TEST(ValidationCsv, WhatTheModelsCannotExpressIsSkippedByName) {
   auto one = [](const std::string& middle, const std::string& tail) {
     return skipped(std::string(kLongHeader) + llama_row(middle, tail));
   };
-  EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,mxfp8,,,,,,,torchtitan"),
-            "row 0 (line 2), column \"dtype\": mxfp8 is not modelled yet (bf16, fp16 or fp8)");
+  EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,fp4,,,,,,,torchtitan"),
+            "row 0 (line 2), column \"dtype\": expected bf16, fp16, fp8, mxfp8 or nvfp4, got \"fp4\"");
   EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,bf16,,,,64,8,,torchtitan"),
             "row 0 (line 2), column \"moe_experts\": MoE layers are not modelled yet");
   EXPECT_EQ(one("none,no,step_seconds,2.5,,", "fsdp,,bf16,4,,,,,,torchtitan"),
@@ -230,6 +230,30 @@ TEST(ValidationCsv, PartialRecomputeAndUnevenStages) {
   ASSERT_EQ(uneven.skipped.size(), 1u);
   EXPECT_NE(uneven.skipped[0].reason.find("first/last stage layers need pp > 1 (pp = 1)"), std::string::npos)
       << uneven.skipped[0].reason;
+}
+
+// MXFP8 and NVFP4 rows are predicted on GPUs with those tensor cores and
+// skipped, naming the GPU, on others; on a B200 they run at the datasheet's
+// MXFP8 (FP8/FP6 row) and NVFP4 rates.
+TEST(ValidationCsv, BlockScaledFormatsNeedTheirTensorCores) {
+  auto run = [](const std::string& gpu, const std::string& dtype) {
+    std::string error;
+    std::string row = llama_row("full,no,step_seconds,2.5,,", "fsdp,," + dtype + ",,,,,,,torchtitan");
+    row.replace(row.find("h100-sxm"), 8, gpu);
+    auto parsed = parse_validation_csv(std::string(kLongHeader) + row, {}, error);
+    EXPECT_TRUE(parsed) << error;
+    return validate_rows(*parsed, {});
+  };
+  const auto h100 = run("h100-sxm", "mxfp8");
+  ASSERT_EQ(h100.skipped.size(), 1u);
+  EXPECT_NE(h100.skipped[0].reason.find("mxfp8 needs a GPU with mxfp8 tensor cores"), std::string::npos)
+      << h100.skipped[0].reason;
+  const auto bf16 = run("b200", "bf16"), mx = run("b200", "mxfp8"), nv = run("b200", "nvfp4");
+  ASSERT_EQ(bf16.results.size(), 1u);
+  ASSERT_EQ(mx.results.size(), 1u);
+  ASSERT_EQ(nv.results.size(), 1u);
+  EXPECT_LT(mx.results[0].predicted, bf16.results[0].predicted);
+  EXPECT_LT(nv.results[0].predicted, mx.results[0].predicted);
 }
 
 // Accuracy on the public file: the target, mean <= 5% and max <=

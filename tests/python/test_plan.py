@@ -155,7 +155,7 @@ class PlanRefusalTest(unittest.TestCase):
         self.assertEqual(self.refused(stepscope.plan, "gpt3-1.3b", sharding="zero4").message,
                          "sharding: expected ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid, hsdp or distributed_optimizer")
         self.assertEqual(self.refused(stepscope.plan, "gpt3-1.3b", dtype="fp4").message,
-                         "dtype: expected bf16, fp16 or fp8")
+                         "dtype: expected bf16, fp16, fp8, mxfp8 or nvfp4")
         self.assertEqual(self.refused(stepscope.plan, "gpt3-1.3b", recompute="some").message,
                          "recompute: expected none, selective, full or op")
         self.assertEqual(self.refused(stepscope.plan, "gpt5").message, 'model: "gpt5" is neither a preset nor a file')
