@@ -65,7 +65,10 @@ void bind_plan(py::module_& m) {
       .def_readwrite("vpp", &LayoutInputs::vpp)
       .def_readwrite("sequence_parallel", &LayoutInputs::sequence_parallel)
       .def_readwrite("cpu_offload", &LayoutInputs::cpu_offload)
-      .def_readwrite("sharding", &LayoutInputs::sharding);
+      .def_readwrite("sharding", &LayoutInputs::sharding)
+      .def_readwrite("ep", &LayoutInputs::ep)
+      .def_readwrite("first_stage_layers", &LayoutInputs::first_stage_layers)
+      .def_readwrite("last_stage_layers", &LayoutInputs::last_stage_layers);
   py::class_<PlanInputs, ModelInputs>(m, "PlanInputs", "The inputs of stepscope plan")
       .def(py::init<>())
       .def_readwrite("layout", &PlanInputs::layout)
@@ -73,6 +76,7 @@ void bind_plan(py::module_& m) {
       .def_readwrite("gpus", &PlanInputs::gpus)
       .def_readwrite("micro_batch", &PlanInputs::micro_batch)
       .def_readwrite("recompute", &PlanInputs::recompute)
+      .def_readwrite("recompute_layers", &PlanInputs::recompute_layers)
       .def_readwrite("grad_fp32", &PlanInputs::grad_fp32)
       .def_readwrite("overlap_dp", &PlanInputs::overlap_dp);
   py::class_<SearchInputs, ModelInputs>(m, "SearchInputs", "The inputs of stepscope plan search")

@@ -43,6 +43,7 @@ void add_layout(CLI::App* cmd, LayoutArgs& a) {
   cmd->add_option("--pp", a.pp, "pipeline stages")->check(size);
   cmd->add_option("--dp", a.dp, "data-parallel replicas")->check(size);
   cmd->add_option("--cp", a.cp, "context-parallel size")->check(size);
+  cmd->add_option("--ep", a.ep, "expert-parallel size (MoE models)")->check(size);
   cmd->add_option("--vpp", a.vpp, "virtual pipeline stages per GPU")->check(size);
   cmd->add_option("--sharding", a.sharding, "ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid (hsdp)");
   cmd->add_flag("--sequence-parallel", a.sequence_parallel, "Megatron sequence parallelism");

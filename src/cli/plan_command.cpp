@@ -97,6 +97,8 @@ CLI::App* register_plan(CLI::App& app) {
   cmd->add_option("--dp", args->layout.dp, "data-parallel replicas (default: the GPUs --gpus leaves, else 1)")
       ->check(size);
   cmd->add_option("--cp", args->layout.cp, "context-parallel size")->check(size);
+  cmd->add_option("--ep", args->layout.ep, "expert-parallel size (MoE models: experts over ep of the dp × cp ranks)")
+      ->check(size);
   cmd->add_option("--vpp", args->layout.vpp, "virtual pipeline stages per GPU (interleaved 1F1B when > 1)")->check(size);
   cmd->add_option("--micro-batch", args->micro_batch, "sequences per micro-batch")->check(size);
   cmd->add_option("--global-batch", args->global_batch, "sequences per step (default dp × micro-batch)")

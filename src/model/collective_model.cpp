@@ -37,6 +37,14 @@ double reduce_scatter_seconds(double bytes, const CommGroup& g, const ClusterSpe
   return all_gather_seconds(bytes, g, c);
 }
 
+double all_to_all_seconds(double bytes, const CommGroup& g, const ClusterSpec& c) {
+  if (g.size <= 1 || bytes <= 0) return 0;
+  const double n = g.size, k = std::min(n, static_cast<double>(std::max(1, g.per_node)));
+  const double in_node = (k - 1) / n * bytes / c.gpu.nvlink_achievable_Bps();
+  const double across = n > k ? (n - k) / n * bytes / c.gpu.network_achievable_Bps() : 0;
+  return (n - 1) * step_latency(g, c) + std::max(in_node, across);
+}
+
 double p2p_seconds(double bytes, bool inter_node, const ClusterSpec& c) {
   if (bytes <= 0) return 0;
   if (inter_node) return c.gpu.network_latency_s + bytes / c.gpu.network_achievable_Bps();

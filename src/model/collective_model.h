@@ -22,6 +22,10 @@ double all_reduce_seconds(double bytes, const CommGroup& g, const ClusterSpec& c
 // Reduce-scatter or all-gather (`bytes` = the full buffer): (n-1)·α + (n-1)/n · bytes / busbw.
 double all_gather_seconds(double bytes, const CommGroup& g, const ClusterSpec& c);
 double reduce_scatter_seconds(double bytes, const CommGroup& g, const ClusterSpec& c);
+// All-to-all of `bytes` per rank (MoE token dispatch): each rank keeps 1/n
+// and sends the rest, to the ranks of its node over NVLink and to the
+// others through its own NIC, both at once.
+double all_to_all_seconds(double bytes, const CommGroup& g, const ClusterSpec& c);
 // One point-to-point transfer; inter_node picks the network, else NVLink.
 double p2p_seconds(double bytes, bool inter_node, const ClusterSpec& c);
 

@@ -127,7 +127,13 @@ double layer_activation_bytes(const ModelSpec& m, const TrainingSettings& t, con
   const bool sp = p.sequence_parallel && p.tp > 1;
   const double rep = sp ? 1 / tp : 1;             // tensors outside the TP region: replicated unless SP
   const double scale = t.activation_bits / 16.0;  // compressed saved activations (masks stay 1 byte)
-  const double h = m.hidden, f = m.ffn_hidden, a = m.heads;
+  const double h = m.hidden, a = m.heads;
+  // MoE: every token's MLP activations exist once per routed expert.
+  const double f = m.is_moe() ? static_cast<double>(m.expert_ffn()) * m.moe_topk : m.ffn_hidden;
+  // MoE routing per token: the router's fp32 probabilities (4E), the
+  // permuted copies sent to the experts and their outputs before the
+  // weighted combine (2h each per routed expert).
+  const double routing = m.is_moe() ? 4.0 * m.moe_experts + 2 * 2.0 * h * m.moe_topk : 0;
   const double kv_split = std::min<double>(tp, m.kv_heads);  // K/V heads replicate when kv_heads < tp
   const double kvd = static_cast<double>(m.kv_heads) * m.head_dim();
   const double kv_local = 2 * kvd / kv_split;     // one of K or V, 16-bit, per GPU
@@ -138,7 +144,7 @@ double layer_activation_bytes(const ModelSpec& m, const TrainingSettings& t, con
     // matmul's output: Q, V, gate (or FC1), and FC2, whose row-parallel
     // output is the full h wide before its reduction.
     const double split = 2 * h / tp + kv_local + 2 * f / tp + 2 * h / tp;
-    return tokens * ((2 * h * rep + 2 * h) * scale + split * scale + lse);
+    return tokens * ((2 * h * rep + 2 * h) * scale + split * scale + lse + routing * scale);
   }
   double per_token = 0;
   if (t.eager_activations()) {
@@ -150,14 +156,14 @@ double layer_activation_bytes(const ModelSpec& m, const TrainingSettings& t, con
     const double replicated = 2 * (4 * h + 2 * h) + 2 * h + 2 * h + (m.dropout ? 2 * h : 0);
     double split = (2 * h + 2 * kv_local * tp + 2 * h + 2 * h) / tp;
     split += (m.gated_mlp ? 8 * f : 4 * f) / tp;
-    per_token = replicated * rep * scale + split * scale + lse;
+    per_token = replicated * rep * scale + split * scale + lse + routing * scale;
   } else {
     // Outside the TP region: inputs of the two norms, of the QKV and first MLP GEMMs (2h each).
     const double replicated = 8 * h * scale + (m.dropout ? 2 * h : 0);  // + the two 1-byte dropout masks
     // Inside: Q, K, V, the projection input, the MLP internals.
     double split = (2 * h + 2 * kv_local * tp + 2 * h) / tp * scale;
     split += (m.gated_mlp ? 6 * f : 4 * f) / tp * scale;  // SwiGLU input (2f wide) + FC2 input; or GeLU in + FC2 in
-    per_token = replicated * rep + split + lse;
+    per_token = replicated * rep + split + lse + routing * scale;
   }
   if (t.attention == AttentionKernel::kUnfused && p.recompute == Recompute::kNone) {
     // Softmax output (2), dropout mask (1) and dropout output (2) bytes per score: 5as per token.
@@ -193,7 +199,12 @@ MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings&
                         : last ? layout.last_stage_params
                                : stage_layers * layout.layer_params_per_gpu;
   e.params_per_gpu = params;
-  const States s = model_states(t, p, params, shards);
+  // Experts are replicated over dp × cp / ep ranks, so sharding splits them that many ways.
+  const double expert_params = stage_layers * layout.layer_expert_params_per_gpu;
+  const States dense = model_states(t, p, params - expert_params, shards);
+  const States experts = model_states(t, p, expert_params, std::max(1, std::min(layout.expert_shards, shards)));
+  const States s{dense.weights + experts.weights, dense.gradients + experts.gradients,
+                 dense.optimizer + experts.optimizer};
 
   const double stage_in_flight = first ? in_flight : std::min<double>(pp - stage, in_flight);
   // With recompute_layers, that many layers of the stage recompute; the others keep everything.

@@ -5,21 +5,32 @@
 #include <fmt/core.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <tuple>
 
 namespace stepscope::model {
 
-int64_t ModelSpec::layer_params() const {
-  const int64_t h = hidden, kv = static_cast<int64_t>(kv_heads) * head_dim(), f = ffn_hidden;
+int64_t ModelSpec::expert_params() const {
+  const int64_t h = hidden, f = expert_ffn();
+  int64_t mlp = (gated_mlp ? 3 : 2) * h * f;  // (gate,) up, down
+  if (biases) mlp += (gated_mlp ? 2 : 1) * f + h;
+  return mlp;
+}
+
+int64_t ModelSpec::layer_dense_params() const {
+  const int64_t h = hidden, kv = static_cast<int64_t>(kv_heads) * head_dim();
   int64_t attention = h * h + 2 * h * kv + h * h;  // Wq, Wk, Wv, Wo
-  int64_t mlp = (gated_mlp ? 3 : 2) * h * f;       // (gate,) up, down
   int64_t norms = 2 * h;                           // two norm scales
   if (biases) {
     attention += h + 2 * kv + h;
-    mlp += (gated_mlp ? 2 : 1) * f + h;
     norms += 2 * h;  // LayerNorm shifts
   }
-  return attention + mlp + norms;
+  const int64_t router = is_moe() ? h * moe_experts : 0;
+  return attention + norms + router + (is_moe() ? 0 : expert_params());
+}
+
+int64_t ModelSpec::layer_params() const {
+  return layer_dense_params() + (is_moe() ? static_cast<int64_t>(moe_experts) * expert_params() : 0);
 }
 
 int64_t ModelSpec::embedding_params() const {
@@ -123,6 +134,18 @@ std::string validate_model(const ModelSpec& m) {
   }
   if (m.hidden % m.heads != 0) return fmt::format("hidden ({}) not divisible by heads ({})", m.hidden, m.heads);
   if (m.heads % m.kv_heads != 0) return fmt::format("heads ({}) not divisible by kv_heads ({})", m.heads, m.kv_heads);
+  if (m.moe_experts < 0 || m.moe_experts > ModelLimits::kExperts)
+    return fmt::format("moe_experts ({}) must be from 0 to {}", m.moe_experts, ModelLimits::kExperts);
+  if (m.moe_ffn_hidden < 0 || m.moe_ffn_hidden > ModelLimits::kFfnHidden)
+    return fmt::format("moe_ffn_hidden ({}) must be from 0 to {}", m.moe_ffn_hidden, ModelLimits::kFfnHidden);
+  if (m.is_moe() && (m.moe_topk < 1 || m.moe_topk > m.moe_experts))
+    return fmt::format("moe_topk ({}) must be from 1 to moe_experts ({})", m.moe_topk, m.moe_experts);
+  if (!m.is_moe() && m.moe_topk > 1) return fmt::format("moe_topk ({}) needs moe_experts > 1", m.moe_topk);
+  // Counted in doubles first: every integer count the planner takes stays exact below 2^59.
+  const double h = m.hidden, f = std::max(m.ffn_hidden, m.moe_ffn_hidden);
+  const double per_layer = 4 * h * h + 3 * h * f * std::max(1, m.moe_experts) + h * std::max(1, m.moe_experts) + 8 * h;
+  if (m.layers * per_layer + 2.0 * m.vocab * h + static_cast<double>(m.seq) * h > ModelLimits::kParams)
+    return fmt::format("{} layers of this width and {} experts exceed 2^59 parameters", m.layers, m.moe_experts);
   return "";
 }
 
@@ -185,7 +208,9 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, const std::str
   if (!read_int("kv_heads", m.kv_heads, L::kHeads, false) || !read_int("ffn_hidden", m.ffn_hidden, L::kFfnHidden, false) ||
       !read_bool("gated_mlp", m.gated_mlp) || !read_bool("tied_embeddings", m.tied_embeddings) ||
       !read_bool("learned_positions", m.learned_positions) || !read_bool("dropout", m.dropout) ||
-      !read_bool("biases", m.biases))
+      !read_bool("biases", m.biases) || !read_int("moe_experts", m.moe_experts, L::kExperts, false) ||
+      !read_int("moe_topk", m.moe_topk, L::kExperts, false) ||
+      !read_int("moe_ffn_hidden", m.moe_ffn_hidden, L::kFfnHidden, false))
     return std::nullopt;
   if (std::string bad = validate_model(m); !bad.empty()) {
     error = fmt::format("{}: {}", where, bad);

@@ -24,10 +24,23 @@ struct ModelSpec {
   bool learned_positions = false;  // GPT-style position table (seq × hidden); false for RoPE
   bool dropout = false;            // dropout layers present (keep 1-byte masks for backward)
   bool biases = false;             // linear layers and norms carry biases (GPT: LayerNorm + bias; Llama: RMSNorm, none)
+  // Mixture of experts (every layer's MLP; Mixtral, GPT-OSS, Qwen3-MoE):
+  // a router picks moe_topk of moe_experts expert MLPs per token. 0 or 1
+  // experts: a dense MLP.
+  int moe_experts = 0;
+  int moe_topk = 0;
+  int moe_ffn_hidden = 0;  // one expert's MLP width; 0: ffn_hidden
 
   int head_dim() const { return heads > 0 ? hidden / heads : 0; }
-  // Parameters of one transformer layer (attention + MLP + norms).
+  bool is_moe() const { return moe_experts > 1; }
+  int expert_ffn() const { return moe_ffn_hidden > 0 ? moe_ffn_hidden : ffn_hidden; }
+  // Parameters of one expert's MLP (of the dense MLP when not MoE).
+  int64_t expert_params() const;
+  // Parameters of one transformer layer (attention + MLP or experts and router + norms).
   int64_t layer_params() const;
+  // The part of a layer outside the experts (attention, norms, router);
+  // layer_params() without MoE.
+  int64_t layer_dense_params() const;
   // Input embedding (+ position table); the output projection is separate.
   int64_t embedding_params() const;
   // Output projection (0 when tied) + final norm.
@@ -51,11 +64,14 @@ struct ModelLimits {
   static constexpr int kFfnHidden = 1 << 22;  // 4194304
   static constexpr int kVocab = 1 << 24;      // 16777216
   static constexpr int kSeq = 1 << 24;        // 16777216 tokens
+  static constexpr int kExperts = 1 << 12;    // 4096 routed experts
+  static constexpr double kParams = 576460752303423488.0;  // 2^59 parameters in all
 };
 
 // Reads a model JSON file:
 // {"name"?, "layers", "hidden", "heads", "kv_heads"?, "ffn_hidden"?, "gated_mlp"?,
-//  "vocab", "seq", "tied_embeddings"?, "learned_positions"?, "dropout"?, "biases"?}.
+//  "vocab", "seq", "tied_embeddings"?, "learned_positions"?, "dropout"?, "biases"?,
+//  "moe_experts"?, "moe_topk"?, "moe_ffn_hidden"?}.
 // On failure returns nullopt and sets `error` naming the file and field, e.g.
 // "m.json: field \"layers\" must be an integer from 1 to 16384, got 1e+18".
 std::optional<ModelSpec> load_model_json(const std::string& path, std::string& error);
@@ -66,7 +82,9 @@ std::optional<ModelSpec> model_from_json_text(std::string_view text, const std::
 // cannot move the cursor or split a one-line message.
 bool is_printable_label(std::string_view s);
 
-// Checks sizes in 1..ModelLimits, hidden % heads, heads % kv_heads; empty when fine.
+// Checks sizes in 1..ModelLimits, hidden % heads, heads % kv_heads, the
+// experts (top-k from 1 to the experts) and the parameter count below
+// ModelLimits::kParams; empty when fine.
 std::string validate_model(const ModelSpec& m);
 
 }  // namespace stepscope::model

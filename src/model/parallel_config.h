@@ -31,6 +31,7 @@ struct ParallelConfig {
   int pp = 1;              // pipeline-parallel stages
   int dp = 1;              // data-parallel replicas
   int cp = 1;              // context-parallel size (sequence split across GPUs)
+  int ep = 1;              // expert-parallel size: MoE experts split over ep of the dp × cp ranks
   int vpp = 1;             // virtual pipeline stages per GPU (interleaved 1F1B when > 1)
   int micro_batch = 1;     // sequences per micro-batch
   bool sequence_parallel = false;  // Megatron sequence parallelism (needs tp > 1 to matter)

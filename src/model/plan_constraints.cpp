@@ -40,6 +40,16 @@ std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSet
   if ((t.dtype == Dtype::kMxfp8 && c.gpu.mxfp8_tflops <= 0) || (t.dtype == Dtype::kNvfp4 && c.gpu.fp4_tflops <= 0))
     out.push_back(fmt::format("{} needs a GPU with {} tensor cores (Blackwell: b200, b300, gb200, gb300); {} has none",
                               to_string(t.dtype), to_string(t.dtype), c.gpu.name));
+  if (p.ep > 1 && !m.is_moe()) out.push_back(fmt::format("ep ({}) > 1 needs a model with experts", p.ep));
+  if (m.is_moe() && p.ep >= 1) {
+    if (m.moe_experts % p.ep != 0)
+      out.push_back(fmt::format("experts ({}) not divisible by ep ({})", m.moe_experts, p.ep));
+    if ((static_cast<int64_t>(p.dp) * p.cp) % p.ep != 0)
+      out.push_back(fmt::format("dp × cp ({} × {}) not divisible by ep ({}): experts split over data-parallel ranks",
+                                p.dp, p.cp, p.ep));
+    if (m.expert_ffn() % p.tp != 0)
+      out.push_back(fmt::format("expert ffn hidden ({}) not divisible by tp ({})", m.expert_ffn(), p.tp));
+  }
   if (m.heads > 0 && m.heads % p.tp != 0)
     out.push_back(fmt::format("heads ({}) not divisible by tp ({})", m.heads, p.tp));
   if (m.kv_heads > 0 && m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)

@@ -19,7 +19,14 @@ StageLayout stage_layout(const ModelSpec& m, const TrainingSettings& t, const Cl
   s.middle_stage_layers = pp > 2 ? each : 0;
   if (pp == 1) s.first_stage_layers = s.last_stage_layers = m.layers;
   s.layers_per_stage = std::max({s.first_stage_layers, s.last_stage_layers, s.middle_stage_layers});
-  s.layer_params_per_gpu = static_cast<double>(m.layer_params()) / tp;
+  const int ep = std::max(1, p.ep);
+  // Megatron-Core: experts split over the ep ranks, each expert's MLP over tp
+  // (expert tensor parallelism = tp); the rest of the layer over tp.
+  s.layer_expert_params_per_gpu =
+      m.is_moe() ? static_cast<double>(m.moe_experts) * m.expert_params() / (static_cast<double>(ep) * tp) : 0;
+  s.layer_params_per_gpu =
+      (m.is_moe() ? static_cast<double>(m.layer_dense_params()) / tp : static_cast<double>(m.layer_params()) / tp) +
+      s.layer_expert_params_per_gpu;
   const double embedding = static_cast<double>(m.embedding_params()) / tp;
   // Tied embeddings with pp > 1: Megatron keeps a copy of the word embedding
   // on the last stage for the output projection and syncs its gradient.
@@ -36,6 +43,8 @@ StageLayout stage_layout(const ModelSpec& m, const TrainingSettings& t, const Cl
   // Megatron's rank order: tensor fastest, then context, then data, then pipeline.
   s.tp_group = {tp, std::min(tp, per_node)};
   s.dp_group = {dp * cp, std::max(1, std::min(dp * cp, per_node / tp))};
+  s.ep_group = {ep, std::max(1, std::min(ep, per_node / tp))};
+  s.expert_shards = std::max(1, dp * cp / ep);
   s.pp_inter_node = static_cast<int64_t>(tp) * cp * dp >= per_node;
   return s;
 }

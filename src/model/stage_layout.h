@@ -17,11 +17,14 @@ struct StageLayout {
   double first_stage_layers = 0;    // on a first-stage GPU (= layers_per_stage when stages are even)
   double last_stage_layers = 0;     // on a last-stage GPU
   double middle_stage_layers = 0;   // on each stage between them (pp > 2)
-  double layer_params_per_gpu = 0;  // one layer's parameters on one GPU (split by TP)
+  double layer_params_per_gpu = 0;  // one layer's parameters on one GPU (split by TP; experts also by EP)
+  double layer_expert_params_per_gpu = 0;  // of which the experts' (0 without MoE)
   double first_stage_params = 0;    // parameters held by a first-stage GPU
   double last_stage_params = 0;     // by a last-stage GPU (same as first when pp = 1)
   int micro_batches = 0;            // per pipeline per step
   CommGroup tp_group, dp_group;     // dp_group spans dp × cp ranks (gradients are reduced over both)
+  CommGroup ep_group;               // the experts' all-to-all: ep ranks of the dp × cp dimension
+  int expert_shards = 1;            // data-parallel replicas of an expert: dp × cp / ep
   bool pp_inter_node = false;       // adjacent pipeline stages sit in different nodes
 };
 

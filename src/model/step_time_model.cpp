@@ -17,8 +17,10 @@ namespace {
 struct LinearTime {
   double fwd = 0, bwd = 0;
 };
-LinearTime linear(double m, double n, double k, const ClusterSpec& c, Dtype d) {
-  return {gemm_seconds({m, n, k, 1}, c, d), gemm_seconds({m, k, n, 1}, c, d) + gemm_seconds({k, n, m, 1}, c, d)};
+// `batch` equal GEMMs at once: an MoE layer's local experts as one grouped GEMM.
+LinearTime linear(double m, double n, double k, const ClusterSpec& c, Dtype d, double batch = 1) {
+  return {gemm_seconds({m, n, k, batch}, c, d),
+          gemm_seconds({m, k, n, batch}, c, d) + gemm_seconds({k, n, m, batch}, c, d)};
 }
 
 // Bytes per token that the forward's memory-bound kernels move (read +
@@ -74,6 +76,8 @@ double layer_forward_flops(const ModelSpec& m, int micro_batch) {
   double core = 2 * 2 * tokens * m.seq * h;  // QK^T and scores·V, full (uncausal) count as in Megatron's formula
   double proj = 2 * tokens * h * h;
   double mlp = 2 * tokens * h * f * (m.gated_mlp ? 3 : 2);
+  if (m.is_moe())  // each token through top-k experts, plus the router's scores
+    mlp = 2 * tokens * h * m.expert_ffn() * (m.gated_mlp ? 3 : 2) * m.moe_topk + 2 * tokens * h * m.moe_experts;
   return qkv + core + proj + mlp;
 }
 
@@ -95,8 +99,18 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   LinearTime proj = linear(tokens, h, h / tp, c, dt);
   LinearTime fc1 = linear(tokens, (m.gated_mlp ? 2 : 1) * f / tp, h, c, dt);
   LinearTime fc2 = linear(tokens, h, f / tp, c, dt);
-  lt.gemm_fwd = qkv.fwd + proj.fwd + fc1.fwd + fc2.fwd;
-  lt.gemm_bwd = qkv.bwd + proj.bwd + fc1.bwd + fc2.bwd;
+  LinearTime router;
+  if (m.is_moe()) {
+    // Balanced routing: this GPU's T tokens go to k experts each; its E/ep
+    // experts receive T·k·ep/E token copies each, run as one grouped GEMM.
+    const double ep = std::max(1, p.ep), experts = m.moe_experts, fe = m.expert_ffn();
+    const double per_expert = tokens * m.moe_topk * ep / experts;
+    fc1 = linear(per_expert, (m.gated_mlp ? 2 : 1) * fe / tp, h, c, dt, experts / ep);
+    fc2 = linear(per_expert, h, fe / tp, c, dt, experts / ep);
+    router = linear(tokens, experts, h, c, Dtype::kBf16);
+  }
+  lt.gemm_fwd = qkv.fwd + proj.fwd + fc1.fwd + fc2.fwd + router.fwd;
+  lt.gemm_bwd = qkv.bwd + proj.bwd + fc1.bwd + fc2.bwd + router.bwd;
 
   // Attention core. FP8 recipes (Transformer Engine) keep attention in 16 bits.
   const double hbm = c.gpu.hbm_achievable_Bps();
@@ -132,6 +146,9 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   // gradient and writes a gradient: twice the forward's traffic.
   const double rep = sp ? 1 / tp : 1;
   lt.elementwise_fwd = tokens * elementwise_bytes_per_token(m, t, tp, rep) / hbm;
+  // MoE: permuting the token copies to their experts and back (read + write
+  // 2h each way per copy), the router's softmax and top-k.
+  if (m.is_moe()) lt.elementwise_fwd += tokens * (8.0 * h * m.moe_topk + 8.0 * m.moe_experts) / hbm;
   lt.elementwise_bwd = 2 * lt.elementwise_fwd;
 
   // Tensor parallel: two all-reduces of the [tokens × h] activation per pass
@@ -151,6 +168,16 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   // exposed: Megatron launches it beside the data-gradient GEMM, but the two
   // share SMs and HBM.
   if (sp) lt.tp_comm_bwd += 2 * all_gather_seconds(act_bytes, layout.tp_group, c);
+
+  // Expert parallelism: the token copies (T·k × h, 16-bit) go to their
+  // experts' GPUs and come back (dispatch + combine), in forward and again
+  // in backward; counted as exposed (Megatron-Core overlaps it only with
+  // its 1F1B A2A overlap, not modelled).
+  if (m.is_moe() && layout.ep_group.size > 1) {
+    const double a2a = all_to_all_seconds(tokens * m.moe_topk * h * 2, layout.ep_group, c);
+    lt.ep_comm_fwd = 2 * a2a;
+    lt.ep_comm_bwd = 2 * a2a;
+  }
 
   // Context parallel: K and V blocks travel the ring (cp - 1 steps) while
   // attention runs; only the excess shows. Backward also returns dK, dV.
@@ -178,8 +205,11 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
     const double per_elem = (fused ? 2 + 2 * gemm_input_bytes(dt) : 2 + 2 + 2 * gemm_input_bytes(dt) + 2);
     // GEMM input elements per token: eager modules project Q, K, V and gate,
     // up separately, each casting the same input; fused QKV and FC1 once.
-    const double in = (fused ? h : 3 * h) + h / tp + (m.gated_mlp && !fused ? 2 * h : h) + f / tp;
-    const double out = (h + 2 * kvd_local * kv_split) / tp + h + (m.gated_mlp ? 2 * f : f) / tp + h;
+    // MoE: the MLP GEMMs see every token once per routed expert.
+    const double copies = m.is_moe() ? m.moe_topk : 1;
+    const double fm = m.is_moe() ? static_cast<double>(m.expert_ffn()) * copies : f;
+    const double in = (fused ? h : 3 * h) + h / tp + (m.gated_mlp && !fused ? 2 * h : h) * copies + fm / tp;
+    const double out = (h + 2 * kvd_local * kv_split) / tp + h + (m.gated_mlp ? 2 * fm : fm) / tp + h * copies;
     const double weights = static_cast<double>(m.layer_params()) / tp;
     const double weight_casts = fused && t.stack == Stack::kMegatron ? 1.0 / std::max(1, layout.micro_batches) : 1.0;
     lt.cast_fwd = (tokens * in * per_elem + weights * per_elem * weight_casts) / hbm;
@@ -190,7 +220,7 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   // buffer (Megatron's main_grad hook, autograd's .grad +=): read the new
   // 16-bit gradient, read and write the accumulator.
   const double g = t.grad_fp32 ? 4 : 2;
-  lt.grad_accumulate = static_cast<double>(m.layer_params()) / tp * (2 + 2 * g) / hbm;
+  lt.grad_accumulate = layout.layer_params_per_gpu * (2 + 2 * g) / hbm;
 
   switch (p.recompute) {
     case Recompute::kNone:
@@ -208,7 +238,8 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
       // K and the projection) run again, as do the memory-bound kernels.
       // Attention's output is saved, so its core does not.
       lt.recompute = linear(tokens, kvd_local, h, c, dt).fwd + proj.fwd +
-                     (m.gated_mlp ? linear(tokens, f / tp, h, c, dt).fwd : 0) + lt.elementwise_fwd;
+                     (m.gated_mlp ? (m.is_moe() ? fc1.fwd / 2 : linear(tokens, f / tp, h, c, dt).fwd) : 0) +
+                     lt.elementwise_fwd;
       break;
   }
   // Only some layers recomputed: the average layer pays that share.
@@ -320,6 +351,7 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
   e.attention = per_step_layers * (L.attention_fwd + L.attention_bwd);
   e.recompute = per_step_layers * L.recompute;
   e.tp_comm = per_step_layers * (L.tp_comm_fwd + L.tp_comm_bwd);
+  e.ep_comm = per_step_layers * (L.ep_comm_fwd + L.ep_comm_bwd);
   e.cp_comm = per_step_layers * L.cp_comm;
   e.embedding_and_loss = mb * ((pp == 1 ? embed : 0) + out_fwd + out_bwd);
 

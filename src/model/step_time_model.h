@@ -25,9 +25,12 @@ struct LayerTime {
   double grad_accumulate = 0;  // adding this micro-batch's weight gradients into the gradient buffer
   double cast_fwd = 0;         // low-precision recipes: casting GEMM inputs and weights (amax, scale, transpose)
   double cast_bwd = 0;         // and the output gradients
-  double fwd() const { return gemm_fwd + attention_fwd + elementwise_fwd + tp_comm_fwd + cast_fwd; }
+  double ep_comm_fwd = 0;      // MoE: token dispatch and combine all-to-alls (not overlapped)
+  double ep_comm_bwd = 0;
+  double fwd() const { return gemm_fwd + attention_fwd + elementwise_fwd + tp_comm_fwd + cast_fwd + ep_comm_fwd; }
   double bwd() const {
-    return gemm_bwd + attention_bwd + elementwise_bwd + tp_comm_bwd + recompute + cp_comm + grad_accumulate + cast_bwd;
+    return gemm_bwd + attention_bwd + elementwise_bwd + tp_comm_bwd + recompute + cp_comm + grad_accumulate + cast_bwd +
+           ep_comm_bwd;
   }
   double total() const { return fwd() + bwd(); }
 };
@@ -44,6 +47,7 @@ struct StepEstimate {
   double attention = 0;  // attention core fwd + bwd
   double recompute = 0;
   double tp_comm = 0;
+  double ep_comm = 0;  // MoE all-to-alls
   double cp_comm = 0;
   double pp_p2p = 0;              // pipeline sends/receives on the critical path
   double embedding_and_loss = 0;  // embedding, logits GEMMs, cross-entropy, their TP collectives and gradient adds

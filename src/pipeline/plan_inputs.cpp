@@ -16,12 +16,12 @@ namespace stepscope::pipeline {
 using namespace model;
 
 PlanProblem apply_layout(const LayoutInputs& in, model::ParallelConfig& p) {
-  p.tp = in.tp, p.pp = in.pp, p.dp = in.dp, p.cp = in.cp, p.vpp = in.vpp;
+  p.tp = in.tp, p.pp = in.pp, p.dp = in.dp, p.cp = in.cp, p.vpp = in.vpp, p.ep = in.ep;
   p.sequence_parallel = in.sequence_parallel, p.cpu_offload = in.cpu_offload;
   const struct {
     const char* name;
     int value;
-  } sizes[] = {{"tp", in.tp}, {"pp", in.pp}, {"dp", in.dp}, {"cp", in.cp}, {"vpp", in.vpp}};
+  } sizes[] = {{"tp", in.tp}, {"pp", in.pp}, {"dp", in.dp}, {"cp", in.cp}, {"vpp", in.vpp}, {"ep", in.ep}};
   for (const auto& s : sizes)
     if (s.value < 1 || s.value > LayoutLimits::kSize)
       return {s.name, fmt::format("expected a whole number from 1 to {}, got {}", LayoutLimits::kSize, s.value)};

@@ -47,7 +47,7 @@ struct ModelInputs {
 
 // One layout written out (plan, recompute, pareto).
 struct LayoutInputs {
-  int tp = 1, pp = 1, dp = 1, cp = 1, vpp = 1;
+  int tp = 1, pp = 1, dp = 1, cp = 1, vpp = 1, ep = 1;
   bool sequence_parallel = false, cpu_offload = false;
   std::string sharding = "ddp";
   int first_stage_layers = 0, last_stage_layers = 0;  // 0 = layers / pp

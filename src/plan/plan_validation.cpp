@@ -286,14 +286,13 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
       // Columns of layouts the models do not express yet: the row is skipped
       // rather than predicted as something it is not.
       int n = 0;
-      if (has("moe_experts") && !field("moe_experts").empty()) {
-        if (!integer("moe_experts", n)) return false;
-        if (n > 1) return fail("moe_experts", "MoE layers are not modelled yet");
-      }
-      if (has("ep") && !field("ep").empty()) {
-        if (!integer("ep", n)) return false;
-        if (n > 1) return fail("ep", "expert parallelism is not modelled yet");
-      }
+      // MoE: every layer's MLP routed to moe_topk of moe_experts experts of
+      // ffn_hidden width (the published per-expert width); ep of them per group.
+      if (has("moe_experts") && !field("moe_experts").empty() && !integer("moe_experts", m.moe_experts)) return false;
+      if (has("moe_topk") && !field("moe_topk").empty() && !integer("moe_topk", m.moe_topk)) return false;
+      if (has("ep") && !field("ep").empty() && !integer("ep", r.parallel.ep)) return false;
+      if (r.parallel.ep < 1) return fail("ep", "must be at least 1");
+      if (std::string bad = validate_model(m); !bad.empty()) return fail(nullptr, bad);
       // Stage sizes and partial recomputation: read here, checked with the
       // layout (plan_constraints) like every other size.
       if (has("first_stage_layers") && !field("first_stage_layers").empty() &&

@@ -83,6 +83,11 @@ std::string plan_text(const PlanResult& r, bool explain) {
       r.settings.compiled ? " + torch.compile" : "",
       to_string(p.recompute), to_string(p.sharding), p.sequence_parallel ? " · sequence parallel" : "",
       p.cpu_offload ? " · CPU offload" : "");
+  if (p.ep > 1 || r.model.is_moe())
+    out.insert(out.size() - 2, fmt::format(" · {} experts, top-{} · ep {}", r.model.moe_experts, r.model.moe_topk, p.ep));
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
+    out.insert(out.size() - 2, fmt::format(" · stage layers first {} last {}", p.first_stage_layers, p.last_stage_layers));
+  if (p.recompute_layers > 0) out.insert(out.size() - 2, fmt::format(" · {} recomputed layers per stage", p.recompute_layers));
   const auto& m = r.memory;
   TextTable mem;
   mem.add_column("memory per GPU", TextTable::Align::kLeft);
@@ -115,6 +120,7 @@ std::string plan_text(const PlanResult& r, bool explain) {
   add_time(st, "attention core", s.attention, s.total);
   add_time(st, "recomputation", s.recompute, s.total);
   add_time(st, "tensor-parallel comm", s.tp_comm, s.total);
+  if (s.ep_comm > 0) add_time(st, "expert all-to-all", s.ep_comm, s.total);
   if (s.cp_comm > 0) add_time(st, "context-parallel comm", s.cp_comm, s.total);
   add_time(st, "pipeline p2p", s.pp_p2p, s.total);
   add_time(st, "embedding + loss", s.embedding_and_loss, s.total);
@@ -137,6 +143,7 @@ std::string plan_text(const PlanResult& r, bool explain) {
     lt.add_row({"attention core", ms(l.attention_fwd), ms(l.attention_bwd)});
     lt.add_row({"elementwise (HBM-bound)", ms(l.elementwise_fwd), ms(l.elementwise_bwd)});
     lt.add_row({"tensor-parallel collectives", ms(l.tp_comm_fwd), ms(l.tp_comm_bwd)});
+    if (l.ep_comm_fwd > 0) lt.add_row({"expert all-to-all", ms(l.ep_comm_fwd), ms(l.ep_comm_bwd)});
     lt.add_row({"recomputation", "", ms(l.recompute)});
     lt.add_row({"gradient accumulation", "", ms(l.grad_accumulate)});
     if (l.cast_fwd > 0 || l.cast_bwd > 0) lt.add_row({"low-precision casts", ms(l.cast_fwd), ms(l.cast_bwd)});
@@ -178,7 +185,11 @@ std::string plan_json(const PlanResult& r) {
                    {"sequence_parallel", p.sequence_parallel},
                    {"recompute", std::string(to_string(p.recompute))},
                    {"sharding", std::string(to_string(p.sharding))},
-                   {"cpu_offload", p.cpu_offload}};
+                   {"cpu_offload", p.cpu_offload},
+                   {"ep", p.ep},
+                   {"first_stage_layers", p.first_stage_layers},
+                   {"last_stage_layers", p.last_stage_layers},
+                   {"recompute_layers", p.recompute_layers}};
   j["settings"] = {{"global_batch", r.settings.global_batch},
                    {"dtype", std::string(to_string(r.settings.dtype))},
                    {"optimizer", std::string(to_string(r.settings.optimizer))},
@@ -203,6 +214,7 @@ std::string plan_json(const PlanResult& r) {
                        {"attention", s.attention},
                        {"recompute", s.recompute},
                        {"tp_comm", s.tp_comm},
+                       {"ep_comm", s.ep_comm},
                        {"cp_comm", s.cp_comm},
                        {"pp_p2p", s.pp_p2p},
                        {"embedding_and_loss", s.embedding_and_loss},
@@ -224,6 +236,8 @@ std::string plan_json(const PlanResult& r) {
                         {"grad_accumulate", l.grad_accumulate},
                         {"cast_fwd", l.cast_fwd},
                         {"cast_bwd", l.cast_bwd},
+                        {"ep_comm_fwd", l.ep_comm_fwd},
+                        {"ep_comm_bwd", l.ep_comm_bwd},
                         {"total", l.total()}};
   j["micro_batches"] = s.micro_batches;
   j["bubble_fraction"] = s.bubble_fraction;

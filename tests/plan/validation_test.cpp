@@ -186,8 +186,12 @@ TEST(ValidationCsv, WhatTheModelsCannotExpressIsSkippedByName) {
   };
   EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,fp4,,,,,,,torchtitan"),
             "row 0 (line 2), column \"dtype\": expected bf16, fp16, fp8, mxfp8 or nvfp4, got \"fp4\"");
-  EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,bf16,,,,64,8,,torchtitan"),
-            "row 0 (line 2), column \"moe_experts\": MoE layers are not modelled yet");
+  // MoE rows are read; a top-k above the experts is the model's error.
+  EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,bf16,,,,64,8,,torchtitan"), "0 rows skipped");
+  EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,bf16,,,,8,9,,torchtitan"),
+            "row 0 (line 2): moe_topk (9) must be from 1 to moe_experts (8)");
+  EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,bf16,,,,,,0,torchtitan"),
+            "row 0 (line 2), column \"ep\": must be at least 1");
   EXPECT_EQ(one("none,no,step_seconds,2.5,,", "fsdp,,bf16,4,,,,,,torchtitan"),
             "row 0 (line 2), column \"recompute_layers\": 4 recomputed layers, but recompute is none");
   EXPECT_EQ(one("full,no,step_seconds,2.5,,", "fsdp,,bf16,x,,,,,,torchtitan"),

@@ -57,6 +57,28 @@ class PlanTest(unittest.TestCase):
         self.assertGreater(step["recompute"], 0)  # full recomputation costs a forward
         self.assertIn("fits", repr(self.report))
 
+    @unittest.skipUnless(cli(), "no stepscope CLI to compare with")
+    def test_pytorch_stack_moe_and_stage_keywords_are_the_clis(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            model = os.path.join(tmp, "moe.json")
+            with open(model, "w") as f:
+                json.dump({"name": "moe", "layers": 8, "hidden": 1024, "heads": 16, "kv_heads": 4,
+                           "ffn_hidden": 2816, "gated_mlp": True, "vocab": 32000, "seq": 2048,
+                           "moe_experts": 8, "moe_topk": 2}, f)
+            report = stepscope.plan(model, gpu="h200-sxm", dp=8, pp=2, ep=4, micro_batch=1, global_batch=32,
+                                    stack="pytorch", sharding="fsdp", recompute="full", recompute_layers=2,
+                                    first_stage_layers=3, last_stage_layers=5)
+            expected = cli_json("--model", model, "--gpu", "h200-sxm", "--dp", "8", "--pp", "2", "--ep", "4",
+                                "--global-batch", "32", "--stack", "pytorch", "--sharding", "fsdp",
+                                "--recompute", "full", "--recompute-layers", "2", "--first-stage-layers", "3",
+                                "--last-stage-layers", "5")
+        self.assertEqual(report.to_dict(), expected)
+        d = report.to_dict()
+        self.assertEqual(d["settings"]["stack"], "pytorch")
+        self.assertEqual(d["parallel"]["ep"], 4)
+        self.assertGreater(d["step_seconds"]["ep_comm"], 0)
+        self.assertGreater(report.reserved_gb, report.memory_gb)  # the allocator's reserve
+
     def test_a_layout_that_does_not_fit_says_so_and_names_what_would(self):
         r = stepscope.plan("llama3-8b", gpu="h100-sxm", gpus=8, micro_batch=2, global_batch=64)
         self.assertFalse(r.fits)
