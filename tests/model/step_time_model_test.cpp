@@ -265,6 +265,16 @@ TEST(StepTime, OptimizerPassBytes) {
   EXPECT_DOUBLE_EQ(optimizer_pass_bytes(t), 62);
 }
 
+// A Llama-style layer with round sizes: h 1024, ffn 2816 (SwiGLU), 16 heads,
+// 4 KV heads of 64, 512 tokens.
+ModelSpec llama_ish() {
+  ModelSpec m;
+  m.name = "llama-ish";
+  m.layers = 2, m.hidden = 1024, m.heads = 16, m.kv_heads = 4, m.ffn_hidden = 2816, m.gated_mlp = true;
+  m.vocab = 1000, m.seq = 512;
+  return m;
+}
+
 // Eager PyTorch modules move more bytes than fused kernels, per token of a
 // Llama-style layer (h 1024, ffn 2816, 4 KV heads of 64, tp 1): eager
 // 2 RMSNorms × 36h + residual adds 12h + SwiGLU 10f + rotary 20(h + kvd) +
@@ -272,10 +282,7 @@ TEST(StepTime, OptimizerPassBytes) {
 // 2 × 4h + 12h + 6f + 4(h + kvd) = 24h + 6f + 4kvd.
 TEST(StepTime, EagerElementwiseBytes) {
   ClusterSpec c = round_gpu(1);
-  ModelSpec m;
-  m.name = "llama-ish";
-  m.layers = 2, m.hidden = 1024, m.heads = 16, m.kv_heads = 4, m.ffn_hidden = 2816, m.gated_mlp = true;
-  m.vocab = 1000, m.seq = 512;
+  const ModelSpec m = llama_ish();
   TrainingSettings fused;
   fused.global_batch = 1;
   TrainingSettings eager = fused;
@@ -333,10 +340,7 @@ TEST(StepTime, FsdpPerLayerExposure) {
 // weights once per step (here one micro-batch: once).
 TEST(StepTime, Fp8CastTraffic) {
   ClusterSpec c = round_gpu(1);
-  ModelSpec m;
-  m.name = "llama-ish";
-  m.layers = 2, m.hidden = 1024, m.heads = 16, m.kv_heads = 4, m.ffn_hidden = 2816, m.gated_mlp = true;
-  m.vocab = 1000, m.seq = 512;
+  const ModelSpec m = llama_ish();
   TrainingSettings fused;
   fused.global_batch = 1;
   fused.dtype = Dtype::kFp8;
