@@ -79,9 +79,12 @@ COMMON_ARCH = dict(rms_norm_eps=1e-5, rope_theta=500000.0, max_position_embeddin
                    hidden_act="silu", attention_bias=False, mlp_bias=False)
 
 
-def C(model, seq, mb, recompute, dtype="bf16", ga=1, alloc_conf=None, optim="default"):
-    return dict(model=model, seq=seq, micro_batch=mb, grad_accum=ga, recompute=recompute,
-                dtype=dtype, alloc_conf=alloc_conf, optim=optim)
+def C(model, seq, mb, recompute, dtype="bf16", ga=1, alloc_conf=None, optim="default", world=1):
+    c = dict(model=model, seq=seq, micro_batch=mb, grad_accum=ga, recompute=recompute,
+             dtype=dtype, alloc_conf=alloc_conf, optim=optim)
+    if world > 1:  # FSDP2 over `world` GPUs of one host, one process each
+        c["world"] = world
+    return c
 
 
 # --------------------------------------------------------------------------
@@ -114,6 +117,15 @@ CONFIGS = {
     # the fused row shows the same run without it
     "l8b_s2k_full": C("llama-8b", 2048, 1, "full"),
     "l8b_s2k_full_fused": C("llama-8b", 2048, 1, "full", optim="fused"),
+    # two GPUs: FSDP2 shards the parameters, gradients and optimizer states
+    # in two (predictions made before these ran: sharding was not measured
+    # by any row above)
+    "w2_l1b_s2k_none": C("llama-1b", 2048, 4, "none", world=2),
+    "w2_l3b_s2k_none": C("llama-3b", 2048, 4, "none", world=2),
+    "w2_l3b_s8k_seltt": C("llama-3b", 8192, 1, "selective_tt", world=2),
+    "w2_l8b_s2k_full": C("llama-8b", 2048, 1, "full", world=2),
+    "w2_l8b_s4k_seltt": C("llama-8b", 4096, 1, "selective_tt", world=2),
+    "w2_l8b_s8k_full_ga2": C("llama-8b", 8192, 1, "full", ga=2, world=2),
 }
 
 WARMUP, MEASURED = 3, 3
@@ -133,6 +145,7 @@ def worker(name, out_dir, port, smoke=False):
     os.environ.setdefault("WORLD_SIZE", "1")
     os.environ.setdefault("LOCAL_RANK", "0")
     os.environ.setdefault("TORCHAO_FORCE_SKIP_LOADING_SO_FILES", "1")  # float8 needs no C++ ops
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 
     import gc
     import statistics
@@ -156,11 +169,11 @@ def worker(name, out_dir, port, smoke=False):
         arch.update(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                     num_attention_heads=4, num_key_value_heads=2, vocab_size=512)
         cfg.update(seq=64, micro_batch=2)
-    dev = torch.device("cpu" if smoke else "cuda", 0 if not smoke else None)
+    dev = torch.device("cpu" if smoke else "cuda", rank if not smoke else None)
     cuda = not smoke
     aten = torch.ops.aten
 
-    rec = {"name": name, "config": cfg, "arch": arch, "status": "running",
+    rec = {"name": name, "config": cfg, "arch": arch, "status": "running", "rank": rank, "world_size": world,
            "alloc_conf_env": os.environ.get("PYTORCH_CUDA_ALLOC_CONF"),
            "warmup_steps": WARMUP, "measured_steps": MEASURED,
            "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
@@ -169,7 +182,7 @@ def worker(name, out_dir, port, smoke=False):
                         "cudnn": torch.backends.cudnn.version() if cuda else None,
                         "nccl": ".".join(map(str, torch.cuda.nccl.version())) if cuda else None}}
     if cuda:
-        p = torch.cuda.get_device_properties(0)
+        p = torch.cuda.get_device_properties(rank)
         rec["gpu"] = {"name": p.name, "total_memory": p.total_memory,
                       "mem_get_info_start": list(torch.cuda.mem_get_info())}
     points = {}
@@ -228,10 +241,10 @@ def worker(name, out_dir, port, smoke=False):
         t0 = time.perf_counter()
         if cuda:
             torch.cuda.set_device(dev)
-            dist.init_process_group("nccl", rank=0, world_size=1, device_id=dev)
+            dist.init_process_group("nccl", rank=rank, world_size=world, device_id=dev)
         else:
-            dist.init_process_group("gloo", rank=0, world_size=1)
-        mesh = init_device_mesh(dev.type, (1,))
+            dist.init_process_group("gloo", rank=rank, world_size=world)
+        mesh = init_device_mesh(dev.type, (world,))
         point("after_init_process_group")
 
         # ---- model
@@ -300,7 +313,7 @@ def worker(name, out_dir, port, smoke=False):
         for layer in model.model.layers:
             fully_shard(layer, mesh=mesh, mp_policy=mp)
         fully_shard(model, mesh=mesh, mp_policy=mp)
-        rec["fsdp"] = {"world_size": 1, "units": len(model.model.layers) + 1,
+        rec["fsdp"] = {"world_size": world, "units": len(model.model.layers) + 1,
                        "reshard_after_forward": "default (True)",
                        "param_dtype": "bfloat16", "reduce_dtype": "float32"}
         gc.collect()
@@ -328,7 +341,7 @@ def worker(name, out_dir, port, smoke=False):
 
         # ---- data
         seq, mb, ga = cfg["seq"], cfg["micro_batch"], cfg["grad_accum"]
-        g = torch.Generator(device=dev).manual_seed(1)
+        g = torch.Generator(device=dev).manual_seed(1 + rank)
         batches = [torch.randint(0, arch["vocab_size"], (mb, seq), device=dev, generator=g)
                    for _ in range(2 * ga)]
         rec["tokens_per_step"] = seq * mb * ga
@@ -466,7 +479,7 @@ def worker(name, out_dir, port, smoke=False):
                         "traceback": traceback.format_exc()[-3000:]}
         traceback.print_exc()
     rec["stretch_peaks"] = stretch_peaks
-    with open(os.path.join(out_dir, f".row_{name}.json"), "w") as f:
+    with open(os.path.join(out_dir, f".row_{name}.rank{rank}.json"), "w") as f:
         json.dump(rec, f)
     # free and leave (the process ends here too)
     gc.collect()
@@ -586,13 +599,14 @@ def csv_rows(path, source):
             step_s = r["step_ms"]["median"] / 1e3
             w.writerow([source, c["model"], f"{r['param_count'] / 1e9:.3f}", a["num_hidden_layers"], a["hidden_size"],
                         a["num_attention_heads"], a["num_key_value_heads"], a["intermediate_size"], a["vocab_size"],
-                        c["seq"], "H200-SXM-141GB", 1, 1, 1, 1, 1, 1, c["micro_batch"] * c["grad_accum"],
+                        c["seq"], "H200-SXM-141GB", c.get("world", 1), 1, 1, c.get("world", 1), 1, 1,
+                        c["micro_batch"] * c["grad_accum"] * c.get("world", 1),
                         c["micro_batch"], CSV_RECOMPUTE[c["recompute"]], "no", "step_seconds", f"{step_s:.4f}",
                         f"{step_s:.4f}", "fsdp", f"{r['peak_whole_run']['max_reserved'] / 1e9:.2f}", c["dtype"], "hf",
                         "no", r["optimizer_impl"], "yes", "yes" if a["tie_word_embeddings"] else "no",
                         f"{r['name']}; allocator {c['alloc_conf'] or 'default'}; peak allocated "
-                        f"{r['peak_whole_run']['max_allocated'] / 1e9:.2f} GB; eager HF LlamaForCausalLM, FSDP2 on one "
-                        f"GPU, step = median of 3"])
+                        f"{r['peak_whole_run']['max_allocated'] / 1e9:.2f} GB; eager HF LlamaForCausalLM, FSDP2 on "
+                        f"{c.get('world', 1)} GPU(s) (peaks: max over ranks), step = median of 3"])
     return out.getvalue()
 
 
@@ -653,15 +667,35 @@ def main():
                "--port", str(a.port + i)] + (["--smoke"] if a.smoke else [])
         print(f"[plan_memory] {n}: {json.dumps(CONFIGS[n])}", flush=True)
         t = time.monotonic()
-        try:
-            rc = subprocess.run(cmd, env=env, timeout=min(a.timeout_s, left)).returncode
-        except subprocess.TimeoutExpired:
-            rc = "timeout"
-        tmp = os.path.join(a.out, f".row_{n}.json")
-        if os.path.exists(tmp):
-            with open(tmp) as f:
-                row = json.load(f)
-            os.remove(tmp)
+        world = CONFIGS[n].get("world", 1)
+        procs = [subprocess.Popen(cmd, env=dict(env, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(world)))
+                 for r in range(world)]
+        rcs = []
+        for pr in procs:
+            try:
+                rcs.append(pr.wait(timeout=max(1.0, min(a.timeout_s, left) - (time.monotonic() - t))))
+            except subprocess.TimeoutExpired:
+                pr.kill()
+                rcs.append("timeout")
+        rc = rcs[0] if world == 1 else rcs
+        ranks = []
+        for r in range(world):
+            tmp = os.path.join(a.out, f".row_{n}.rank{r}.json")
+            if os.path.exists(tmp):
+                with open(tmp) as f:
+                    ranks.append(json.load(f))
+                os.remove(tmp)
+        if len(ranks) == world:
+            # Rank 0's record; its peaks become the maxima over ranks (as torchtitan logs them).
+            row = ranks[0]
+            if world > 1:
+                row["ranks"] = [{"rank": x["rank"], "status": x["status"], "peak_whole_run": x.get("peak_whole_run")}
+                                for x in ranks]
+                if all(x["status"] == "ok" for x in ranks):
+                    row["peak_whole_run"] = {
+                        k: max(x["peak_whole_run"][k] for x in ranks) for k in ("max_allocated", "max_reserved")}
+                else:
+                    row["status"] = next(x["status"] for x in ranks if x["status"] != "ok")
         else:
             row = {"name": n, "config": CONFIGS[n], "status": "crashed", "returncode": rc}
         row["process_wall_s"] = time.monotonic() - t
