@@ -27,7 +27,7 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
       ->check(whole_number(1, model::ModelLimits::kSeq));
   cmd->add_option("--dtype", a.dtype, "bf16, fp16 or fp8");
   cmd->add_option("--optimizer", a.optimizer, "adam, adamw or sgd");
-  cmd->add_option("--attention", a.attention, "flash (default) or unfused");
+  cmd->add_option("--attention", a.attention, "flash (default: the Megatron stack's fused kernels), fa2 (FlashAttention-2, PyTorch SDPA's flash backend) or unfused");
   cmd->add_option("--stack", a.stack,
                   "megatron (default: TE/Apex kernels, persistent gradient buffers) or pytorch (FSDP2/DDP, eager modules)");
   cmd->add_flag("--compile", a.compiled, "torch.compile over each block (pytorch stack): fused activations");

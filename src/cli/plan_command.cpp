@@ -56,7 +56,7 @@ int run_validate(const ValidateArgs& a) {
   ValidationOptions o;
   if (!a.attention.empty()) {
     AttentionKernel k;
-    if (!parse_attention(a.attention, k)) return fail("--attention: expected flash or unfused");
+    if (!parse_attention(a.attention, k)) return fail("--attention: expected flash, fa2 or unfused");
     o.attention = k;
   }
   if (!a.dtype.empty()) {
@@ -118,7 +118,7 @@ CLI::App* register_plan(CLI::App& app) {
   cmd->add_option("--optimizer", args->optimizer, "adam, adamw or sgd");
   cmd->add_option("--activation-bits", args->activation_bits, "saved-activation precision: 16, 8 or 4")
       ->check(whole_number(4, 16));
-  cmd->add_option("--attention", args->attention, "flash (default) or unfused");
+  cmd->add_option("--attention", args->attention, "flash (default: the Megatron stack's fused kernels), fa2 (FlashAttention-2, PyTorch SDPA's flash backend) or unfused");
   cmd->add_option("--stack", args->stack,
                   "megatron (default: TE/Apex kernels, persistent gradient buffers) or pytorch (FSDP2/DDP, eager modules)");
   cmd->add_flag("--compile", args->compiled, "torch.compile over each block (pytorch stack): fused activations");

@@ -49,7 +49,12 @@ namespace {
 //    of 300 GB/s per direction (0.78); DGX H100 ≈ 360 of 450 without NVLS (0.80).
 //  - network_fraction 0.9: nccl-tests inter-node bus bandwidth ≈ 90% of the NIC rate.
 //  - flash_fraction: FlashAttention-2 (Dao 2023) fwd+bwd reaches ~60% of A100
-//    peak at head dim 128; on Hopper FA2 reaches a lower share (~45-50%).
+//    peak at head dim 128; on Hopper the fused kernels of the Megatron stack
+//    (cuDNN through Transformer Engine) are taken at 0.48.
+//  - fa2_fraction: FlashAttention-2 itself. A100: the flash fraction (it is
+//    FA2 there). Hopper: 0.35, "FlashAttention-2 achieving only 35%
+//    utilization on the H100 GPU" (Shah et al. 2024, FlashAttention-3,
+//    abstract). Blackwell: no published figure; the flash fraction.
 //  - gemm_epilogue_overlapped: CUTLASS 2.x Ampere kernels (what cuBLAS runs
 //    on A100) hold one 256x128/128x256 thread block per SM and write the
 //    output tile after the main loop; CUTLASS 3.x Hopper kernels are
@@ -67,26 +72,27 @@ struct Extra {
   double gemm_fraction;
   double nvlink_fraction;
   double flash_fraction;
+  double fa2_fraction;
   bool gemm_epilogue_overlapped;
   int gpus_per_node = 8;  // the NVLink domain (72 on GB200 / GB300 NVL72)
 };
 
 constexpr Extra kExtras[] = {
-    {"a100-40-sxm", "NVIDIA A100 40GB", "a100-sxm4-40gb", 108, 25, 0.869, 0.78, 0.60, false},
-    {"a100-80-sxm", "NVIDIA A100 80GB", "a100-sxm4-80gb", 108, 25, 0.869, 0.78, 0.60, false},
-    {"h100-sxm", "NVIDIA H100 SXM", "h100", 132, 50, 0.803, 0.80, 0.48, true},
-    {"h200-sxm", "NVIDIA H200 SXM", "h200", 132, 50, 0.803, 0.80, 0.48, true},
-    {"b200", "NVIDIA B200", "b200", 148, 50, 0.77, 0.80, 0.48, true},
+    {"a100-40-sxm", "NVIDIA A100 40GB", "a100-sxm4-40gb", 108, 25, 0.869, 0.78, 0.60, 0.60, false},
+    {"a100-80-sxm", "NVIDIA A100 80GB", "a100-sxm4-80gb", 108, 25, 0.869, 0.78, 0.60, 0.60, false},
+    {"h100-sxm", "NVIDIA H100 SXM", "h100", 132, 50, 0.803, 0.80, 0.48, 0.35, true},
+    {"h200-sxm", "NVIDIA H200 SXM", "h200", 132, 50, 0.803, 0.80, 0.48, 0.35, true},
+    {"b200", "NVIDIA B200", "b200", 148, 50, 0.77, 0.80, 0.48, 0.48, true},
     // Variants and newer parts with the fractions of their family (docs/planner.md
     // "Constants": measured on H100/H200, assumed for Blackwell) — not measured on
     // these parts. Meta's Grand Teton H100 (96 GB HBM2e, 500 W, 400 Gb/s RDMA per GPU).
-    {"h100-sxm-96gb", "NVIDIA H100 SXM 96GB HBM2e (500 W)", "h100-96gb", 132, 50, 0.803, 0.80, 0.48, true},
+    {"h100-sxm-96gb", "NVIDIA H100 SXM 96GB HBM2e (500 W)", "h100-96gb", 132, 50, 0.803, 0.80, 0.48, 0.35, true},
     // HGX B300: 160 SMs (NVIDIA, "Inside NVIDIA Blackwell Ultra"), ConnectX-8 800 Gb/s per GPU.
-    {"b300", "NVIDIA B300", "b300", 160, 100, 0.77, 0.80, 0.48, true},
+    {"b300", "NVIDIA B300", "b300", 160, 100, 0.77, 0.80, 0.48, 0.48, true},
     // GB200 NVL72: one NVLink domain of 72 GPUs, ConnectX-7 400 Gb/s per GPU.
-    {"gb200", "NVIDIA GB200", "gb200", 148, 50, 0.77, 0.80, 0.48, true, 72},
+    {"gb200", "NVIDIA GB200", "gb200", 148, 50, 0.77, 0.80, 0.48, 0.48, true, 72},
     // GB300 NVL72: 72 GPUs per NVLink domain, ConnectX-8 800 Gb/s per GPU.
-    {"gb300", "NVIDIA GB300", "gb300", 160, 100, 0.77, 0.80, 0.48, true, 72},
+    {"gb300", "NVIDIA GB300", "gb300", 160, 100, 0.77, 0.80, 0.48, 0.48, true, 72},
 };
 
 GpuSpec make_spec(const Extra& e) {
@@ -113,6 +119,7 @@ GpuSpec make_spec(const Extra& e) {
   g.nvlink_fraction = e.nvlink_fraction;
   g.network_fraction = 0.90;
   g.flash_fraction = e.flash_fraction;
+  g.fa2_fraction = e.fa2_fraction;
   g.gemm_epilogue_overlapped = e.gemm_epilogue_overlapped;
   g.nvlink_latency_s = 5e-6;
   g.network_latency_s = 8e-6;

@@ -39,7 +39,8 @@ struct GpuSpec {
   double hbm_fraction = 0;
   double nvlink_fraction = 0;
   double network_fraction = 0;
-  double flash_fraction = 0;     // fused attention kernels, of the tensor-core peak
+  double flash_fraction = 0;     // fused attention kernels (AttentionKernel::kFlash), of the tensor-core peak
+  double fa2_fraction = 0;       // FlashAttention-2 (AttentionKernel::kFlash2), of the tensor-core peak
   // Whether the GEMM library hides a tile's epilogue (writing C) behind the
   // next tile's main loop. Hopper/Blackwell: yes (persistent warp-specialized
   // kernels, TMA stores). Ampere: no, one thread block per SM writes its tile

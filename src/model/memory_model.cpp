@@ -137,7 +137,7 @@ double layer_activation_bytes(const ModelSpec& m, const TrainingSettings& t, con
   const double kv_split = std::min<double>(tp, m.kv_heads);  // K/V heads replicate when kv_heads < tp
   const double kvd = static_cast<double>(m.kv_heads) * m.head_dim();
   const double kv_local = 2 * kvd / kv_split;     // one of K or V, 16-bit, per GPU
-  const double lse = t.attention == AttentionKernel::kFlash ? 4 * a / tp : 0;  // fp32 log-sum-exp per head
+  const double lse = t.attention != AttentionKernel::kUnfused ? 4 * a / tp : 0;  // fp32 log-sum-exp per head
   if (p.recompute == Recompute::kFull) return tokens * 2 * h * rep * scale;  // the layer input only
   if (p.recompute == Recompute::kOp) {
     // The layer input, attention's output (+ log-sum-exp) and every second

@@ -135,7 +135,8 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
     // One fused kernel; causal masking skips half the blocks. Backward does
     // 5 matmuls to the forward's 2 (FlashAttention-2), so 2.5× the FLOPs.
     double flops_f = 0.5 * 4 * b * heads_local * s_q * s_k * d;
-    double rate = c.gpu.peak_tflops(at) * 1e12 * c.gpu.flash_fraction;
+    double rate = c.gpu.peak_tflops(at) * 1e12 *
+                  (t.attention == AttentionKernel::kFlash2 ? c.gpu.fa2_fraction : c.gpu.flash_fraction);
     core_fwd = flops_f / rate;
     core_bwd = 2.5 * flops_f / rate;
   }

@@ -30,7 +30,17 @@ std::string_view to_string(Optimizer o) {
   return "adamw";
 }
 
-std::string_view to_string(AttentionKernel k) { return k == AttentionKernel::kFlash ? "flash" : "unfused"; }
+std::string_view to_string(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::kFlash:
+      return "flash";
+    case AttentionKernel::kUnfused:
+      return "unfused";
+    case AttentionKernel::kFlash2:
+      return "fa2";
+  }
+  return "flash";
+}
 
 bool parse_dtype(std::string_view text, Dtype& out) {
   if (text == "bf16")
@@ -65,6 +75,8 @@ bool parse_attention(std::string_view text, AttentionKernel& out) {
     out = AttentionKernel::kFlash;
   else if (text == "unfused")
     out = AttentionKernel::kUnfused;
+  else if (text == "fa2")
+    out = AttentionKernel::kFlash2;
   else
     return false;
   return true;

@@ -16,8 +16,13 @@ inline bool is_low_precision(Dtype d) { return d == Dtype::kFp8 || d == Dtype::k
 enum class Optimizer : uint8_t { kAdam, kAdamW, kSgd };
 // kUnfused: the attention scores (b·a·s·s) are materialised, softmax and
 // dropout run as separate memory-bound kernels (Megatron-LM 2021-2022).
-// kFlash: one fused kernel that never stores the scores (FlashAttention).
-enum class AttentionKernel : uint8_t { kFlash, kUnfused };
+// kFlash: one fused kernel that never stores the scores, as the Megatron
+// stack runs it (Transformer Engine: cuDNN fused attention on Hopper and
+// Blackwell, FlashAttention-2 on Ampere). kFlash2: FlashAttention-2 itself —
+// PyTorch SDPA's flash backend, first in its fixed priority order
+// (pytorch/pytorch#138907), and the flash-attn 2 package — which reaches a
+// smaller share of Hopper's peak.
+enum class AttentionKernel : uint8_t { kFlash, kUnfused, kFlash2 };
 
 // Whose conventions hold the training state and save the activations
 // (docs/planner.md "Memory"). kMegatron: Megatron-LM / NeMo / Megatron-Bridge
@@ -64,7 +69,7 @@ std::string_view to_string(Optimizer o);
 std::string_view to_string(AttentionKernel k);
 bool parse_dtype(std::string_view text, Dtype& out);                // bf16|fp16|fp8|mxfp8|nvfp4
 bool parse_optimizer(std::string_view text, Optimizer& out);        // adam|adamw|sgd
-bool parse_attention(std::string_view text, AttentionKernel& out);  // flash|unfused
+bool parse_attention(std::string_view text, AttentionKernel& out);  // flash|fa2|unfused
 std::string_view to_string(Stack s);
 std::string_view to_string(OptimizerImpl i);
 bool parse_stack(std::string_view text, Stack& out);                   // megatron|pytorch

@@ -81,7 +81,7 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSp
   t.activation_bits = in.activation_bits;
   if (!parse_dtype(in.dtype, t.dtype)) return {"dtype", "expected bf16, fp16, fp8, mxfp8 or nvfp4"};
   if (!parse_optimizer(in.optimizer, t.optimizer)) return {"optimizer", "expected adam, adamw or sgd"};
-  if (!parse_attention(in.attention, t.attention)) return {"attention", "expected flash or unfused"};
+  if (!parse_attention(in.attention, t.attention)) return {"attention", "expected flash, fa2 or unfused"};
   if (!parse_stack(in.stack, t.stack)) return {"stack", "expected megatron or pytorch"};
   if (!parse_optimizer_impl(in.optimizer_impl, t.optimizer_impl))
     return {"optimizer_impl", "expected auto, foreach or fused"};

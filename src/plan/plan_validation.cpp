@@ -93,6 +93,8 @@ struct FrameworkDefaults {
   // With pipelining, a step's micro-batches per replica equal pp unless set
   // (torchtitan: pipeline_parallel_microbatches defaults to the PP degree).
   bool micro_batches_equal_pp = false;
+  // The attention kernel it runs on Hopper-class GPUs when the row does not say.
+  AttentionKernel attention = AttentionKernel::kFlash;
 };
 
 constexpr FrameworkDefaults kFrameworks[] = {
@@ -108,14 +110,20 @@ constexpr FrameworkDefaults kFrameworks[] = {
     // operator (mode = "selective", selective_ac_option = "op"); its
     // tensor-parallel plan always shards the norms along the sequence
     // (SequenceParallel); data parallelism is FSDP2 by default; compile off.
-    {"torchtitan", Recompute::kOp, true, Sharding::kZero3, Stack::kPytorch, true},
+    // Attention through PyTorch SDPA, whose fixed priority puts the
+    // FlashAttention-2 backend first (pytorch/pytorch#138907).
+    {"torchtitan", Recompute::kOp, true, Sharding::kZero3, Stack::kPytorch, true, AttentionKernel::kFlash2},
     // llm-foundry: activation_checkpointing off and FULL_SHARD unless the
     // fsdp_config says otherwise; no tensor parallelism.
-    {"llm-foundry", Recompute::kNone, false, Sharding::kZero3, Stack::kPytorch},
+    // Its MPT attention: the flash-attn 2 package (attn_impl: flash).
+    {"llm-foundry", Recompute::kNone, false, Sharding::kZero3, Stack::kPytorch, false, AttentionKernel::kFlash2},
     // PyTorch / Hugging Face Trainer loops: no checkpointing
-    // (gradient_checkpointing=False), no TP, DDP.
-    {"pytorch", Recompute::kNone, false, Sharding::kDdp, Stack::kPytorch},
-    {"hf", Recompute::kNone, false, Sharding::kDdp, Stack::kPytorch},
+    // (gradient_checkpointing=False), no TP, DDP. Plain PyTorch: SDPA's
+    // FlashAttention-2 first; Hugging Face transformers prefers cuDNN's
+    // attention on Hopper (huggingface/transformers#48163, 2026-08; the
+    // project's H200 runs recorded cuDNN).
+    {"pytorch", Recompute::kNone, false, Sharding::kDdp, Stack::kPytorch, false, AttentionKernel::kFlash2},
+    {"hf", Recompute::kNone, false, Sharding::kDdp, Stack::kPytorch, false, AttentionKernel::kFlash},
 };
 
 const FrameworkDefaults* find_framework(const std::string& name) {
@@ -274,12 +282,12 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         }
       }
       const bool megatron_gpt_era = !m.gated_mlp && m.kv_heads == m.heads && is_ampere(r.gpu);
-      r.settings.attention =
-          o.attention.value_or(megatron_gpt_era ? AttentionKernel::kUnfused : AttentionKernel::kFlash);
+      r.settings.attention = o.attention.value_or(
+          megatron_gpt_era ? AttentionKernel::kUnfused : framework ? framework->attention : AttentionKernel::kFlash);
       r.settings.overlap_dp_comm = o.overlap_dp_comm.value_or(!megatron_gpt_era);
       r.settings.dtype = o.dtype.value_or(megatron_gpt_era ? Dtype::kFp16 : Dtype::kBf16);
       if (has("attention") && !field("attention").empty() && !parse_attention(field("attention"), r.settings.attention))
-        return fail("attention", fmt::format("expected flash or unfused, got \"{}\"", field("attention")));
+        return fail("attention", fmt::format("expected flash, fa2 or unfused, got \"{}\"", field("attention")));
       if (has("dtype") && !field("dtype").empty() && !parse_dtype(field("dtype"), r.settings.dtype)) {
         return fail("dtype", fmt::format("expected bf16, fp16, fp8, mxfp8 or nvfp4, got \"{}\"", field("dtype")));
       }

@@ -20,7 +20,7 @@ SearchSpace search_space_for(const ModelSpec& model, const TrainingSettings& set
   // flash-attention kernel never stores them and already recomputes them, so
   // under flash "selective" is "none" in both cost models (same memory, same
   // time) and would only list every layout twice.
-  if (settings.attention == AttentionKernel::kFlash) s.recomputes = {Recompute::kNone, Recompute::kFull};
+  if (settings.attention != AttentionKernel::kUnfused) s.recomputes = {Recompute::kNone, Recompute::kFull};
   return s;
 }
 
