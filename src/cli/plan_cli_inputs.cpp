@@ -31,6 +31,8 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_option("--stack", a.stack,
                   "megatron (default: TE/Apex kernels, persistent gradient buffers) or pytorch (FSDP2/DDP, eager modules)");
   cmd->add_flag("--compile", a.compiled, "torch.compile over each block (pytorch stack): fused activations");
+  cmd->add_flag("--tp-overlap", a.tp_overlap,
+                "TP collectives overlapped with their GEMMs (Megatron --tp-comm-overlap, torchtitan async TP; needs SP)");
   cmd->add_option("--optimizer-impl", a.optimizer_impl, "auto (the stack's default), foreach or fused");
   cmd->add_option("--activation-bits", a.activation_bits, "saved-activation precision: 16, 8 or 4")
       ->check(whole_number(4, 16));

@@ -122,6 +122,8 @@ CLI::App* register_plan(CLI::App& app) {
   cmd->add_option("--stack", args->stack,
                   "megatron (default: TE/Apex kernels, persistent gradient buffers) or pytorch (FSDP2/DDP, eager modules)");
   cmd->add_flag("--compile", args->compiled, "torch.compile over each block (pytorch stack): fused activations");
+  cmd->add_flag("--tp-overlap", args->tp_overlap,
+                "TP collectives overlapped with their GEMMs (Megatron --tp-comm-overlap, torchtitan async TP; needs SP)");
   cmd->add_option("--optimizer-impl", args->optimizer_impl, "auto (the stack's default), foreach or fused");
   cmd->add_option("--overlap-dp", args->overlap_dp_flag, "overlap data-parallel communication with backward: on|off")
       ->check(CLI::IsMember({"on", "off"}));

@@ -74,6 +74,8 @@ std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSet
     out.push_back(
         fmt::format("layers ({}) not divisible by pp × vpp ({} × {} = {})", m.layers, p.pp, p.vpp, p.pp * p.vpp));
   }
+  if (t.tp_comm_overlap && !(p.sequence_parallel && p.tp > 1))
+    out.push_back("TP communication overlap needs tensor parallelism with sequence parallelism (tp > 1, SP on)");
   if (p.recompute_layers > 0 && p.recompute == Recompute::kNone)
     out.push_back(fmt::format("{} recomputed layers per stage, but recompute is none", p.recompute_layers));
   else if (p.recompute_layers > m.layers)

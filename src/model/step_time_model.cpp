@@ -169,6 +169,22 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   // exposed: Megatron launches it beside the data-gradient GEMM, but the two
   // share SMs and HBM.
   if (sp) lt.tp_comm_bwd += 2 * all_gather_seconds(act_bytes, layout.tp_group, c);
+  // Communication overlapped with the GEMMs it feeds (Megatron-Core's
+  // --tp-comm-overlap with userbuffers, torchtitan's async TP: both need
+  // SP): the all-gather before QKV and FC1 and the reduce-scatter after the
+  // projection and FC2 are cut into tp chunks that run while the GEMM works
+  // on the previous chunk, so only the first chunk and any excess of the
+  // collective over its GEMM show; backward the same against the
+  // data-gradient GEMMs (half of each linear's backward), and the SP
+  // re-gathers against the weight-gradient GEMMs.
+  if (sp && t.tp_comm_overlap) {
+    const double ag = all_gather_seconds(act_bytes, layout.tp_group, c);
+    const double rs = reduce_scatter_seconds(act_bytes, layout.tp_group, c);
+    auto hidden = [&](double comm, double gemm) { return std::max(0.0, comm - gemm) + comm / tp; };
+    lt.tp_comm_fwd = hidden(ag, qkv.fwd) + hidden(rs, proj.fwd) + hidden(ag, fc1.fwd) + hidden(rs, fc2.fwd);
+    lt.tp_comm_bwd = hidden(rs, qkv.bwd / 2) + hidden(ag, proj.bwd / 2) + hidden(rs, fc1.bwd / 2) +
+                     hidden(ag, fc2.bwd / 2) + hidden(ag, qkv.bwd / 2) + hidden(ag, fc1.bwd / 2);
+  }
 
   // Expert parallelism: the token copies (T·k × h, 16-bit) go to their
   // experts' GPUs and come back (dispatch + combine), in forward and again

@@ -54,6 +54,9 @@ struct TrainingSettings {
   bool overlap_dp_comm = true;
   Stack stack = Stack::kMegatron;
   bool compiled = false;  // torch.compile over each block: fused activations as on the Megatron stack
+  // Tensor-parallel collectives overlapped with the GEMMs they feed
+  // (Megatron-Core --tp-comm-overlap, torchtitan async TP); needs sequence parallelism.
+  bool tp_comm_overlap = false;
   OptimizerImpl optimizer_impl = OptimizerImpl::kAuto;
 
   // Whether saved activations follow eager PyTorch modules (see Stack).

@@ -88,6 +88,7 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSp
   if (in.compiled && t.stack != model::Stack::kPytorch)
     return {"compile", "torch.compile is a setting of the pytorch stack (--stack pytorch)"};
   t.compiled = in.compiled;
+  t.tp_comm_overlap = in.tp_overlap;
   return {};
 }
 

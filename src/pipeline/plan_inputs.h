@@ -42,6 +42,7 @@ struct ModelInputs {
   std::string dtype = "bf16", optimizer = "adamw", attention = "flash";
   std::string stack = "megatron";       // megatron | pytorch (model/training_settings.h)
   bool compiled = false;                // torch.compile over each block
+  bool tp_overlap = false;              // TP collectives overlapped with GEMMs (async TP)
   std::string optimizer_impl = "auto";  // auto | foreach | fused
 };
 

@@ -265,6 +265,11 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         if (r.settings.compiled && r.settings.stack != Stack::kPytorch)
           return fail("torch_compile", "yes needs a framework of the pytorch stack (torchtitan, llm-foundry, pytorch, hf)");
       }
+      if (has("tp_overlap") && !field("tp_overlap").empty()) {
+        std::optional<bool> overlap;
+        if (!yes_no("tp_overlap", overlap)) return false;
+        r.settings.tp_comm_overlap = overlap.value_or(false);
+      }
       if (has("optimizer_impl") && !field("optimizer_impl").empty() &&
           !parse_optimizer_impl(field("optimizer_impl"), r.settings.optimizer_impl))
         return fail("optimizer_impl", fmt::format("expected auto, foreach or fused, got \"{}\"", field("optimizer_impl")));

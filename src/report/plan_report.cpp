@@ -198,6 +198,7 @@ std::string plan_json(const PlanResult& r) {
                    {"overlap_dp_comm", r.settings.overlap_dp_comm},
                    {"stack", std::string(to_string(r.settings.stack))},
                    {"compiled", r.settings.compiled},
+                   {"tp_comm_overlap", r.settings.tp_comm_overlap},
                    {"optimizer_impl", r.settings.foreach_optimizer() ? "foreach" : "fused"}};
   const auto& m = r.memory;
   j["memory_bytes"] = {{"weights", m.weights},     {"gradients", m.gradients},

@@ -6,6 +6,7 @@
 
 #include "model/collective_model.h"
 #include "model/gemm_model.h"
+#include "model/plan_constraints.h"
 
 namespace stepscope::model {
 
@@ -377,6 +378,36 @@ TEST(StepTime, FlashAttention2OnHopper) {
   ClusterSpec a100{*find_gpu("a100-80-sxm"), 1, {}};
   EXPECT_DOUBLE_EQ(estimate_layer(m, t, a100, p).attention_fwd,
                    estimate_layer(m, TrainingSettings{t.global_batch}, a100, p).attention_fwd);
+}
+
+// TP communication overlapped with its GEMMs (async TP, --tp-comm-overlap):
+// with tp 8 and SP, forward hides the all-gathers behind QKV and FC1 and the
+// reduce-scatters behind the projection and FC2; what shows is each
+// collective's first chunk (1/8) and any excess over its GEMM. Without SP
+// the overlap is refused.
+TEST(StepTime, TpOverlapHidesCollectivesBehindTheirGemms) {
+  ClusterSpec c = round_gpu(8);
+  const ModelSpec m = llama_ish();
+  TrainingSettings t;
+  t.global_batch = 1;
+  ParallelConfig p;
+  p.tp = 8;
+  p.sequence_parallel = true;
+  const LayerTime plain = estimate_layer(m, t, c, p);
+  t.tp_comm_overlap = true;
+  const LayerTime over = estimate_layer(m, t, c, p);
+  const double bytes = 512.0 * 1024 * 2;
+  auto ring = [](double b) { return 7 * 1e-6 + 7.0 / 8 * b / 50e9; };
+  const double ag = ring(bytes), rs = ring(bytes);
+  EXPECT_NEAR(plain.tp_comm_fwd, 2 * (ag + rs), 1e-15);
+  // Each GEMM here is shorter than its collective: every excess shows.
+  const double gemms = over.gemm_fwd;
+  ASSERT_LT(gemms, 4 * ag);
+  EXPECT_NEAR(over.tp_comm_fwd, 2 * ag + 2 * rs - gemms + 4 * ag / 8, 1e-12);
+  EXPECT_LT(over.tp_comm_bwd, plain.tp_comm_bwd);
+  ParallelConfig no_sp = p;
+  no_sp.sequence_parallel = false;
+  EXPECT_FALSE(check_constraints(m, t, c, no_sp).empty());
 }
 
 }  // namespace
