@@ -56,6 +56,7 @@ void bind_plan(py::module_& m) {
       .def_readwrite("stack", &ModelInputs::stack)
       .def_readwrite("compile", &ModelInputs::compiled)
       .def_readwrite("tp_overlap", &ModelInputs::tp_overlap)
+      .def_readwrite("fp8_all_gather", &ModelInputs::fp8_all_gather)
       .def_readwrite("optimizer_impl", &ModelInputs::optimizer_impl);
   py::class_<LayoutInputs>(m, "LayoutInputs", "One parallel layout")
       .def(py::init<>())

@@ -31,6 +31,7 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_option("--stack", a.stack,
                   "megatron (default: TE/Apex kernels, persistent gradient buffers) or pytorch (FSDP2/DDP, eager modules)");
   cmd->add_flag("--compile", a.compiled, "torch.compile over each block (pytorch stack): fused activations");
+  cmd->add_flag("--fp8-all-gather", a.fp8_all_gather, "FSDP all-gathers fp8 weights (torchao enable_fsdp_float8_all_gather)");
   cmd->add_flag("--tp-overlap", a.tp_overlap,
                 "TP collectives overlapped with their GEMMs (Megatron --tp-comm-overlap, torchtitan async TP; needs SP)");
   cmd->add_option("--optimizer-impl", a.optimizer_impl, "auto (the stack's default), foreach or fused");

@@ -122,6 +122,7 @@ CLI::App* register_plan(CLI::App& app) {
   cmd->add_option("--stack", args->stack,
                   "megatron (default: TE/Apex kernels, persistent gradient buffers) or pytorch (FSDP2/DDP, eager modules)");
   cmd->add_flag("--compile", args->compiled, "torch.compile over each block (pytorch stack): fused activations");
+  cmd->add_flag("--fp8-all-gather", args->fp8_all_gather, "FSDP all-gathers fp8 weights (torchao enable_fsdp_float8_all_gather)");
   cmd->add_flag("--tp-overlap", args->tp_overlap,
                 "TP collectives overlapped with their GEMMs (Megatron --tp-comm-overlap, torchtitan async TP; needs SP)");
   cmd->add_option("--optimizer-impl", args->optimizer_impl, "auto (the stack's default), foreach or fused");

@@ -258,13 +258,14 @@ MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings&
   const bool stage_gathered = shards_weights(p) && pp > 1;
   const double root_params =
       ((first ? m.embedding_params() : 0) + (last ? m.output_params() : 0)) / tp;
-  const double copies = stage_gathered ? 2 * params : shards_weights(p) ? 2 * root_params : 2 * params;
-  const double gathered = shards_weights(p) && !stage_gathered ? 2 * 2 * layout.layer_params_per_gpu : 0;
+  const double gathered_bytes = t.fp8_all_gather ? 1 : 2;  // fp8 all-gather: the gathered copies are fp8
+  const double copies = stage_gathered ? gathered_bytes * params : shards_weights(p) ? 2 * root_params : 2 * params;
+  const double gathered = shards_weights(p) && !stage_gathered ? 2 * gathered_bytes * layout.layer_params_per_gpu : 0;
   // DDP's reducer holds a gradient bucket for every parameter (gradient_as_bucket_view off by default).
   const double buckets = p.sharding == Sharding::kDdp ? s.gradients : 0;
   // Gradients from earlier micro-batches are live while the next one runs.
   const double accumulated = layout.micro_batches > 1 ? (stage_gathered ? 2 * params : s.gradients) : 0;
-  const double end_copies = stage_gathered ? 2 * params : shards_weights(p) ? 2 * root_params : 0;
+  const double end_copies = stage_gathered ? gathered_bytes * params : shards_weights(p) ? 2 * root_params : 0;
   const double foreach_temp =
       t.foreach_optimizer() && s.optimizer > 0 ? s.optimizer / optimizer_bytes_per_param(t) * 4 : 0;
 

@@ -74,6 +74,9 @@ std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSet
     out.push_back(
         fmt::format("layers ({}) not divisible by pp × vpp ({} × {} = {})", m.layers, p.pp, p.vpp, p.pp * p.vpp));
   }
+  if (t.fp8_all_gather && !(is_low_precision(t.dtype) &&
+                            (p.sharding == Sharding::kZero3 || p.sharding == Sharding::kFsdpHybrid)))
+    out.push_back("fp8 all-gather needs an 8-bit dtype and FSDP / ZeRO-3 weight sharding");
   if (t.tp_comm_overlap && !(p.sequence_parallel && p.tp > 1))
     out.push_back("TP communication overlap needs tensor parallelism with sequence parallelism (tp > 1, SP on)");
   if (p.recompute_layers > 0 && p.recompute == Recompute::kNone)

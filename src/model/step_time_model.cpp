@@ -227,8 +227,10 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
     const double fm = m.is_moe() ? static_cast<double>(m.expert_ffn()) * copies : f;
     const double in = (fused ? h : 3 * h) + h / tp + (m.gated_mlp && !fused ? 2 * h : h) * copies + fm / tp;
     const double out = (h + 2 * kvd_local * kv_split) / tp + h + (m.gated_mlp ? 2 * fm : fm) / tp + h * copies;
-    const double weights = static_cast<double>(m.layer_params()) / tp;
-    const double weight_casts = fused && t.stack == Stack::kMegatron ? 1.0 / std::max(1, layout.micro_batches) : 1.0;
+    const double weights = layout.layer_params_per_gpu;
+    double weight_casts = fused && t.stack == Stack::kMegatron ? 1.0 / std::max(1, layout.micro_batches) : 1.0;
+    // Casting before an fp8 all-gather touches only this GPU's shard.
+    if (t.fp8_all_gather) weight_casts /= std::max(1, layout.dp_group.size);
     lt.cast_fwd = (tokens * in * per_elem + weights * per_elem * weight_casts) / hbm;
     lt.cast_bwd = tokens * out * per_elem / hbm;
   }
@@ -410,7 +412,9 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
         shard = {std::max(1, std::min(shard.size, shard.per_node)), std::max(1, std::min(shard.size, shard.per_node))};
       const double reduce_bytes = t.stack == Stack::kPytorch ? 4 : grad_bytes;
       const double layer = layout.layer_params_per_gpu;
-      const double ag = all_gather_seconds(layer * 2, shard, c), rs = reduce_scatter_seconds(layer * reduce_bytes, shard, c);
+      const double gather_bytes = t.fp8_all_gather ? 1 : 2;  // fp8 all-gather: 1 byte per parameter
+      const double ag = all_gather_seconds(layer * gather_bytes, shard, c),
+                   rs = reduce_scatter_seconds(layer * reduce_bytes, shard, c);
       // The embedding and output layer: gathered once per pass, reduced once.
       const double ends_params = std::max(0.0, params - lps * layer);
       const double ag_ends = all_gather_seconds(ends_params * 2, shard, c);

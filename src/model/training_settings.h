@@ -57,6 +57,10 @@ struct TrainingSettings {
   // Tensor-parallel collectives overlapped with the GEMMs they feed
   // (Megatron-Core --tp-comm-overlap, torchtitan async TP); needs sequence parallelism.
   bool tp_comm_overlap = false;
+  // FSDP all-gathers the low-precision weights (torchao's
+  // enable_fsdp_float8_all_gather): each shard is cast before the gather,
+  // which then moves 1 byte per parameter; needs fp8 and weight sharding.
+  bool fp8_all_gather = false;
   OptimizerImpl optimizer_impl = OptimizerImpl::kAuto;
 
   // Whether saved activations follow eager PyTorch modules (see Stack).

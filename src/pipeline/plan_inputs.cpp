@@ -89,6 +89,7 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSp
     return {"compile", "torch.compile is a setting of the pytorch stack (--stack pytorch)"};
   t.compiled = in.compiled;
   t.tp_comm_overlap = in.tp_overlap;
+  t.fp8_all_gather = in.fp8_all_gather;
   return {};
 }
 

@@ -43,6 +43,7 @@ struct ModelInputs {
   std::string stack = "megatron";       // megatron | pytorch (model/training_settings.h)
   bool compiled = false;                // torch.compile over each block
   bool tp_overlap = false;              // TP collectives overlapped with GEMMs (async TP)
+  bool fp8_all_gather = false;          // FSDP gathers fp8 weights
   std::string optimizer_impl = "auto";  // auto | foreach | fused
 };
 

@@ -270,6 +270,11 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         if (!yes_no("tp_overlap", overlap)) return false;
         r.settings.tp_comm_overlap = overlap.value_or(false);
       }
+      if (has("fp8_all_gather") && !field("fp8_all_gather").empty()) {
+        std::optional<bool> fp8_gather;
+        if (!yes_no("fp8_all_gather", fp8_gather)) return false;
+        r.settings.fp8_all_gather = fp8_gather.value_or(false);
+      }
       if (has("optimizer_impl") && !field("optimizer_impl").empty() &&
           !parse_optimizer_impl(field("optimizer_impl"), r.settings.optimizer_impl))
         return fail("optimizer_impl", fmt::format("expected auto, foreach or fused, got \"{}\"", field("optimizer_impl")));

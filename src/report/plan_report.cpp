@@ -199,6 +199,7 @@ std::string plan_json(const PlanResult& r) {
                    {"stack", std::string(to_string(r.settings.stack))},
                    {"compiled", r.settings.compiled},
                    {"tp_comm_overlap", r.settings.tp_comm_overlap},
+                   {"fp8_all_gather", r.settings.fp8_all_gather},
                    {"optimizer_impl", r.settings.foreach_optimizer() ? "foreach" : "fused"}};
   const auto& m = r.memory;
   j["memory_bytes"] = {{"weights", m.weights},     {"gradients", m.gradients},

@@ -410,5 +410,30 @@ TEST(StepTime, TpOverlapHidesCollectivesBehindTheirGemms) {
   EXPECT_FALSE(check_constraints(m, t, c, no_sp).empty());
 }
 
+// FSDP's fp8 all-gather (torchao enable_fsdp_float8_all_gather): each
+// layer's gather moves 1 byte per parameter instead of 2; the reduce-scatter
+// and the ends (embedding, output: not fp8) are unchanged. Refused without
+// an 8-bit dtype or weight sharding.
+TEST(StepTime, Fp8AllGatherHalvesTheLayerGathers) {
+  ClusterSpec c = round_gpu(8);
+  ModelSpec m = gpt(4, 1024, 8, 128, 1000);
+  TrainingSettings t;
+  t.global_batch = 8;
+  t.stack = Stack::kPytorch;
+  t.dtype = Dtype::kFp8;
+  ParallelConfig p;
+  p.dp = 8;
+  p.sharding = Sharding::kZero3;
+  const double pl = static_cast<double>(m.layer_params());
+  auto ring = [](double bytes) { return 7 * 1e-6 + 7.0 / 8 * bytes / 50e9; };
+  const double bf16_comm = estimate_step(m, t, c, p).dp_comm_total;
+  t.fp8_all_gather = true;
+  const double fp8_comm = estimate_step(m, t, c, p).dp_comm_total;
+  EXPECT_NEAR(bf16_comm - fp8_comm, 4 * 2 * (ring(2 * pl) - ring(pl)), 1e-12);
+  EXPECT_TRUE(check_constraints(m, t, c, p).empty());
+  t.dtype = Dtype::kBf16;
+  EXPECT_FALSE(check_constraints(m, t, c, p).empty());
+}
+
 }  // namespace
 }  // namespace stepscope::model
