@@ -79,6 +79,7 @@ void bind_plan(py::module_& m) {
       .def_readwrite("micro_batch", &PlanInputs::micro_batch)
       .def_readwrite("recompute", &PlanInputs::recompute)
       .def_readwrite("recompute_layers", &PlanInputs::recompute_layers)
+      .def_readwrite("offload_layers", &PlanInputs::offload_layers)
       .def_readwrite("grad_fp32", &PlanInputs::grad_fp32)
       .def_readwrite("overlap_dp", &PlanInputs::overlap_dp);
   py::class_<SearchInputs, ModelInputs>(m, "SearchInputs", "The inputs of stepscope plan search")

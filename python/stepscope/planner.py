@@ -15,8 +15,8 @@ from .report import JsonDocument
 from .table import Table
 
 _MEMORY_PARTS = ["weights", "gradients", "optimizer", "activations", "temporary"]  # they add up to the peak allocated
-_STEP_PARTS = ["compute_fwd", "compute_bwd", "attention", "recompute", "tp_comm", "ep_comm", "cp_comm", "pp_p2p",
-               "embedding_and_loss", "bubble", "dp_comm_exposed", "optimizer"]
+_STEP_PARTS = ["compute_fwd", "compute_bwd", "attention", "recompute", "tp_comm", "ep_comm", "offload", "cp_comm",
+               "pp_p2p", "embedding_and_loss", "bubble", "dp_comm_exposed", "optimizer"]
 
 
 class _TextDocument(JsonDocument):
@@ -159,7 +159,7 @@ def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None,
          global_batch=None, seq=None, recompute="none", sharding="ddp", sequence_parallel=False, cpu_offload=False,
          dtype="bf16", optimizer="adamw", activation_bits=16, attention="flash", overlap_dp=True, grad_fp32=False,
          stack="megatron", compile=False, optimizer_impl="auto", ep=1, first_stage_layers=0, last_stage_layers=0,
-         recompute_layers=0, tp_overlap=False, fp8_all_gather=False):
+         recompute_layers=0, tp_overlap=False, fp8_all_gather=False, offload_layers=0):
     """Predicts memory per GPU and step time of one training layout; returns a :class:`PlanReport`.
 
     ``model``: a preset (``"gpt3-175b"``, ``"llama3-70b"``, ...) or a model
@@ -179,7 +179,7 @@ def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None,
           first_stage_layers=first_stage_layers, last_stage_layers=last_stage_layers,
           sequence_parallel=sequence_parallel, cpu_offload=cpu_offload)
     _fill(inputs, dp_from_gpus=dp is None, gpus=gpus or 0, micro_batch=micro_batch, recompute=recompute,
-          recompute_layers=recompute_layers,
+          recompute_layers=recompute_layers, offload_layers=offload_layers,
           overlap_dp=overlap_dp, grad_fp32=grad_fp32)
     return PlanReport(raise_for(_stepscope.plan(inputs)))
 

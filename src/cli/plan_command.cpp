@@ -112,6 +112,8 @@ CLI::App* register_plan(CLI::App& app) {
   cmd->add_option("--first-stage-layers", args->layout.first_stage_layers,
                   "layers of the first pipeline stage (default layers / pp; the other stages share the rest)");
   cmd->add_option("--last-stage-layers", args->layout.last_stage_layers, "layers of the last pipeline stage");
+  cmd->add_option("--offload-layers", args->offload_layers,
+                  "layers per stage whose saved activations wait in host memory (Megatron --cpu-offloading-num-layers)");
   cmd->add_option("--recompute-layers", args->recompute_layers,
                   "layers per stage under --recompute (Megatron --recompute-num-layers; default all)");
   cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp8");

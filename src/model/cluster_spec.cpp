@@ -75,11 +75,16 @@ struct Extra {
   double fa2_fraction;
   bool gemm_epilogue_overlapped;
   int gpus_per_node = 8;  // the NVLink domain (72 on GB200 / GB300 NVL72)
+  // Pinned host copies per direction: PCIe Gen4 x16 ≈ 25 GB/s achievable
+  // (A100); Gen5 x16: 55 GB/s, measured H2D on the H200 here (HGX H100,
+  // H200, B200, B300); Grace's NVLink-C2C (900 GB/s both directions) at the
+  // NVLink fraction: 360 GB/s (GB200, GB300).
+  double host_link_gbps = 55;
 };
 
 constexpr Extra kExtras[] = {
-    {"a100-40-sxm", "NVIDIA A100 40GB", "a100-sxm4-40gb", 108, 25, 0.869, 0.78, 0.60, 0.60, false},
-    {"a100-80-sxm", "NVIDIA A100 80GB", "a100-sxm4-80gb", 108, 25, 0.869, 0.78, 0.60, 0.60, false},
+    {"a100-40-sxm", "NVIDIA A100 40GB", "a100-sxm4-40gb", 108, 25, 0.869, 0.78, 0.60, 0.60, false, 8, 25},
+    {"a100-80-sxm", "NVIDIA A100 80GB", "a100-sxm4-80gb", 108, 25, 0.869, 0.78, 0.60, 0.60, false, 8, 25},
     {"h100-sxm", "NVIDIA H100 SXM", "h100", 132, 50, 0.803, 0.80, 0.48, 0.35, true},
     {"h200-sxm", "NVIDIA H200 SXM", "h200", 132, 50, 0.803, 0.80, 0.48, 0.35, true},
     {"b200", "NVIDIA B200", "b200", 148, 50, 0.77, 0.80, 0.48, 0.48, true},
@@ -90,9 +95,9 @@ constexpr Extra kExtras[] = {
     // HGX B300: 160 SMs (NVIDIA, "Inside NVIDIA Blackwell Ultra"), ConnectX-8 800 Gb/s per GPU.
     {"b300", "NVIDIA B300", "b300", 160, 100, 0.77, 0.80, 0.48, 0.48, true},
     // GB200 NVL72: one NVLink domain of 72 GPUs, ConnectX-7 400 Gb/s per GPU.
-    {"gb200", "NVIDIA GB200", "gb200", 148, 50, 0.77, 0.80, 0.48, 0.48, true, 72},
+    {"gb200", "NVIDIA GB200", "gb200", 148, 50, 0.77, 0.80, 0.48, 0.48, true, 72, 360},
     // GB300 NVL72: 72 GPUs per NVLink domain, ConnectX-8 800 Gb/s per GPU.
-    {"gb300", "NVIDIA GB300", "gb300", 160, 100, 0.77, 0.80, 0.48, 0.48, true, 72},
+    {"gb300", "NVIDIA GB300", "gb300", 160, 100, 0.77, 0.80, 0.48, 0.48, true, 72, 360},
 };
 
 GpuSpec make_spec(const Extra& e) {
@@ -113,6 +118,7 @@ GpuSpec make_spec(const Extra& e) {
   }
   g.gpus_per_node = e.gpus_per_node;
   g.network_gbps = e.network_gbps;
+  g.host_link_gbps = e.host_link_gbps;
   g.sms = e.sms;
   g.gemm_fraction = e.gemm_fraction;
   g.hbm_fraction = 0.85;

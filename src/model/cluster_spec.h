@@ -31,6 +31,7 @@ struct GpuSpec {
   double nvlink_gbps = 0;                                   // NVLink per GPU per direction, GB/s
   int gpus_per_node = 8;
   double network_gbps = 0;  // inter-node bandwidth per GPU per direction, GB/s
+  double host_link_gbps = 0;  // achievable GPU ↔ host memory copy rate per direction (pinned), GB/s
   int sms = 0;              // streaming multiprocessors (wave quantization)
   // Achievable fractions (docs/planner.md "Constants"): of the tensor-core
   // peak by the best large GEMM, of HBM by streaming kernels, of NVLink and
@@ -54,6 +55,8 @@ struct GpuSpec {
   double hbm_achievable_Bps() const { return hbm_gbps * 1e9 * hbm_fraction; }
   double nvlink_achievable_Bps() const { return nvlink_gbps * 1e9 * nvlink_fraction; }
   double network_achievable_Bps() const { return network_gbps * 1e9 * network_fraction; }
+  // Host copies: the catalog's rate, 25 GB/s (PCIe Gen4) where none is known.
+  double host_link_Bps() const { return (host_link_gbps > 0 ? host_link_gbps : 25) * 1e9; }
 };
 
 struct ClusterSpec {

@@ -214,6 +214,13 @@ MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings&
   const double stage_bytes = per_layer * recomputed +
                              (recomputed < stage_layers ? layer_activation_bytes(m, t, kept_all) * (stage_layers - recomputed) : 0);
   double activations = stage_bytes * stage_in_flight * (first ? interleave : 1);
+  // Offloaded layers keep their saved tensors in host memory; two layers'
+  // worth stay on the GPU, the one being copied out and the one copied back.
+  if (p.offload_layers > 0 && stage_layers > 0) {
+    const double offloaded = std::min<double>(p.offload_layers, stage_layers);
+    activations -= stage_bytes * offloaded / stage_layers * stage_in_flight * (first ? interleave : 1);
+    activations += std::min(2.0, offloaded) * per_layer;
+  }
   if (first && m.dropout) activations += tokens * m.hidden * rep * stage_in_flight;  // embedding dropout mask
   if (last) activations += output_activation_bytes(m, t, p, scale);
   e.activations = activations;

@@ -47,6 +47,10 @@ struct ParallelConfig {
   // torchtitan's layer-level option: every n-th layer); the others keep
   // everything. 0 = all of them.
   int recompute_layers = 0;
+  // Layers of each stage whose saved activations wait in host memory between
+  // forward and backward (Megatron --cpu-offloading-num-layers, activation
+  // offloading in torchao / torchtitan); 0 = none.
+  int offload_layers = 0;
 
   int gpus() const { return tp * pp * dp * cp; }
 };

@@ -79,6 +79,9 @@ std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSet
     out.push_back("fp8 all-gather needs an 8-bit dtype and FSDP / ZeRO-3 weight sharding");
   if (t.tp_comm_overlap && !(p.sequence_parallel && p.tp > 1))
     out.push_back("TP communication overlap needs tensor parallelism with sequence parallelism (tp > 1, SP on)");
+  if (p.offload_layers > m.layers)
+    out.push_back(fmt::format("{} offloaded layers per stage, more than the model has ({})", p.offload_layers,
+                              m.layers));
   if (p.recompute_layers > 0 && p.recompute == Recompute::kNone)
     out.push_back(fmt::format("{} recomputed layers per stage, but recompute is none", p.recompute_layers));
   else if (p.recompute_layers > m.layers)

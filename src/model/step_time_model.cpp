@@ -263,6 +263,16 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   }
   // Only some layers recomputed: the average layer pays that share.
   lt.recompute *= recomputed_share(layout, p);
+
+  // Activation offload: an offloaded layer's saved tensors go to host
+  // memory while the next layer computes, and come back while the later one
+  // runs backward; only what the copy takes beyond that compute shows.
+  if (p.offload_layers > 0 && layout.layers_per_stage > 0) {
+    const double copy = layer_activation_bytes(m, t, p) / c.gpu.host_link_Bps();
+    const double share = std::min(1.0, p.offload_layers / layout.layers_per_stage);
+    lt.offload_fwd = share * std::max(0.0, copy - lt.fwd());
+    lt.offload_bwd = share * std::max(0.0, copy - lt.bwd());
+  }
   return lt;
 }
 
@@ -371,6 +381,7 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
   e.recompute = per_step_layers * L.recompute;
   e.tp_comm = per_step_layers * (L.tp_comm_fwd + L.tp_comm_bwd);
   e.ep_comm = per_step_layers * (L.ep_comm_fwd + L.ep_comm_bwd);
+  e.offload = per_step_layers * (L.offload_fwd + L.offload_bwd);
   e.cp_comm = per_step_layers * L.cp_comm;
   e.embedding_and_loss = mb * ((pp == 1 ? embed : 0) + out_fwd + out_bwd);
 
@@ -465,7 +476,7 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
   const bool sharded_opt = p.sharding != Sharding::kDdp;
   const int shards = std::max(1, p.dp) * std::max(1, p.cp);
   const double opt_params = sharded_opt ? params / shards : params;
-  e.optimizer = p.cpu_offload ? opt_params * (grad_bytes + 2) / 25e9 + opt_params * optimizer_pass_bytes(t) / 100e9
+  e.optimizer = p.cpu_offload ? opt_params * (grad_bytes + 2) / c.gpu.host_link_Bps() + opt_params * optimizer_pass_bytes(t) / 100e9
                               : opt_params * optimizer_pass_bytes(t) / hbm;
 
   e.total = pipeline + dp_exposed + e.optimizer;

@@ -27,10 +27,14 @@ struct LayerTime {
   double cast_bwd = 0;         // and the output gradients
   double ep_comm_fwd = 0;      // MoE: token dispatch and combine all-to-alls (not overlapped)
   double ep_comm_bwd = 0;
-  double fwd() const { return gemm_fwd + attention_fwd + elementwise_fwd + tp_comm_fwd + cast_fwd + ep_comm_fwd; }
+  double offload_fwd = 0;      // activation offload: the copy to host not hidden behind the layer's forward
+  double offload_bwd = 0;      // and the copy back, behind its backward (averaged over the stage's layers)
+  double fwd() const {
+    return gemm_fwd + attention_fwd + elementwise_fwd + tp_comm_fwd + cast_fwd + ep_comm_fwd + offload_fwd;
+  }
   double bwd() const {
     return gemm_bwd + attention_bwd + elementwise_bwd + tp_comm_bwd + recompute + cp_comm + grad_accumulate + cast_bwd +
-           ep_comm_bwd;
+           ep_comm_bwd + offload_bwd;
   }
   double total() const { return fwd() + bwd(); }
 };
@@ -48,6 +52,7 @@ struct StepEstimate {
   double recompute = 0;
   double tp_comm = 0;
   double ep_comm = 0;  // MoE all-to-alls
+  double offload = 0;  // activation copies to and from host memory not hidden behind compute
   double cp_comm = 0;
   double pp_p2p = 0;              // pipeline sends/receives on the critical path
   double embedding_and_loss = 0;  // embedding, logits GEMMs, cross-entropy, their TP collectives and gradient adds

@@ -61,6 +61,10 @@ PlannedLayout plan_layout(const PlanInputs& in) {
     return refuse({"recompute_layers", fmt::format("expected a whole number of layers from 0 to {}, got {}",
                                                    model::ModelLimits::kLayers, in.recompute_layers)});
   p.recompute_layers = in.recompute_layers;
+  if (in.offload_layers < 0 || in.offload_layers > model::ModelLimits::kLayers)
+    return refuse({"offload_layers", fmt::format("expected a whole number of layers from 0 to {}, got {}",
+                                                 model::ModelLimits::kLayers, in.offload_layers)});
+  p.offload_layers = in.offload_layers;
   const int gpus = in.gpus > 0 ? in.gpus : p.gpus();
   if (PlanProblem e = resolve_model_inputs(model, gpus, r.model, r.settings, r.cluster, &r.notes); !e.ok()) return refuse(e);
   r.settings.grad_fp32 = in.grad_fp32;

@@ -21,6 +21,7 @@ struct PlanInputs : ModelInputs {
   int micro_batch = 1;  // sequences per micro-batch
   std::string recompute = "none";
   int recompute_layers = 0;  // layers per stage under `recompute`; 0 = all
+  int offload_layers = 0;    // layers per stage whose activations wait in host memory
   bool grad_fp32 = false;   // accumulate and reduce gradients in fp32
   bool overlap_dp = true;   // data-parallel communication overlapped with backward
 };

@@ -87,6 +87,7 @@ std::string plan_text(const PlanResult& r, bool explain) {
     out.insert(out.size() - 2, fmt::format(" · {} experts, top-{} · ep {}", r.model.moe_experts, r.model.moe_topk, p.ep));
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
     out.insert(out.size() - 2, fmt::format(" · stage layers first {} last {}", p.first_stage_layers, p.last_stage_layers));
+  if (p.offload_layers > 0) out.insert(out.size() - 2, fmt::format(" · {} offloaded layers per stage", p.offload_layers));
   if (p.recompute_layers > 0) out.insert(out.size() - 2, fmt::format(" · {} recomputed layers per stage", p.recompute_layers));
   const auto& m = r.memory;
   TextTable mem;
@@ -121,6 +122,7 @@ std::string plan_text(const PlanResult& r, bool explain) {
   add_time(st, "recomputation", s.recompute, s.total);
   add_time(st, "tensor-parallel comm", s.tp_comm, s.total);
   if (s.ep_comm > 0) add_time(st, "expert all-to-all", s.ep_comm, s.total);
+  if (s.offload > 0) add_time(st, "activation offload (exposed)", s.offload, s.total);
   if (s.cp_comm > 0) add_time(st, "context-parallel comm", s.cp_comm, s.total);
   add_time(st, "pipeline p2p", s.pp_p2p, s.total);
   add_time(st, "embedding + loss", s.embedding_and_loss, s.total);
@@ -144,6 +146,8 @@ std::string plan_text(const PlanResult& r, bool explain) {
     lt.add_row({"elementwise (HBM-bound)", ms(l.elementwise_fwd), ms(l.elementwise_bwd)});
     lt.add_row({"tensor-parallel collectives", ms(l.tp_comm_fwd), ms(l.tp_comm_bwd)});
     if (l.ep_comm_fwd > 0) lt.add_row({"expert all-to-all", ms(l.ep_comm_fwd), ms(l.ep_comm_bwd)});
+    if (l.offload_fwd > 0 || l.offload_bwd > 0)
+      lt.add_row({"activation offload (exposed)", ms(l.offload_fwd), ms(l.offload_bwd)});
     lt.add_row({"recomputation", "", ms(l.recompute)});
     lt.add_row({"gradient accumulation", "", ms(l.grad_accumulate)});
     if (l.cast_fwd > 0 || l.cast_bwd > 0) lt.add_row({"low-precision casts", ms(l.cast_fwd), ms(l.cast_bwd)});
@@ -189,7 +193,8 @@ std::string plan_json(const PlanResult& r) {
                    {"ep", p.ep},
                    {"first_stage_layers", p.first_stage_layers},
                    {"last_stage_layers", p.last_stage_layers},
-                   {"recompute_layers", p.recompute_layers}};
+                   {"recompute_layers", p.recompute_layers},
+                   {"offload_layers", p.offload_layers}};
   j["settings"] = {{"global_batch", r.settings.global_batch},
                    {"dtype", std::string(to_string(r.settings.dtype))},
                    {"optimizer", std::string(to_string(r.settings.optimizer))},
@@ -217,6 +222,7 @@ std::string plan_json(const PlanResult& r) {
                        {"recompute", s.recompute},
                        {"tp_comm", s.tp_comm},
                        {"ep_comm", s.ep_comm},
+                       {"offload", s.offload},
                        {"cp_comm", s.cp_comm},
                        {"pp_p2p", s.pp_p2p},
                        {"embedding_and_loss", s.embedding_and_loss},

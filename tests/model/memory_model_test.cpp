@@ -274,5 +274,24 @@ TEST(MemoryModel, PytorchAccumulatedGradientsAreLiveInTheNextMicroBatch) {
   EXPECT_NEAR(e.total / 33.86e9, 1, 0.02);
 }
 
+// Activation offload: with all 16 layers offloaded, two layers' saved
+// tensors stay on the GPU (the one copied out, the one copied back) instead
+// of 16; with 8 offloaded, 8 + 2.
+TEST(MemoryModel, OffloadedActivationsLeaveTwoLayersOnTheGpu) {
+  const ModelSpec m = llama_1b(2048);
+  TrainingSettings t = pytorch_stack();
+  t.global_batch = 4;
+  ParallelConfig p;
+  p.sharding = Sharding::kZero3;
+  p.micro_batch = 4;
+  ClusterSpec c{*find_gpu("h200-sxm"), 1, {}};
+  const double layer = layer_activation_bytes(m, t, p);
+  const double all = estimate_memory(m, t, c, p).activations;
+  p.offload_layers = 16;
+  EXPECT_NEAR(all - estimate_memory(m, t, c, p).activations, 14 * layer, 1e-6 * layer);
+  p.offload_layers = 8;
+  EXPECT_NEAR(all - estimate_memory(m, t, c, p).activations, 6 * layer, 1e-6 * layer);
+}
+
 }  // namespace
 }  // namespace stepscope::model

@@ -6,6 +6,7 @@
 
 #include "model/collective_model.h"
 #include "model/gemm_model.h"
+#include "model/memory_model.h"
 #include "model/plan_constraints.h"
 
 namespace stepscope::model {
@@ -433,6 +434,26 @@ TEST(StepTime, Fp8AllGatherHalvesTheLayerGathers) {
   EXPECT_TRUE(check_constraints(m, t, c, p).empty());
   t.dtype = Dtype::kBf16;
   EXPECT_FALSE(check_constraints(m, t, c, p).empty());
+}
+
+// Activation offload over the host link (H200: 55 GB/s per direction, the
+// pinned H2D rate measured here): a layer's saved bytes go out during the
+// next layer's forward and come back during backward; only the excess of the
+// copy over that compute shows, shared over the stage's layers.
+TEST(StepTime, ActivationOffloadShowsOnlyTheCopyBeyondCompute) {
+  const ModelSpec m = llama_ish();
+  TrainingSettings t;
+  t.global_batch = 1;
+  ParallelConfig p;
+  ClusterSpec c{*find_gpu("h200-sxm"), 1, {}};
+  const LayerTime none = estimate_layer(m, t, c, p);
+  EXPECT_EQ(none.offload_fwd, 0);
+  p.offload_layers = 1;  // of 2
+  const LayerTime half = estimate_layer(m, t, c, p);
+  const double copy = layer_activation_bytes(m, t, p) / 55e9;
+  EXPECT_NEAR(half.offload_fwd, 0.5 * std::max(0.0, copy - none.fwd()), 1e-15);
+  EXPECT_NEAR(half.offload_bwd, 0.5 * std::max(0.0, copy - none.bwd()), 1e-15);
+  EXPECT_GT(half.offload_fwd, 0);  // 512 tokens: the copy outlasts the small layer's forward
 }
 
 }  // namespace
