@@ -21,6 +21,10 @@ SearchSpace search_space_for(const ModelSpec& model, const TrainingSettings& set
   // under flash "selective" is "none" in both cost models (same memory, same
   // time) and would only list every layout twice.
   if (settings.attention != AttentionKernel::kUnfused) s.recomputes = {Recompute::kNone, Recompute::kFull};
+  // PyTorch training checkpoints per operator too (torchtitan's "op"
+  // policy): between none and full in both memory and time.
+  if (settings.stack == Stack::kPytorch)
+    s.recomputes.insert(s.recomputes.begin() + 1, Recompute::kOp);
   return s;
 }
 
@@ -29,7 +33,8 @@ Evaluator model_evaluator(const ModelSpec& model, const TrainingSettings& settin
     // The model-shape rules of check_constraints that the generic search does
     // not know (it checks heads, layers, batch and GPU count itself).
     if ((model.kv_heads > 0 && model.kv_heads % p.tp != 0 && p.tp % model.kv_heads != 0) ||
-        (model.ffn_hidden > 0 && model.ffn_hidden % p.tp != 0) || (model.seq > 0 && model.seq % p.cp != 0))
+        (model.ffn_hidden > 0 && model.ffn_hidden % p.tp != 0) || (model.seq > 0 && model.seq % p.cp != 0) ||
+        (model.is_moe() && model.expert_ffn() % p.tp != 0))
       return Evaluation{};
     const MemoryEstimate mem = estimate_memory(model, settings, cluster, p);
     Evaluation e;

@@ -57,5 +57,35 @@ TEST(SearchEvaluator, FlashTopLayoutsHaveNoSelectiveTwins) {
   for (const auto& x : r.top) EXPECT_NE(x.config.recompute, Recompute::kSelective);
 }
 
+// The PyTorch stack's search also tries per-operator checkpointing, which
+// sits between none and full in memory and in time for the same layout.
+TEST(SearchEvaluator, PytorchStackSearchesOpCheckpointing) {
+  ModelSpec m = *find_model_preset("llama3-8b");
+  m.seq = 2048;
+  TrainingSettings t;
+  t.global_batch = 16;
+  t.stack = Stack::kPytorch;
+  const ClusterSpec c = h100s(8);
+  const SearchSpace s = search_space_for(m, t, c);
+  ASSERT_TRUE(has(s.recomputes, Recompute::kOp));
+  EXPECT_FALSE(has(search_space_for(m, TrainingSettings{16}, c).recomputes, Recompute::kOp));
+  const Evaluator eval = model_evaluator(m, t, c);
+  ParallelConfig p;
+  p.dp = 8, p.micro_batch = 2;
+  p.sharding = Sharding::kZero3;
+  double memory[3], time[3];
+  int i = 0;
+  for (Recompute r : {Recompute::kNone, Recompute::kOp, Recompute::kFull}) {
+    p.recompute = r;
+    const Evaluation e = eval(p);
+    ASSERT_TRUE(e.fits);
+    memory[i] = e.memory_bytes, time[i] = e.step_seconds, ++i;
+  }
+  EXPECT_GT(memory[0], memory[1]);
+  EXPECT_GT(memory[1], memory[2]);
+  EXPECT_LT(time[0], time[1]);
+  EXPECT_LT(time[1], time[2]);
+}
+
 }  // namespace
 }  // namespace stepscope::plan
