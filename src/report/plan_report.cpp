@@ -73,22 +73,24 @@ std::string_view peak_words(model::MemoryPeak p) {
 
 std::string plan_text(const PlanResult& r, bool explain) {
   const auto& p = r.parallel;
+  // The layout's optional parts, in the order the header lists them.
+  std::string extras;
+  if (p.sequence_parallel) extras += " · sequence parallel";
+  if (p.cpu_offload) extras += " · CPU offload";
+  if (p.ep > 1 || r.model.is_moe())
+    extras += fmt::format(" · {} experts, top-{} · ep {}", r.model.moe_experts, r.model.moe_topk, p.ep);
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
+    extras += fmt::format(" · stage layers first {} last {}", p.first_stage_layers, p.last_stage_layers);
+  if (p.offload_layers > 0) extras += fmt::format(" · {} offloaded layers per stage", p.offload_layers);
+  if (p.recompute_layers > 0) extras += fmt::format(" · {} recomputed layers per stage", p.recompute_layers);
   std::string out = fmt::format(
       "Plan: {} ({:.2f} B parameters) on {} × {}\n  tp {} · pp {} · dp {} · cp {} · vpp {} · micro-batch {} · global "
       "batch {} × {} tokens · "
-      "{} · {} ({}) · {} stack{} · recompute {} · sharding {}{}{}\n\n",
+      "{} · {} ({}) · {} stack{} · recompute {} · sharding {}{}\n\n",
       r.model.name, r.model.total_params() / 1e9, r.cluster.gpus, r.cluster.gpu.name, p.tp, p.pp, p.dp, p.cp, p.vpp,
       p.micro_batch, r.settings.global_batch, r.model.seq, to_string(r.settings.dtype), to_string(r.settings.optimizer),
       r.settings.foreach_optimizer() ? "foreach" : "fused", to_string(r.settings.stack),
-      r.settings.compiled ? " + torch.compile" : "",
-      to_string(p.recompute), to_string(p.sharding), p.sequence_parallel ? " · sequence parallel" : "",
-      p.cpu_offload ? " · CPU offload" : "");
-  if (p.ep > 1 || r.model.is_moe())
-    out.insert(out.size() - 2, fmt::format(" · {} experts, top-{} · ep {}", r.model.moe_experts, r.model.moe_topk, p.ep));
-  if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
-    out.insert(out.size() - 2, fmt::format(" · stage layers first {} last {}", p.first_stage_layers, p.last_stage_layers));
-  if (p.offload_layers > 0) out.insert(out.size() - 2, fmt::format(" · {} offloaded layers per stage", p.offload_layers));
-  if (p.recompute_layers > 0) out.insert(out.size() - 2, fmt::format(" · {} recomputed layers per stage", p.recompute_layers));
+      r.settings.compiled ? " + torch.compile" : "", to_string(p.recompute), to_string(p.sharding), extras);
   const auto& m = r.memory;
   TextTable mem;
   mem.add_column("memory per GPU", TextTable::Align::kLeft);
