@@ -35,6 +35,10 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_flag("--tp-overlap", a.tp_overlap,
                 "TP collectives overlapped with their GEMMs (Megatron --tp-comm-overlap, torchtitan async TP; needs SP)");
   cmd->add_option("--optimizer-impl", a.optimizer_impl, "auto (the stack's default), foreach or fused");
+  cmd->add_option("--moe-capacity-factor", a.moe_capacity_factor,
+                  "MoE: tokens an expert takes, as a multiple of its balanced share (Megatron --moe-expert-capacity-factor; default dropless)")
+      ->check(number_above(0, model::ModelLimits::kExperts));
+  cmd->add_flag("--moe-pad-to-capacity", a.moe_pad_to_capacity, "MoE: experts run on their full capacity, padding included");
   cmd->add_option("--activation-bits", a.activation_bits, "saved-activation precision: 16, 8 or 4")
       ->check(whole_number(4, 16));
   cmd->add_option("--json", a.json_path, "write JSON to FILE ('-' for stdout)");

@@ -128,6 +128,10 @@ CLI::App* register_plan(CLI::App& app) {
   cmd->add_flag("--tp-overlap", args->tp_overlap,
                 "TP collectives overlapped with their GEMMs (Megatron --tp-comm-overlap, torchtitan async TP; needs SP)");
   cmd->add_option("--optimizer-impl", args->optimizer_impl, "auto (the stack's default), foreach or fused");
+  cmd->add_option("--moe-capacity-factor", args->moe_capacity_factor,
+                  "MoE: tokens an expert takes, as a multiple of its balanced share (Megatron --moe-expert-capacity-factor; default dropless)")
+      ->check(number_above(0, model::ModelLimits::kExperts));
+  cmd->add_flag("--moe-pad-to-capacity", args->moe_pad_to_capacity, "MoE: experts run on their full capacity, padding included");
   cmd->add_option("--overlap-dp", args->overlap_dp_flag, "overlap data-parallel communication with backward: on|off")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_flag("--grad-fp32", args->grad_fp32, "accumulate and reduce gradients in fp32");

@@ -121,6 +121,11 @@ double optimizer_bytes_per_param(const TrainingSettings& t) {
   return t.stack == Stack::kPytorch ? moments : moments + 4;
 }
 
+double mlp_width_per_token(const ModelSpec& m, const TrainingSettings& t) {
+  if (!m.is_moe()) return m.ffn_hidden;
+  return static_cast<double>(m.expert_ffn()) * m.moe_topk * t.moe_routed_share() + m.moe_shared_ffn;
+}
+
 double layer_activation_bytes(const ModelSpec& m, const TrainingSettings& t, const ParallelConfig& p) {
   const double tokens = static_cast<double>(p.micro_batch) * m.seq / std::max(1, p.cp);
   const double tp = std::max(1, p.tp);
@@ -128,12 +133,11 @@ double layer_activation_bytes(const ModelSpec& m, const TrainingSettings& t, con
   const double rep = sp ? 1 / tp : 1;             // tensors outside the TP region: replicated unless SP
   const double scale = t.activation_bits / 16.0;  // compressed saved activations (masks stay 1 byte)
   const double h = m.hidden, a = m.heads;
-  // MoE: every token's MLP activations exist once per routed expert.
-  const double f = m.is_moe() ? static_cast<double>(m.expert_ffn()) * m.moe_topk : m.ffn_hidden;
+  const double f = mlp_width_per_token(m, t);
   // MoE routing per token: the router's fp32 probabilities (4E), the
   // permuted copies sent to the experts and their outputs before the
-  // weighted combine (2h each per routed expert).
-  const double routing = m.is_moe() ? 4.0 * m.moe_experts + 2 * 2.0 * h * m.moe_topk : 0;
+  // weighted combine (2h each per routed expert that computes it).
+  const double routing = m.is_moe() ? 4.0 * m.moe_experts + 2 * 2.0 * h * m.moe_topk * t.moe_routed_share() : 0;
   const double kv_split = std::min<double>(tp, m.kv_heads);  // K/V heads replicate when kv_heads < tp
   const double kvd = static_cast<double>(m.kv_heads) * m.head_dim();
   const double kv_local = 2 * kvd / kv_split;     // one of K or V, 16-bit, per GPU

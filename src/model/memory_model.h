@@ -62,6 +62,11 @@ struct MemoryEstimate {
 // PyTorch stack: the moments only (8 / 4), the fp32 parameter being the master.
 double optimizer_bytes_per_param(const TrainingSettings& t);
 
+// The MLP width one token passes through: ffn_hidden, or for MoE the routed
+// experts' (top-k × expert width × the routed share under a capacity factor)
+// plus the shared experts'.
+double mlp_width_per_token(const ModelSpec& m, const TrainingSettings& t);
+
 // Saved-activation bytes of one transformer layer for one micro-batch
 // (Korthikanti et al. 2022 Section 4, generalised to GQA / gated MLP /
 // no dropout; flash attention stores no scores), or what eager PyTorch

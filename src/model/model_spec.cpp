@@ -17,6 +17,12 @@ int64_t ModelSpec::expert_params() const {
   return mlp;
 }
 
+int64_t ModelSpec::shared_expert_params() const {
+  if (!is_moe() || moe_shared_ffn <= 0) return 0;
+  const int64_t h = hidden, f = moe_shared_ffn;
+  return (gated_mlp ? 3 : 2) * h * f + (biases ? (gated_mlp ? 2 : 1) * f + h : 0);
+}
+
 int64_t ModelSpec::layer_dense_params() const {
   const int64_t h = hidden, kv = static_cast<int64_t>(kv_heads) * head_dim();
   int64_t attention = h * h + 2 * h * kv + h * h;  // Wq, Wk, Wv, Wo
@@ -26,7 +32,7 @@ int64_t ModelSpec::layer_dense_params() const {
     norms += 2 * h;  // LayerNorm shifts
   }
   const int64_t router = is_moe() ? h * moe_experts : 0;
-  return attention + norms + router + (is_moe() ? 0 : expert_params());
+  return attention + norms + router + (is_moe() ? shared_expert_params() : expert_params());
 }
 
 int64_t ModelSpec::layer_params() const {
@@ -141,9 +147,14 @@ std::string validate_model(const ModelSpec& m) {
   if (m.is_moe() && (m.moe_topk < 1 || m.moe_topk > m.moe_experts))
     return fmt::format("moe_topk ({}) must be from 1 to moe_experts ({})", m.moe_topk, m.moe_experts);
   if (!m.is_moe() && m.moe_topk > 1) return fmt::format("moe_topk ({}) needs moe_experts > 1", m.moe_topk);
+  if (m.moe_shared_ffn < 0 || m.moe_shared_ffn > ModelLimits::kFfnHidden)
+    return fmt::format("moe_shared_ffn ({}) must be from 0 to {}", m.moe_shared_ffn, ModelLimits::kFfnHidden);
+  if (!m.is_moe() && m.moe_shared_ffn > 0)
+    return fmt::format("moe_shared_ffn ({}) needs moe_experts > 1", m.moe_shared_ffn);
   // Counted in doubles first: every integer count the planner takes stays exact below 2^59.
   const double h = m.hidden, f = std::max(m.ffn_hidden, m.moe_ffn_hidden);
-  const double per_layer = 4 * h * h + 3 * h * f * std::max(1, m.moe_experts) + h * std::max(1, m.moe_experts) + 8 * h;
+  const double per_layer = 4 * h * h + 3 * h * f * std::max(1, m.moe_experts) + 3 * h * m.moe_shared_ffn +
+                           h * std::max(1, m.moe_experts) + 8 * h;
   if (m.layers * per_layer + 2.0 * m.vocab * h + static_cast<double>(m.seq) * h > ModelLimits::kParams)
     return fmt::format("{} layers of this width and {} experts exceed 2^59 parameters", m.layers, m.moe_experts);
   return "";
@@ -210,7 +221,8 @@ std::optional<ModelSpec> model_from_json(const nlohmann::json& j, const std::str
       !read_bool("learned_positions", m.learned_positions) || !read_bool("dropout", m.dropout) ||
       !read_bool("biases", m.biases) || !read_int("moe_experts", m.moe_experts, L::kExperts, false) ||
       !read_int("moe_topk", m.moe_topk, L::kExperts, false) ||
-      !read_int("moe_ffn_hidden", m.moe_ffn_hidden, L::kFfnHidden, false))
+      !read_int("moe_ffn_hidden", m.moe_ffn_hidden, L::kFfnHidden, false) ||
+      !read_int("moe_shared_ffn", m.moe_shared_ffn, L::kFfnHidden, false))
     return std::nullopt;
   if (std::string bad = validate_model(m); !bad.empty()) {
     error = fmt::format("{}: {}", where, bad);

@@ -30,15 +30,22 @@ struct ModelSpec {
   int moe_experts = 0;
   int moe_topk = 0;
   int moe_ffn_hidden = 0;  // one expert's MLP width; 0: ffn_hidden
+  // Shared experts (DeepSeek-V2/V3, Qwen-MoE; Megatron-Core
+  // --moe-shared-expert-intermediate-size): an MLP of this width, the shared
+  // experts' widths summed, that every token passes through beside its routed
+  // experts. Replicated like attention, split by tp. 0: none.
+  int moe_shared_ffn = 0;
 
   int head_dim() const { return heads > 0 ? hidden / heads : 0; }
   bool is_moe() const { return moe_experts > 1; }
   int expert_ffn() const { return moe_ffn_hidden > 0 ? moe_ffn_hidden : ffn_hidden; }
   // Parameters of one expert's MLP (of the dense MLP when not MoE).
   int64_t expert_params() const;
+  // Parameters of the shared experts' MLP (0 without them).
+  int64_t shared_expert_params() const;
   // Parameters of one transformer layer (attention + MLP or experts and router + norms).
   int64_t layer_params() const;
-  // The part of a layer outside the experts (attention, norms, router);
+  // The part of a layer outside the routed experts (attention, norms, router, shared experts);
   // layer_params() without MoE.
   int64_t layer_dense_params() const;
   // Input embedding (+ position table); the output projection is separate.
@@ -71,7 +78,7 @@ struct ModelLimits {
 // Reads a model JSON file:
 // {"name"?, "layers", "hidden", "heads", "kv_heads"?, "ffn_hidden"?, "gated_mlp"?,
 //  "vocab", "seq", "tied_embeddings"?, "learned_positions"?, "dropout"?, "biases"?,
-//  "moe_experts"?, "moe_topk"?, "moe_ffn_hidden"?}.
+//  "moe_experts"?, "moe_topk"?, "moe_ffn_hidden"?, "moe_shared_ffn"?}.
 // On failure returns nullopt and sets `error` naming the file and field, e.g.
 // "m.json: field \"layers\" must be an integer from 1 to 16384, got 1e+18".
 std::optional<ModelSpec> load_model_json(const std::string& path, std::string& error);

@@ -37,7 +37,7 @@ LinearTime linear(double m, double n, double k, const ClusterSpec& c, Dtype d, d
 // fp32 complex multiply between two casts); attention's output made
 // contiguous for the projection (r2 w2).
 double elementwise_bytes_per_token(const ModelSpec& m, const TrainingSettings& t, double tp, double rep) {
-  const double h = m.hidden, f = m.ffn_hidden;
+  const double h = m.hidden, f = mlp_width_per_token(m, t);
   const double kvd = static_cast<double>(m.kv_heads) * m.head_dim();
   const bool eager = t.eager_activations();
   double norms = 2 * (eager ? 36 * h : 2 * h + 2 * h);  // two norms
@@ -76,8 +76,9 @@ double layer_forward_flops(const ModelSpec& m, int micro_batch) {
   double core = 2 * 2 * tokens * m.seq * h;  // QK^T and scores·V, full (uncausal) count as in Megatron's formula
   double proj = 2 * tokens * h * h;
   double mlp = 2 * tokens * h * f * (m.gated_mlp ? 3 : 2);
-  if (m.is_moe())  // each token through top-k experts, plus the router's scores
-    mlp = 2 * tokens * h * m.expert_ffn() * (m.gated_mlp ? 3 : 2) * m.moe_topk + 2 * tokens * h * m.moe_experts;
+  if (m.is_moe())  // each token through top-k experts and the shared ones, plus the router's scores
+    mlp = 2 * tokens * h * (static_cast<double>(m.expert_ffn()) * m.moe_topk + m.moe_shared_ffn) * (m.gated_mlp ? 3 : 2) +
+          2 * tokens * h * m.moe_experts;
   return qkv + core + proj + mlp;
 }
 
@@ -99,18 +100,25 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   LinearTime proj = linear(tokens, h, h / tp, c, dt);
   LinearTime fc1 = linear(tokens, (m.gated_mlp ? 2 : 1) * f / tp, h, c, dt);
   LinearTime fc2 = linear(tokens, h, f / tp, c, dt);
-  LinearTime router;
+  LinearTime router, shared1, shared2;
   if (m.is_moe()) {
     // Balanced routing: this GPU's T tokens go to k experts each; its E/ep
-    // experts receive T·k·ep/E token copies each, run as one grouped GEMM.
+    // experts receive T·k·ep/E token copies each (times the routed share
+    // under a capacity factor), run as one grouped GEMM.
     const double ep = std::max(1, p.ep), experts = m.moe_experts, fe = m.expert_ffn();
-    const double per_expert = tokens * m.moe_topk * ep / experts;
+    const double per_expert = tokens * m.moe_topk * ep / experts * t.moe_routed_share();
     fc1 = linear(per_expert, (m.gated_mlp ? 2 : 1) * fe / tp, h, c, dt, experts / ep);
     fc2 = linear(per_expert, h, fe / tp, c, dt, experts / ep);
     router = linear(tokens, experts, h, c, Dtype::kBf16);
+    // Shared experts: a dense MLP over every token, column/row split by tp.
+    if (m.moe_shared_ffn > 0) {
+      const double fs = m.moe_shared_ffn;
+      shared1 = linear(tokens, (m.gated_mlp ? 2 : 1) * fs / tp, h, c, dt);
+      shared2 = linear(tokens, h, fs / tp, c, dt);
+    }
   }
-  lt.gemm_fwd = qkv.fwd + proj.fwd + fc1.fwd + fc2.fwd + router.fwd;
-  lt.gemm_bwd = qkv.bwd + proj.bwd + fc1.bwd + fc2.bwd + router.bwd;
+  lt.gemm_fwd = qkv.fwd + proj.fwd + fc1.fwd + fc2.fwd + router.fwd + shared1.fwd + shared2.fwd;
+  lt.gemm_bwd = qkv.bwd + proj.bwd + fc1.bwd + fc2.bwd + router.bwd + shared1.bwd + shared2.bwd;
 
   // Attention core. FP8 recipes (Transformer Engine) keep attention in 16 bits.
   const double hbm = c.gpu.hbm_achievable_Bps();
@@ -149,7 +157,7 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   lt.elementwise_fwd = tokens * elementwise_bytes_per_token(m, t, tp, rep) / hbm;
   // MoE: permuting the token copies to their experts and back (read + write
   // 2h each way per copy), the router's softmax and top-k.
-  if (m.is_moe()) lt.elementwise_fwd += tokens * (8.0 * h * m.moe_topk + 8.0 * m.moe_experts) / hbm;
+  if (m.is_moe()) lt.elementwise_fwd += tokens * (8.0 * h * m.moe_topk * t.moe_routed_share() + 8.0 * m.moe_experts) / hbm;
   lt.elementwise_bwd = 2 * lt.elementwise_fwd;
 
   // Tensor parallel: two all-reduces of the [tokens × h] activation per pass
@@ -191,7 +199,7 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   // in backward; counted as exposed (Megatron-Core overlaps it only with
   // its 1F1B A2A overlap, not modelled).
   if (m.is_moe() && layout.ep_group.size > 1) {
-    const double a2a = all_to_all_seconds(tokens * m.moe_topk * h * 2, layout.ep_group, c);
+    const double a2a = all_to_all_seconds(tokens * m.moe_topk * t.moe_routed_share() * h * 2, layout.ep_group, c);
     lt.ep_comm_fwd = 2 * a2a;
     lt.ep_comm_bwd = 2 * a2a;
   }
@@ -222,9 +230,10 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
     const double per_elem = (fused ? 2 + 2 * gemm_input_bytes(dt) : 2 + 2 + 2 * gemm_input_bytes(dt) + 2);
     // GEMM input elements per token: eager modules project Q, K, V and gate,
     // up separately, each casting the same input; fused QKV and FC1 once.
-    // MoE: the MLP GEMMs see every token once per routed expert.
-    const double copies = m.is_moe() ? m.moe_topk : 1;
-    const double fm = m.is_moe() ? static_cast<double>(m.expert_ffn()) * copies : f;
+    // MoE: the MLP GEMMs see every token once per routed expert that
+    // computes it, and once more in the shared experts.
+    const double copies = m.is_moe() ? m.moe_topk * t.moe_routed_share() + (m.moe_shared_ffn > 0 ? 1 : 0) : 1;
+    const double fm = mlp_width_per_token(m, t);
     const double in = (fused ? h : 3 * h) + h / tp + (m.gated_mlp && !fused ? 2 * h : h) * copies + fm / tp;
     const double out = (h + 2 * kvd_local * kv_split) / tp + h + (m.gated_mlp ? 2 * fm : fm) / tp + h * copies;
     const double weights = layout.layer_params_per_gpu;
@@ -257,7 +266,7 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
       // K and the projection) run again, as do the memory-bound kernels.
       // Attention's output is saved, so its core does not.
       lt.recompute = linear(tokens, kvd_local, h, c, dt).fwd + proj.fwd +
-                     (m.gated_mlp ? (m.is_moe() ? fc1.fwd / 2 : linear(tokens, f / tp, h, c, dt).fwd) : 0) +
+                     (m.gated_mlp ? (m.is_moe() ? (fc1.fwd + shared1.fwd) / 2 : linear(tokens, f / tp, h, c, dt).fwd) : 0) +
                      lt.elementwise_fwd;
       break;
   }

@@ -62,6 +62,22 @@ struct TrainingSettings {
   // which then moves 1 byte per parameter; needs fp8 and weight sharding.
   bool fp8_all_gather = false;
   OptimizerImpl optimizer_impl = OptimizerImpl::kAuto;
+  // MoE expert capacity (Megatron-Core --moe-expert-capacity-factor): each
+  // expert takes at most factor × its balanced share of the token copies and
+  // drops the rest; 0: dropless. With pad_to_capacity
+  // (--moe-pad-expert-input-to-capacity) every expert runs on exactly its
+  // capacity, padding included.
+  double moe_capacity_factor = 0;
+  bool moe_pad_to_capacity = false;
+
+  // The token copies the routed experts compute and exchange, as a share of
+  // the balanced top-k count. Routing is modelled as balanced, so a factor
+  // ≥ 1 drops nothing; below 1 it drops (1 − factor); padding runs the full
+  // capacity.
+  double moe_routed_share() const {
+    if (moe_capacity_factor <= 0) return 1;
+    return moe_pad_to_capacity ? moe_capacity_factor : (moe_capacity_factor < 1 ? moe_capacity_factor : 1.0);
+  }
 
   // Whether saved activations follow eager PyTorch modules (see Stack).
   bool eager_activations() const { return stack == Stack::kPytorch && !compiled; }

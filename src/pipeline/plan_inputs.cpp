@@ -90,6 +90,16 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSp
   t.compiled = in.compiled;
   t.tp_comm_overlap = in.tp_overlap;
   t.fp8_all_gather = in.fp8_all_gather;
+  // A factor above the expert count would let one expert take every token copy.
+  if (!(in.moe_capacity_factor >= 0 && in.moe_capacity_factor <= model::ModelLimits::kExperts))
+    return {"moe_capacity_factor", fmt::format("expected 0 (dropless) or a factor up to {}", model::ModelLimits::kExperts)};
+  if ((in.moe_capacity_factor > 0 || in.moe_pad_to_capacity) && !m.is_moe())
+    return {in.moe_capacity_factor > 0 ? "moe_capacity_factor" : "moe_pad_to_capacity",
+            fmt::format("model {} has no experts", m.name)};
+  if (in.moe_pad_to_capacity && in.moe_capacity_factor <= 0)
+    return {"moe_pad_to_capacity", "needs a capacity factor (--moe-capacity-factor)"};
+  t.moe_capacity_factor = in.moe_capacity_factor;
+  t.moe_pad_to_capacity = in.moe_pad_to_capacity;
   return {};
 }
 

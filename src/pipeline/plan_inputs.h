@@ -45,6 +45,8 @@ struct ModelInputs {
   bool tp_overlap = false;              // TP collectives overlapped with GEMMs (async TP)
   bool fp8_all_gather = false;          // FSDP gathers fp8 weights
   std::string optimizer_impl = "auto";  // auto | foreach | fused
+  double moe_capacity_factor = 0;       // MoE expert capacity factor; 0 = dropless
+  bool moe_pad_to_capacity = false;     // experts run on their full capacity
 };
 
 // One layout written out (plan, recompute, pareto).

@@ -308,7 +308,17 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
       // ffn_hidden width (the published per-expert width); ep of them per group.
       if (has("moe_experts") && !field("moe_experts").empty() && !integer("moe_experts", m.moe_experts)) return false;
       if (has("moe_topk") && !field("moe_topk").empty() && !integer("moe_topk", m.moe_topk)) return false;
+      if (has("moe_shared_ffn") && !field("moe_shared_ffn").empty() && !integer("moe_shared_ffn", m.moe_shared_ffn))
+        return false;
       if (has("ep") && !field("ep").empty() && !integer("ep", r.parallel.ep)) return false;
+      if (has("moe_capacity_factor") && !field("moe_capacity_factor").empty()) {
+        double factor = 0;
+        if (!parse_double(field("moe_capacity_factor"), factor) || factor > ModelLimits::kExperts)
+          return fail("moe_capacity_factor",
+                      fmt::format("expected a positive number up to {}, got \"{}\"", ModelLimits::kExperts,
+                                  field("moe_capacity_factor")));
+        r.settings.moe_capacity_factor = factor;
+      }
       if (r.parallel.ep < 1) return fail("ep", "must be at least 1");
       if (std::string bad = validate_model(m); !bad.empty()) return fail(nullptr, bad);
       // Stage sizes and partial recomputation: read here, checked with the

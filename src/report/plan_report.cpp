@@ -77,8 +77,14 @@ std::string plan_text(const PlanResult& r, bool explain) {
   std::string extras;
   if (p.sequence_parallel) extras += " · sequence parallel";
   if (p.cpu_offload) extras += " · CPU offload";
-  if (p.ep > 1 || r.model.is_moe())
-    extras += fmt::format(" · {} experts, top-{} · ep {}", r.model.moe_experts, r.model.moe_topk, p.ep);
+  if (p.ep > 1 || r.model.is_moe()) {
+    extras += fmt::format(" · {} experts, top-{}", r.model.moe_experts, r.model.moe_topk);
+    if (r.model.moe_shared_ffn > 0) extras += fmt::format(" + shared {}", r.model.moe_shared_ffn);
+    extras += fmt::format(" · ep {}", p.ep);
+    if (r.settings.moe_capacity_factor > 0)
+      extras += fmt::format(" · capacity {:g}{}", r.settings.moe_capacity_factor,
+                            r.settings.moe_pad_to_capacity ? " (padded)" : "");
+  }
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
     extras += fmt::format(" · stage layers first {} last {}", p.first_stage_layers, p.last_stage_layers);
   if (p.offload_layers > 0) extras += fmt::format(" · {} offloaded layers per stage", p.offload_layers);
@@ -207,6 +213,8 @@ std::string plan_json(const PlanResult& r) {
                    {"compiled", r.settings.compiled},
                    {"tp_comm_overlap", r.settings.tp_comm_overlap},
                    {"fp8_all_gather", r.settings.fp8_all_gather},
+                   {"moe_capacity_factor", r.settings.moe_capacity_factor},
+                   {"moe_pad_to_capacity", r.settings.moe_pad_to_capacity},
                    {"optimizer_impl", r.settings.foreach_optimizer() ? "foreach" : "fused"}};
   const auto& m = r.memory;
   j["memory_bytes"] = {{"weights", m.weights},     {"gradients", m.gradients},

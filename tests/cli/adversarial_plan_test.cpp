@@ -56,6 +56,10 @@ TEST(AdversarialPlan, NumericOptionsAreCheckedBeforeAnyWork) {
       {{"plan", "pareto", "--model", "gpt3-125m", "--micro-batches", "1,-2"}, "--micro-batches: expected a whole number from 1 to 1048576, got \"-2\""},
       {{"plan", "pareto", "--model", "gpt3-125m", "--global-batches", "8,1e9"}, "--global-batches: expected a whole number from 1 to 16777216, got \"1e9\""},
       {{"plan", "sharding", "--model", "gpt3-125m", "--gpus", "8,0", "--global-batch", "8"}, "--gpus: expected a whole number from 1 to 16777216, got \"0\""},
+      {{"plan", "--model", "gpt3-125m", "--moe-capacity-factor", "0"}, "--moe-capacity-factor: expected a number above 0 and at most 4096, got \"0\""},
+      {{"plan", "search", "--model", "gpt3-125m", "--gpus", "8", "--moe-capacity-factor", "nan"}, "--moe-capacity-factor: expected a number above 0 and at most 4096, got \"nan\""},
+      // A dense model has no experts to cap; padding needs a capacity.
+      {{"plan", "--model", "gpt3-125m", "--moe-capacity-factor", "1.25"}, "--moe-capacity-factor: model gpt3-125m has no experts"},
       {{"bench", "--device", "-1"}, "--device: expected a whole number from 0 to 1023, got \"-1\""},
       {{"bench", "--nccl-gpus", "5000"}, "--nccl-gpus: expected a whole number from 0 to 1024, got \"5000\""},
   };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "model/collective_model.h"
+#include "model/gemm_model.h"
 #include "model/memory_model.h"
 #include "model/plan_constraints.h"
 #include "model/stage_layout.h"
@@ -94,6 +95,73 @@ TEST(Moe, GroupedExpertGemmsAndAllToAll) {
   ParallelConfig one = p;
   one.ep = 1;
   EXPECT_EQ(estimate_layer(m, t, c, one).ep_comm_fwd, 0);  // no expert parallelism, no all-to-all
+}
+
+// Shared experts (DeepSeek, Qwen-MoE) are a dense MLP beside the routed
+// ones: a shared width of 14336 adds 3·h·14336 parameters to the replicated
+// part of each layer, 2·T·h·14336·3 forward FLOPs, two tp-split GEMMs, and
+// the activations of one more MLP per token (a top-3 model's, less the
+// routing copies 2·2h of the third expert).
+TEST(Moe, SharedExpertsAreADenseMlpOnEveryToken) {
+  const ModelSpec routed = mixtral();
+  ModelSpec shared = routed;
+  shared.moe_shared_ffn = 14336;
+  ASSERT_EQ(validate_model(shared), "");
+  const double t = 4096, h = 4096, fs = 14336;
+  EXPECT_EQ(shared.shared_expert_params(), 3LL * 4096 * 14336);
+  EXPECT_EQ(shared.layer_dense_params() - routed.layer_dense_params(), 3LL * 4096 * 14336);
+  EXPECT_DOUBLE_EQ(layer_forward_flops(shared, 1) - layer_forward_flops(routed, 1), 2 * t * h * fs * 3);
+
+  TrainingSettings ts;
+  ts.global_batch = 8;
+  ParallelConfig p;
+  p.dp = 8, p.ep = 8, p.tp = 1;
+  ClusterSpec c{*find_gpu("h100-sxm"), 8, {}};
+  const double extra_fwd = gemm_seconds({t, 2 * fs, h, 1}, c, Dtype::kBf16) + gemm_seconds({t, h, fs, 1}, c, Dtype::kBf16);
+  EXPECT_NEAR(estimate_layer(shared, ts, c, p).gemm_fwd - estimate_layer(routed, ts, c, p).gemm_fwd, extra_fwd, 1e-12);
+
+  ModelSpec top3 = routed;
+  top3.moe_topk = 3;
+  EXPECT_NEAR(layer_activation_bytes(shared, ts, p), layer_activation_bytes(top3, ts, p) - t * 2 * 2 * h, 1e-3);
+
+  ModelSpec dense = routed;
+  dense.moe_experts = 0, dense.moe_topk = 0;
+  dense.moe_shared_ffn = 1024;
+  EXPECT_EQ(validate_model(dense), "moe_shared_ffn (1024) needs moe_experts > 1");
+}
+
+// A capacity factor caps each expert at factor × its balanced share. Routing
+// is modelled as balanced, so 1.5 without padding changes nothing; 0.5 drops
+// half the copies (the all-to-all carries T·k·h·2·0.5 bytes, the expert
+// GEMMs run on half the rows); 1.5 with padding runs and sends 1.5×.
+TEST(Moe, CapacityFactorScalesTheRoutedCopies) {
+  const ModelSpec m = mixtral();
+  TrainingSettings dropless;
+  dropless.global_batch = 8;
+  ParallelConfig p;
+  p.dp = 8, p.ep = 8;
+  ClusterSpec c{*find_gpu("h100-sxm"), 8, {}};
+  auto with = [&](double factor, bool pad) {
+    TrainingSettings t = dropless;
+    t.moe_capacity_factor = factor, t.moe_pad_to_capacity = pad;
+    return estimate_layer(m, t, c, p);
+  };
+  const LayerTime base = estimate_layer(m, dropless, c, p);
+  EXPECT_DOUBLE_EQ(with(1.5, false).total(), base.total());
+  const double copies = 4096.0 * 2 * 4096 * 2;  // T·k·h·2 bytes
+  EXPECT_NEAR(with(0.5, false).ep_comm_fwd, 2 * all_to_all_seconds(0.5 * copies, {8, 8}, c), 1e-15);
+  EXPECT_NEAR(with(1.5, true).ep_comm_fwd, 2 * all_to_all_seconds(1.5 * copies, {8, 8}, c), 1e-15);
+  // ep 8: each GPU's one expert sees 2T rows balanced, T at factor 0.5.
+  const double rows = 2 * 4096.0 * 0.5;
+  const double expert_fwd = gemm_seconds({rows, 2 * 14336.0, 4096, 1}, c, Dtype::kBf16) +
+                            gemm_seconds({rows, 4096, 14336.0, 1}, c, Dtype::kBf16);
+  const LayerTime half = with(0.5, false);
+  const double others = half.gemm_fwd - expert_fwd;
+  EXPECT_NEAR(others, base.gemm_fwd - (gemm_seconds({2 * 4096.0, 2 * 14336.0, 4096, 1}, c, Dtype::kBf16) +
+                                       gemm_seconds({2 * 4096.0, 4096, 14336.0, 1}, c, Dtype::kBf16)),
+              1e-12);
+  EXPECT_LT(layer_activation_bytes(m, TrainingSettings{.global_batch = 8, .moe_capacity_factor = 0.5}, p),
+            layer_activation_bytes(m, dropless, p));
 }
 
 TEST(Moe, LayoutsTheExpertsCannotTake) {
