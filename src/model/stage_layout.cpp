@@ -43,6 +43,7 @@ StageLayout stage_layout(const ModelSpec& m, const TrainingSettings& t, const Cl
   // Megatron's rank order: tensor fastest, then context, then data, then pipeline.
   s.tp_group = {tp, std::min(tp, per_node)};
   s.dp_group = {dp * cp, std::max(1, std::min(dp * cp, per_node / tp))};
+  s.cp_group = {cp, std::max(1, std::min(cp, per_node / tp))};
   s.ep_group = {ep, std::max(1, std::min(ep, per_node / tp))};
   s.expert_shards = std::max(1, dp * cp / ep);
   s.pp_inter_node = static_cast<int64_t>(tp) * cp * dp >= per_node;

@@ -23,6 +23,7 @@ struct StageLayout {
   double last_stage_params = 0;     // by a last-stage GPU (same as first when pp = 1)
   int micro_batches = 0;            // per pipeline per step
   CommGroup tp_group, dp_group;     // dp_group spans dp × cp ranks (gradients are reduced over both)
+  CommGroup cp_group;               // the context-parallel ring: cp ranks, next to each other after tp
   CommGroup ep_group;               // the experts' all-to-all: ep ranks of the dp × cp dimension
   int expert_shards = 1;            // data-parallel replicas of an expert: dp × cp / ep
   bool pp_inter_node = false;       // adjacent pipeline stages sit in different nodes

@@ -51,6 +51,54 @@ double elementwise_bytes_per_token(const ModelSpec& m, const TrainingSettings& t
 
 }  // namespace
 
+ContextParallelTime context_parallel_time(double tokens, double q_width, double kv_width, double cp, double core_fwd,
+                                          double core_bwd, Stack stack, const CommGroup& ring, const ClusterSpec& c) {
+  ContextParallelTime r;
+  const double hbm = c.gpu.hbm_achievable_Bps();
+  const double q = tokens * q_width, kv = tokens * kv_width;  // this rank's query/output and K+V elements
+  const double kv_bytes = kv * 2;                             // 16-bit
+  const bool inter_node = ring.size > ring.per_node;
+  if (stack == Stack::kMegatron) {
+    // Transformer Engine's P2P ring: the next K/V block is sent while this
+    // step's attention runs (cp − 1 sends forward); backward sends K/V and
+    // the running dK/dV together (twice the bytes). Only the excess over the
+    // attention compute shows. The partial outputs are corrected after the
+    // loop, one fused pass per step in 16 bits (read the output and the
+    // partial, write: 6 B per element); dQ accumulates in 16 bits the same
+    // way, and each step adds its dK/dV into the travelling buffer (6 B).
+    const double step = p2p_seconds(kv_bytes, inter_node, c);
+    r.exposed_comm = std::max(0.0, (cp - 1) * step - core_fwd) + std::max(0.0, 2 * (cp - 1) * step - core_bwd);
+    r.merge_fwd = (cp - 1) * 6 * q / hbm;
+    r.merge_bwd = (cp - 1) * 6 * (q + kv) / hbm;
+    return r;
+  }
+  // PyTorch's context_parallel (torch.distributed.tensor.experimental,
+  // torchtitan's default: all-gather rotation, head-tail load balancing):
+  // K and V are concatenated (read + write 4 B per element) and all-gathered
+  // once; only the first step's attention (1/cp of it) can hide the gather.
+  // Each later step merges its partial output into an fp32 accumulator
+  // (_SDPAMerger, eager): cast the block to fp32 (r2 w4), subtract (r4 r4
+  // w4), scale (r4 w4), subtract (r4 r4 w4) = 38 B per element; on half the
+  // steps only half the queries attend and the half-update is concatenated
+  // back into a full copy (half the work + r4 w4): 27 B; average 32.5 B.
+  // The first block is cast up (6 B) and the result down (r4 w2).
+  const double gather = all_gather_seconds(cp * kv_bytes, ring, c);
+  const double step_fwd = core_fwd / cp, step_bwd = core_bwd / cp;
+  r.merge_fwd = (4 * kv + q * (12 + 32.5 * (cp - 1))) / hbm;
+  // Backward gathers K/V again; dK/dV (fp32: twice the 16-bit bytes,
+  // concatenated into one buffer: r4 w4) travel the ring one send per step,
+  // each behind one step's backward kernel except the last, received after
+  // the loop. Per step dQ += (fp32 += 16-bit: r4 r2 w4 = 10 B, plus the
+  // half-step concatenation on half the steps: 14 B on average) and dK, dV
+  // += likewise (10 B + 4 B + the 8 B concatenation for the send); zeroed
+  // accumulators (w4) and the casts back (r4 w2) at the ends.
+  const double dkv = p2p_seconds(2 * kv_bytes, inter_node, c);
+  r.exposed_comm = std::max(0.0, gather - step_fwd) + std::max(0.0, gather - step_bwd) +
+                   (cp - 1) * std::max(0.0, dkv - step_bwd) + dkv;
+  r.merge_bwd = (q * (10 + 14 * cp) + kv * (10 + 22 * cp)) / hbm;
+  return r;
+}
+
 double optimizer_pass_bytes(const TrainingSettings& t) {
   const double g = t.grad_fp32 ? 4 : 2;
   double bytes = t.grad_fp32 ? 0 : 2 + 4;        // 16-bit grads → fp32 copy
@@ -204,14 +252,12 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
     lt.ep_comm_bwd = 2 * a2a;
   }
 
-  // Context parallel: K and V blocks travel the ring (cp - 1 steps) while
-  // attention runs; only the excess shows. Backward also returns dK, dV.
   if (cp > 1) {
-    double kv_bytes = tokens * 2 * kvd_local * 2;
-    CommGroup ring{static_cast<int>(cp),
-                   std::max(1, std::min(static_cast<int>(cp), c.gpu.gpus_per_node / static_cast<int>(tp)))};
-    double step = p2p_seconds(kv_bytes, ring.size > ring.per_node, c);
-    lt.cp_comm = std::max(0.0, (cp - 1) * step - core_fwd) + std::max(0.0, 2 * (cp - 1) * step - core_bwd);
+    const ContextParallelTime ring = context_parallel_time(tokens, h / tp, 2 * kvd_local, cp, core_fwd, core_bwd,
+                                                           t.stack, layout.cp_group, c);
+    lt.cp_comm = ring.exposed_comm;
+    lt.attention_fwd += ring.merge_fwd;
+    lt.attention_bwd += ring.merge_bwd;
   }
 
   // Low-precision recipes cast every GEMM operand from its 16-bit copy

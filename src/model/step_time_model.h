@@ -4,6 +4,7 @@
 #pragma once
 
 #include "model/cluster_spec.h"
+#include "model/collective_model.h"
 #include "model/model_spec.h"
 #include "model/parallel_config.h"
 #include "model/training_settings.h"
@@ -38,6 +39,20 @@ struct LayerTime {
   }
   double total() const { return fwd() + bwd(); }
 };
+
+// Ring attention over cp ranks for one layer and micro-batch: what the K/V
+// exchange adds beyond the attention compute, and the memory-bound merges of
+// the per-step partial results (docs/planner.md "Context parallelism").
+// `tokens` are this rank's (b · s / cp); `q_width` and `kv_width` the query
+// and K+V elements per token on this GPU; core_* the layer's attention
+// compute. The Megatron stack is Transformer Engine's P2P ring, the PyTorch
+// stack torch's context_parallel (all-gather rotation).
+struct ContextParallelTime {
+  double exposed_comm = 0;
+  double merge_fwd = 0, merge_bwd = 0;
+};
+ContextParallelTime context_parallel_time(double tokens, double q_width, double kv_width, double cp, double core_fwd,
+                                          double core_bwd, Stack stack, const CommGroup& ring, const ClusterSpec& c);
 
 struct StepEstimate {
   int micro_batches = 0;       // per pipeline per step (global / (dp × micro_batch))
