@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "cli/option_checks.h"
+#include "model/cluster_spec.h"
 #include "model/plan_constraints.h"
 
 namespace stepscope::cli {
@@ -17,9 +18,15 @@ int plan_input_error(const pipeline::PlanProblem& problem) {
   return plan_input_error(pipeline::plan_problem_line(problem));
 }
 
+std::string gpu_option_help() {
+  std::string names;
+  for (const auto& g : model::gpu_catalog()) names += (names.empty() ? "" : ", ") + g.name;
+  return "the GPU (default h100-sxm): " + names;
+}
+
 void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_option("--model", a.model, "preset (gpt3-175b, llama3-70b, ...) or model JSON file")->required();
-  cmd->add_option("--gpu", a.gpu, "a100-40-sxm, a100-80-sxm, h100-sxm (default), h200-sxm, b200");
+  cmd->add_option("--gpu", a.gpu, gpu_option_help());
   cmd->add_option("--profile", a.profile, "hardware profile JSON instead of the catalog");
   cmd->add_option("--global-batch", a.global_batch, "sequences per step")
       ->check(whole_number(1, model::LayoutLimits::kGlobalBatch));

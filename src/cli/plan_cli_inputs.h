@@ -20,6 +20,9 @@ struct CommonArgs : pipeline::ModelInputs {
   int gpus = 0;
 };
 
+// The --gpu help: the planner's catalog names.
+std::string gpu_option_help();
+
 // Prints "stepscope: error: MESSAGE" on stderr; returns exit code 2.
 int plan_input_error(const std::string& message);
 // The same for a refused input ("--option: message").

@@ -9,6 +9,7 @@
 #include "cli/output_file.h"
 #include "cli/commands.h"
 #include "cli/option_checks.h"
+#include "cli/plan_cli_inputs.h"
 #include "pipeline/plan_run.h"
 #include "model/plan_constraints.h"
 #include "report/plan_report.h"
@@ -89,7 +90,7 @@ CLI::App* register_plan(CLI::App& app) {
   auto* cmd = app.add_subcommand("plan", "predict memory per GPU and step time of a training layout");
   cmd->require_subcommand(0, 1);
   cmd->add_option("--model", args->model, "preset (gpt3-175b, llama2-70b, llama3-405b, ...) or model JSON file");
-  cmd->add_option("--gpu", args->gpu, "a100-40-sxm, a100-80-sxm, h100-sxm (default), h200-sxm, b200");
+  cmd->add_option("--gpu", args->gpu, gpu_option_help());
   cmd->add_option("--gpus", args->gpus, "GPUs of the job (default tp × pp × dp × cp)")
       ->check(whole_number(1, LayoutLimits::kGpus));
   cmd->add_option("--tp", args->layout.tp, "tensor-parallel size")->check(size);

@@ -80,6 +80,9 @@ struct Extra {
   // H200, B200, B300); Grace's NVLink-C2C (900 GB/s both directions) at the
   // NVLink fraction: 360 GB/s (GB200, GB300).
   double host_link_gbps = 55;
+  // The link inside the NVLink domain, GB/s per direction; 0: the table's
+  // NVLink / Infinity Fabric rate. Parts without one (L40S) give their PCIe link.
+  double link_gbps = 0;
 };
 
 constexpr Extra kExtras[] = {
@@ -98,6 +101,41 @@ constexpr Extra kExtras[] = {
     {"gb200", "NVIDIA GB200", "gb200", 148, 50, 0.77, 0.80, 0.48, 0.48, true, 72, 360},
     // GB300 NVL72: 72 GPUs per NVLink domain, ConnectX-8 800 Gb/s per GPU.
     {"gb300", "NVIDIA GB300", "gb300", 160, 100, 0.77, 0.80, 0.48, 0.48, true, 72, 360},
+    // Hopper variants (docs/planner.md "Hardware" gives each source).
+    // H800: the H100 SXM with NVLink cut to 400 GB/s (DeepSeek-V3 measured
+    // 160 GB/s one way: 0.80 of 200). H20: 78 SMs, 148 TFLOP/s dense bf16,
+    // best measured GEMM 142.3 (0.96); attention forward reaches 0.85–0.87
+    // of its peak (FA3 / cuDNN, flash-attention#1310), backward unmeasured:
+    // Ampere's 0.60 taken. PCIe / NVL cards: NVLink bridges join 2 (H100) or
+    // 4 (H200 NVL) cards; past the bridge, PCIe Gen5 and a NIC per GPU
+    // (assumed 400 Gb/s). H100 PCIe: 114 SMs, best square GEMM 495.9 of 756
+    // (0.656, a lower bound: square shapes only). GH200: Bekman's 828.6 of
+    // 989 (144 GB, 900 W) and 821.0 (96 GB); 4 modules per node as CSCS
+    // Alps' HPE EX254n, Slingshot 200 Gb/s each; NVLink-C2C to the host.
+    {"h800-sxm", "NVIDIA H800 SXM", "h800", 132, 50, 0.803, 0.80, 0.48, 0.35, true},
+    {"h20", "NVIDIA H20", "h20", 78, 50, 0.96, 0.80, 0.60, 0.60, true},
+    {"h100-pcie", "NVIDIA H100 PCIe", "h100-pcie", 114, 50, 0.656, 0.80, 0.48, 0.35, true, 2},
+    {"h100-nvl", "NVIDIA H100 NVL", "h100-nvl", 132, 50, 0.803, 0.80, 0.48, 0.35, true, 2},
+    {"h200-nvl", "NVIDIA H200 NVL", "h200-nvl", 132, 50, 0.803, 0.80, 0.48, 0.35, true, 4},
+    {"gh200", "NVIDIA GH200 96GB HBM3", "gh200-96gb", 132, 25, 0.830, 0.80, 0.48, 0.35, true, 4, 360},
+    {"gh200-144gb", "NVIDIA GH200 144GB HBM3e", "gh200-144gb", 132, 25, 0.838, 0.80, 0.48, 0.35, true, 4, 360},
+    // A800: the A100 with NVLink cut to 400 GB/s; same die and clocks (its
+    // square-only GEMM sweep reached 0.854).
+    {"a800-sxm", "NVIDIA A800 80GB SXM", "a800", 108, 25, 0.869, 0.78, 0.60, 0.60, false, 8, 25},
+    // L40S: no NVLink; each card on PCIe Gen4 x16 (≈ 25 GB/s achievable),
+    // 4 per node with 200 Gb/s per GPU in NVIDIA's reference design, so
+    // every collective leaves the card at ≈ 25 GB/s. 142 SMs, best square
+    // GEMM 269.2 of 362 (0.744); Ada runs CUTLASS 2.x-style kernels (no
+    // warp specialization), so the epilogue shows as on Ampere. FA2: Ampere's 0.60.
+    {"l40s", "NVIDIA L40S", "l40s", 142, 25, 0.744, 0.80, 0.60, 0.60, false, 1, 25, 25},
+    // AMD CDNA3: 304 CUs; 8 GPUs in a full Infinity Fabric mesh, 7 links of
+    // 64 GB/s per direction (448); rccl-tests all_reduce 319 GB/s bus
+    // bandwidth on 8 MI300X (ROCm blog, 2025-03): 0.71. GEMM: Bekman's
+    // 668.4 (MI300X) and 784.9 (MI325X) of 1307 TFLOP/s. Attention: the
+    // forward measured at 435–587 TFLOP/s (0.33–0.45, AITER); backward
+    // unmeasured, so the low end. One 400 Gb/s NIC per GPU.
+    {"mi300x", "AMD Instinct MI300X", "mi300x", 304, 50, 0.511, 0.71, 0.33, 0.33, true},
+    {"mi325x", "AMD Instinct MI325X", "mi325x", 304, 50, 0.600, 0.71, 0.33, 0.33, true},
 };
 
 GpuSpec make_spec(const Extra& e) {
@@ -113,7 +151,7 @@ GpuSpec make_spec(const Extra& e) {
     g.fp4_tflops = peaks->fp4_tflops;
     g.memory_gb = peaks->memory_gb;
     g.hbm_gbps = peaks->hbm_gbps;
-    g.nvlink_gbps = peaks->link_gbps / 2;  // the table holds both directions
+    g.nvlink_gbps = e.link_gbps > 0 ? e.link_gbps : peaks->link_gbps / 2;  // the table holds both directions
     g.source = std::string(peaks->source);
   }
   g.gpus_per_node = e.gpus_per_node;

@@ -82,7 +82,12 @@ std::string unknown_gpu_message(std::string_view name) {
                         candidate);
   };
   for (const auto& g : gpu_catalog()) score(g.name);
-  for (const auto& row : gpu_table()) score(lower(row.model));
+  // Table rows the catalog plans are named by their catalog name only.
+  for (const auto& row : gpu_table()) {
+    const bool planned = std::any_of(gpu_catalog().begin(), gpu_catalog().end(),
+                                     [&](const GpuSpec& g) { return g.datasheet_name == row.model; });
+    if (!planned) score(lower(row.model));
+  }
   std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
     return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
   });

@@ -28,11 +28,36 @@ TEST(GpuCatalog, PeaksComeFromTheHardwareTable) {
   EXPECT_EQ(find_gpu("b200")->fp8_tflops, 4500);
 }
 
+// Every catalog row has its datasheet row and rates a plan can divide by;
+// the link inside the NVLink domain is the table's (per direction) except
+// on the L40S, which has none and plans over PCIe Gen4 (25 GB/s).
+TEST(GpuCatalog, EveryRowIsComplete) {
+  for (const GpuSpec& g : gpu_catalog()) {
+    SCOPED_TRACE(g.name);
+    const model::GpuPeaks* row = model::find_gpu_peaks(g.datasheet_name);
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(g.bf16_tflops, row->bf16_tflops);
+    EXPECT_GT(g.sms, 0);
+    EXPECT_GT(g.nvlink_achievable_Bps(), 0);
+    EXPECT_GT(g.network_achievable_Bps(), 0);
+    EXPECT_GT(g.gemm_fraction, 0);
+    EXPECT_LE(g.gemm_fraction, 1);
+    if (g.name != "l40s") EXPECT_EQ(g.nvlink_gbps * 2, row->link_gbps);
+  }
+  EXPECT_EQ(find_gpu("l40s")->nvlink_gbps, 25);
+  EXPECT_EQ(find_gpu("l40s")->gpus_per_node, 1);
+  EXPECT_EQ(find_gpu("h800-sxm")->nvlink_gbps, 200);  // the export part's 400 GB/s NVLink
+  EXPECT_EQ(find_gpu("h20")->sms, 78);
+}
+
 TEST(GpuCatalog, DeviceNamesResolve) {
   EXPECT_EQ(find_gpu("A100-SXM4-80GB")->name, "a100-80-sxm");
   EXPECT_EQ(find_gpu("NVIDIA H100 80GB HBM3")->name, "h100-sxm");
   EXPECT_EQ(find_gpu("NVIDIA A100-SXM4-40GB")->name, "a100-40-sxm");
   EXPECT_EQ(find_gpu("NVIDIA B200")->name, "b200");
+  EXPECT_EQ(find_gpu("AMD Instinct MI300X")->name, "mi300x");
+  EXPECT_EQ(find_gpu("NVIDIA H100 PCIe")->name, "h100-pcie");
+  EXPECT_EQ(find_gpu("NVIDIA GH200 480GB")->name, "gh200");
   EXPECT_EQ(find_gpu("tpu-v5"), nullptr);
   EXPECT_EQ(find_gpu("NVIDIA L4"), nullptr);  // in the datasheet table, not a training catalog row
 }

@@ -40,8 +40,10 @@ TEST(GpuLookup, AVariantWithAnotherMemorySizeIsSaidToBeApproximated) {
 }
 
 TEST(GpuLookup, UnknownNamesListTheClosest) {
-  EXPECT_EQ(unknown_gpu_message("h10o"), "unknown GPU \"h10o\" (closest: h100-sxm, h100-sxm-96gb, h200-sxm)");
-  EXPECT_EQ(unknown_gpu_message("mi300"), "unknown GPU \"mi300\" (closest: amd instinct mi300x, b300, gb300)");
+  EXPECT_EQ(unknown_gpu_message("h10o"), "unknown GPU \"h10o\" (closest: h100-sxm, h100-nvl, h100-pcie)");
+  EXPECT_EQ(unknown_gpu_message("mi300"), "unknown GPU \"mi300\" (closest: mi300x, b300, gb300)");
+  // A row the planner catalog plans is named once, by its catalog name.
+  EXPECT_EQ(unknown_gpu_message("l40z"), "unknown GPU \"l40z\" (closest: l40s, b200, b300)");
   EXPECT_EQ(unknown_gpu_message("rtx4090").substr(0, 50), "unknown GPU \"rtx4090\" (closest: nvidia geforce rtx");
 }
 

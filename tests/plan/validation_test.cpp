@@ -135,7 +135,8 @@ TEST(ValidationCsv, UnknownGpuAndImpossibleLayoutAreSkipped) {
   EXPECT_EQ(s.skipped[0].reason,
             "row 1 (line 3): NVIDIA V100 SXM2 is in the GPU table, but the planner has no sourced achievable rates "
             "(GEMM, NVLink, network) for it; it plans a100-40-sxm, a100-80-sxm, h100-sxm, h200-sxm, b200, h100-sxm-96gb, "
-            "b300, gb200, gb300");
+            "b300, gb200, gb300, h800-sxm, h20, h100-pcie, h100-nvl, h200-nvl, gh200, gh200-144gb, a800-sxm, l40s, mi300x, "
+            "mi325x");
   EXPECT_EQ(s.skipped[1].reason,
             "row 2 (line 4): GPU count mismatch: tp × pp × dp × cp = 8 × 1 × 1 × 1 = 8, but the cluster has 16");
 }

@@ -157,7 +157,7 @@ class PlanRefusalTest(unittest.TestCase):
 
     def test_unknown_gpu_names_the_keyword_and_the_closest(self):
         e = self.refused(stepscope.plan, "gpt3-1.3b", gpu="h10o")
-        self.assertEqual(e.message, 'gpu: unknown GPU "h10o" (closest: h100-sxm, h100-sxm-96gb, h200-sxm)')
+        self.assertEqual(e.message, 'gpu: unknown GPU "h10o" (closest: h100-sxm, h100-nvl, h100-pcie)')
         self.assertIsInstance(e, ValueError)
         e = self.refused(stepscope.plan, "gpt3-1.3b", gpu="v100")
         self.assertTrue(e.message.startswith("gpu: NVIDIA V100 SXM2 is in the GPU table, but the planner has no "
