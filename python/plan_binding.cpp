@@ -59,7 +59,8 @@ void bind_plan(py::module_& m) {
       .def_readwrite("fp8_all_gather", &ModelInputs::fp8_all_gather)
       .def_readwrite("optimizer_impl", &ModelInputs::optimizer_impl)
       .def_readwrite("moe_capacity_factor", &ModelInputs::moe_capacity_factor)
-      .def_readwrite("moe_pad_to_capacity", &ModelInputs::moe_pad_to_capacity);
+      .def_readwrite("moe_pad_to_capacity", &ModelInputs::moe_pad_to_capacity)
+      .def_readwrite("cuda_graphs", &ModelInputs::cuda_graphs);
   py::class_<LayoutInputs>(m, "LayoutInputs", "One parallel layout")
       .def(py::init<>())
       .def_readwrite("tp", &LayoutInputs::tp)

@@ -99,6 +99,35 @@ ContextParallelTime context_parallel_time(double tokens, double q_width, double 
   return r;
 }
 
+KernelCount layer_kernels(const ModelSpec& m, const TrainingSettings& t, const ParallelConfig& p) {
+  const bool eager = t.eager_activations();
+  const bool tp = p.tp > 1, sp = p.sequence_parallel && tp;
+  KernelCount k;
+  // Forward. Fused (Megatron / Transformer Engine, torch.compile): two
+  // norms, the QKV, projection, FC1 and FC2 GEMMs, rotary embedding,
+  // attention, the activation and two residual adds = 12. Eager torchtitan
+  // block: two RMSNorms of 7 kernels (cast, square, mean, add, rsqrt,
+  // multiply, cast back and weight: one fewer where fused by PyTorch),
+  // separate Q, K, V GEMMs, rotary 3 per Q and K (upcast, complex multiply,
+  // cast back), attention, the output made contiguous, the projection, the
+  // residual add twice, gate and up GEMMs, SiLU, the product, FC2 = 33.
+  k.fwd = eager ? 33 : 12;
+  if (m.is_moe()) k.fwd += 5 + (m.moe_shared_ffn > 0 ? 3 : 0);  // router GEMM, softmax, top-k, permute, unpermute
+  if (tp) k.fwd += sp ? 4 : 2;                                  // the TP collectives
+  if (is_low_precision(t.dtype)) k.fwd += eager ? 4 * 7 : 4;     // a cast per GEMM input (eager: amax, scale, cast, transpose)
+  if (p.sharding == Sharding::kZero3 || p.sharding == Sharding::kFsdpHybrid)
+    k.fwd += 3;  // FSDP: copy-in, all-gather, copy-out
+  // Backward: each forward kernel has about two (data and weight gradients
+  // of a GEMM; the input gradient of an elementwise op and its reduction or
+  // accumulation); FSDP gathers again and reduce-scatters (+ copies).
+  k.bwd = 2 * k.fwd;
+  if (p.recompute == Recompute::kFull) k.bwd += k.fwd;
+  else if (p.recompute == Recompute::kOp) k.bwd += k.fwd / 2;
+  return k;
+}
+
+double launch_seconds(const TrainingSettings& t) { return t.cuda_graphs ? 1e-6 : 10e-6; }
+
 double optimizer_pass_bytes(const TrainingSettings& t) {
   const double g = t.grad_fp32 ? 4 : 2;
   double bytes = t.grad_fp32 ? 0 : 2 + 4;        // 16-bit grads → fp32 copy
@@ -319,6 +348,14 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   // Only some layers recomputed: the average layer pays that share.
   lt.recompute *= recomputed_share(layout, p);
 
+  // Host launch: the host issues each kernel (dispatch + launch) while the
+  // GPU runs earlier ones; the layer is host-bound when issuing takes
+  // longer than the GPU work (launch_fwd / launch_bwd hold the issue time;
+  // estimate_step counts only the excess).
+  const KernelCount kernels = layer_kernels(m, t, p);
+  lt.launch_fwd = kernels.fwd * launch_seconds(t);
+  lt.launch_bwd = kernels.bwd * launch_seconds(t);
+
   // Activation offload: an offloaded layer's saved tensors go to host
   // memory while the next layer computes, and come back while the later one
   // runs backward; only what the copy takes beyond that compute shows.
@@ -437,6 +474,8 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
   e.tp_comm = per_step_layers * (L.tp_comm_fwd + L.tp_comm_bwd);
   e.ep_comm = per_step_layers * (L.ep_comm_fwd + L.ep_comm_bwd);
   e.offload = per_step_layers * (L.offload_fwd + L.offload_bwd);
+  // Host-bound layers: the GPU waits for the kernels it has not been given yet.
+  e.launch = per_step_layers * (std::max(0.0, L.launch_fwd - L.fwd()) + std::max(0.0, L.launch_bwd - L.bwd()));
   e.cp_comm = per_step_layers * L.cp_comm;
   e.embedding_and_loss = mb * ((pp == 1 ? embed : 0) + out_fwd + out_bwd);
 
@@ -534,7 +573,7 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
   e.optimizer = p.cpu_offload ? opt_params * (grad_bytes + 2) / c.gpu.host_link_Bps() + opt_params * optimizer_pass_bytes(t) / 100e9
                               : opt_params * optimizer_pass_bytes(t) / hbm;
 
-  e.total = pipeline + dp_exposed + e.optimizer;
+  e.total = pipeline + e.launch + dp_exposed + e.optimizer;
 
   // FLOPs: per layer forward × 3 (forward + two backward GEMMs), logits 6·s·h·V per sequence.
   const double B = std::max(0, t.global_batch);

@@ -28,6 +28,8 @@ struct LayerTime {
   double cast_bwd = 0;         // and the output gradients
   double ep_comm_fwd = 0;      // MoE: token dispatch and combine all-to-alls (not overlapped)
   double ep_comm_bwd = 0;
+  double launch_fwd = 0;       // host time to issue this layer's kernels in forward (dispatch + launch)
+  double launch_bwd = 0;       // and in backward; the GPU waits only where it exceeds the layer's GPU time
   double offload_fwd = 0;      // activation offload: the copy to host not hidden behind the layer's forward
   double offload_bwd = 0;      // and the copy back, behind its backward (averaged over the stage's layers)
   double fwd() const {
@@ -68,6 +70,7 @@ struct StepEstimate {
   double tp_comm = 0;
   double ep_comm = 0;  // MoE all-to-alls
   double offload = 0;  // activation copies to and from host memory not hidden behind compute
+  double launch = 0;   // host-bound layers: kernel issue time the GPU waits for
   double cp_comm = 0;
   double pp_p2p = 0;              // pipeline sends/receives on the critical path
   double embedding_and_loss = 0;  // embedding, logits GEMMs, cross-entropy, their TP collectives and gradient adds
@@ -95,6 +98,15 @@ struct EndStageTime {
 };
 EndStageTime estimate_end_stages(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c,
                                  const ParallelConfig& p);
+
+// Kernels one layer issues per micro-batch (docs/planner.md "Host launch").
+struct KernelCount {
+  double fwd = 0, bwd = 0;
+};
+KernelCount layer_kernels(const ModelSpec& m, const TrainingSettings& t, const ParallelConfig& p);
+// Host seconds to issue one kernel: an eager PyTorch dispatch and launch
+// (10 µs, measured on the project's H200), or a CUDA-graph replay's (1 µs).
+double launch_seconds(const TrainingSettings& t);
 
 // Bytes the optimizer step moves per parameter (all its streaming passes).
 double optimizer_pass_bytes(const TrainingSettings& t);

@@ -69,6 +69,11 @@ struct TrainingSettings {
   // capacity, padding included.
   double moe_capacity_factor = 0;
   bool moe_pad_to_capacity = false;
+  // The step's kernels replayed from CUDA graphs (Megatron-Core
+  // --cuda-graph-impl / --enable-cuda-graph, torch.compile
+  // mode="reduce-overhead"): the host issues each for the replay's cost
+  // instead of an eager dispatch and launch.
+  bool cuda_graphs = false;
 
   // The token copies the routed experts compute and exchange, as a share of
   // the balanced top-k count. Routing is modelled as balanced, so a factor

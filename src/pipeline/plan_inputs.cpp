@@ -100,6 +100,7 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSp
     return {"moe_pad_to_capacity", "needs a capacity factor (--moe-capacity-factor)"};
   t.moe_capacity_factor = in.moe_capacity_factor;
   t.moe_pad_to_capacity = in.moe_pad_to_capacity;
+  t.cuda_graphs = in.cuda_graphs;
   return {};
 }
 

@@ -47,6 +47,7 @@ struct ModelInputs {
   std::string optimizer_impl = "auto";  // auto | foreach | fused
   double moe_capacity_factor = 0;       // MoE expert capacity factor; 0 = dropless
   bool moe_pad_to_capacity = false;     // experts run on their full capacity
+  bool cuda_graphs = false;             // kernels replayed from CUDA graphs
 };
 
 // One layout written out (plan, recompute, pareto).

@@ -270,6 +270,11 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         if (!yes_no("tp_overlap", overlap)) return false;
         r.settings.tp_comm_overlap = overlap.value_or(false);
       }
+      if (has("cuda_graphs") && !field("cuda_graphs").empty()) {
+        std::optional<bool> graphs;
+        if (!yes_no("cuda_graphs", graphs)) return false;
+        r.settings.cuda_graphs = graphs.value_or(false);
+      }
       if (has("fp8_all_gather") && !field("fp8_all_gather").empty()) {
         std::optional<bool> fp8_gather;
         if (!yes_no("fp8_all_gather", fp8_gather)) return false;

@@ -77,6 +77,7 @@ std::string plan_text(const PlanResult& r, bool explain) {
   std::string extras;
   if (p.sequence_parallel) extras += " · sequence parallel";
   if (p.cpu_offload) extras += " · CPU offload";
+  if (r.settings.cuda_graphs) extras += " · CUDA graphs";
   if (p.ep > 1 || r.model.is_moe()) {
     extras += fmt::format(" · {} experts, top-{}", r.model.moe_experts, r.model.moe_topk);
     if (r.model.moe_shared_ffn > 0) extras += fmt::format(" + shared {}", r.model.moe_shared_ffn);
@@ -131,6 +132,7 @@ std::string plan_text(const PlanResult& r, bool explain) {
   add_time(st, "tensor-parallel comm", s.tp_comm, s.total);
   if (s.ep_comm > 0) add_time(st, "expert all-to-all", s.ep_comm, s.total);
   if (s.offload > 0) add_time(st, "activation offload (exposed)", s.offload, s.total);
+  if (s.launch > 0) add_time(st, "host launch (GPU waits)", s.launch, s.total);
   if (s.cp_comm > 0) add_time(st, "context-parallel comm", s.cp_comm, s.total);
   add_time(st, "pipeline p2p", s.pp_p2p, s.total);
   add_time(st, "embedding + loss", s.embedding_and_loss, s.total);
@@ -162,6 +164,7 @@ std::string plan_text(const PlanResult& r, bool explain) {
     if (l.cp_comm > 0) lt.add_row({"context-parallel exposed", "", ms(l.cp_comm)});
     lt.add_separator();
     lt.add_row({"total", ms(l.fwd()), ms(l.bwd())});
+    lt.add_row({"host issue time (kernels)", ms(l.launch_fwd), ms(l.launch_bwd)});
     out += "\n";
     out += lt.render();
     out += fmt::format(
@@ -215,6 +218,7 @@ std::string plan_json(const PlanResult& r) {
                    {"fp8_all_gather", r.settings.fp8_all_gather},
                    {"moe_capacity_factor", r.settings.moe_capacity_factor},
                    {"moe_pad_to_capacity", r.settings.moe_pad_to_capacity},
+                   {"cuda_graphs", r.settings.cuda_graphs},
                    {"optimizer_impl", r.settings.foreach_optimizer() ? "foreach" : "fused"}};
   const auto& m = r.memory;
   j["memory_bytes"] = {{"weights", m.weights},     {"gradients", m.gradients},
@@ -233,6 +237,7 @@ std::string plan_json(const PlanResult& r) {
                        {"tp_comm", s.tp_comm},
                        {"ep_comm", s.ep_comm},
                        {"offload", s.offload},
+                       {"launch", s.launch},
                        {"cp_comm", s.cp_comm},
                        {"pp_p2p", s.pp_p2p},
                        {"embedding_and_loss", s.embedding_and_loss},

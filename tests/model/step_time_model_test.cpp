@@ -456,5 +456,38 @@ TEST(StepTime, ActivationOffloadShowsOnlyTheCopyBeyondCompute) {
   EXPECT_GT(half.offload_fwd, 0);  // 512 tokens: the copy outlasts the small layer's forward
 }
 
+// Host launch: a small layer's GPU time is shorter than the host's issue
+// time (kernels × 10 µs eager, × 1 µs from CUDA graphs); only the excess
+// shows, per layer and micro-batch. GPT-125M shape, 512 tokens, H100.
+TEST(StepTime, HostBoundLayersWaitForTheirKernels) {
+  const ModelSpec m = gpt(12, 768, 12, 512, 50257);
+  TrainingSettings t;
+  t.global_batch = 1;
+  t.stack = Stack::kPytorch;  // eager: 33 kernels forward, 66 backward
+  ParallelConfig p;
+  ClusterSpec c{*find_gpu("h100-sxm"), 1, {}};
+  const KernelCount k = layer_kernels(m, t, p);
+  EXPECT_EQ(k.fwd, 33);
+  EXPECT_EQ(k.bwd, 66);
+  const LayerTime lt = estimate_layer(m, t, c, p);
+  EXPECT_NEAR(lt.launch_fwd, 33 * 10e-6, 1e-15);
+  ASSERT_GT(lt.launch_fwd, lt.fwd());  // host-bound
+  const StepEstimate e = estimate_step(m, t, c, p);
+  EXPECT_NEAR(e.launch, 12 * ((33 * 10e-6 - lt.fwd()) + std::max(0.0, 66 * 10e-6 - lt.bwd())), 1e-12);
+  t.cuda_graphs = true;
+  const StepEstimate graphed = estimate_step(m, t, c, p);
+  EXPECT_LT(graphed.launch, e.launch / 5);
+  EXPECT_NEAR(e.total - graphed.total, e.launch - graphed.launch, 1e-12);
+  // Fused kernels (Megatron stack): 12 forward; full recomputation issues the forward again in backward.
+  t.stack = Stack::kMegatron;
+  p.recompute = Recompute::kFull;
+  EXPECT_EQ(layer_kernels(m, t, p).fwd, 12);
+  EXPECT_EQ(layer_kernels(m, t, p).bwd, 36);
+  // A large layer hides its issue time entirely.
+  const ModelSpec big = gpt(4, 8192, 64, 4096, 50257);
+  t.cuda_graphs = false;
+  EXPECT_EQ(estimate_step(big, t, c, p).launch, 0);
+}
+
 }  // namespace
 }  // namespace stepscope::model
