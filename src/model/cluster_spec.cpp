@@ -55,25 +55,54 @@ namespace {
 //    FA2 there). Hopper: 0.35, "FlashAttention-2 achieving only 35%
 //    utilization on the H100 GPU" (Shah et al. 2024, FlashAttention-3,
 //    abstract). Blackwell: no published figure; the flash fraction.
-//  - gemm_epilogue_overlapped: CUTLASS 2.x Ampere kernels (what cuBLAS runs
-//    on A100) hold one 256x128/128x256 thread block per SM and write the
-//    output tile after the main loop; CUTLASS 3.x Hopper kernels are
-//    persistent and warp-specialized ("ping-pong": one warp group's epilogue
-//    runs during the other's main loop), so the C write is hidden there.
+//  - family: what an architecture's libraries do, the same on every part
+//    of it (family_traits below): whether the GEMM epilogue is hidden, and
+//    the fp8 GEMM fraction.
 //  - latencies: NCCL ring step (Simple protocol) ≈ 5 µs over NVLink, ≈ 8 µs
 //    over InfiniBand: nccl-tests all_reduce on 8 A100s reaches ~150 GB/s bus
 //    bandwidth at 16 MB, i.e. ≈ 65 µs fixed cost over 14 ring steps.
+enum class Family : uint8_t { kAmpere, kAda, kHopper, kBlackwell, kCdna3 };
+
+struct FamilyTraits {
+  // CUTLASS 2.x-style kernels (what cuBLAS runs on Ampere and Ada) hold one
+  // 256x128/128x256 thread block per SM and write the output tile after the
+  // main loop; CUTLASS 3.x Hopper and Blackwell kernels are persistent and
+  // warp-specialized ("ping-pong": one warp group's epilogue runs during
+  // the other's main loop), so the C write is hidden there. CDNA3: the
+  // measured fraction is taken as including whatever epilogue shows.
+  bool gemm_epilogue_overlapped;
+  // The fp8 GEMM's fraction of the fp8 peak relative to the bf16 GEMM's of
+  // the bf16 peak. Hopper: 0.896, measured on the project's H200 in one run
+  // (docs/runs/bench-h200-history.md: fp8 e4m3 1442.2 of 1978.9 = 0.729,
+  // bf16 804.6 of 989.4 = 0.813). Elsewhere no measurement: 1.
+  double fp8_to_bf16_fraction;
+};
+
+constexpr FamilyTraits family_traits(Family f) {
+  switch (f) {
+    case Family::kAmpere:
+    case Family::kAda:
+      return {false, 1.0};
+    case Family::kHopper:
+      return {true, 0.7288 / 0.8132};
+    case Family::kBlackwell:
+    case Family::kCdna3:
+      return {true, 1.0};
+  }
+  return {true, 1.0};
+}
+
 struct Extra {
   const char* key;
   const char* datasheet;
   const char* alias;  // a lower-case token of device names for this row
+  Family family;
   int sms;
   double network_gbps;
   double gemm_fraction;
   double nvlink_fraction;
   double flash_fraction;
   double fa2_fraction;
-  bool gemm_epilogue_overlapped;
   int gpus_per_node = 8;  // the NVLink domain (72 on GB200 / GB300 NVL72)
   // Pinned host copies per direction: PCIe Gen4 x16 ≈ 25 GB/s achievable
   // (A100); Gen5 x16: 55 GB/s, measured H2D on the H200 here (HGX H100,
@@ -86,21 +115,21 @@ struct Extra {
 };
 
 constexpr Extra kExtras[] = {
-    {"a100-40-sxm", "NVIDIA A100 40GB", "a100-sxm4-40gb", 108, 25, 0.869, 0.78, 0.60, 0.60, false, 8, 25},
-    {"a100-80-sxm", "NVIDIA A100 80GB", "a100-sxm4-80gb", 108, 25, 0.869, 0.78, 0.60, 0.60, false, 8, 25},
-    {"h100-sxm", "NVIDIA H100 SXM", "h100", 132, 50, 0.803, 0.80, 0.48, 0.35, true},
-    {"h200-sxm", "NVIDIA H200 SXM", "h200", 132, 50, 0.803, 0.80, 0.48, 0.35, true},
-    {"b200", "NVIDIA B200", "b200", 148, 50, 0.77, 0.80, 0.48, 0.48, true},
+    {"a100-40-sxm", "NVIDIA A100 40GB", "a100-sxm4-40gb", Family::kAmpere, 108, 25, 0.869, 0.78, 0.60, 0.60, 8, 25},
+    {"a100-80-sxm", "NVIDIA A100 80GB", "a100-sxm4-80gb", Family::kAmpere, 108, 25, 0.869, 0.78, 0.60, 0.60, 8, 25},
+    {"h100-sxm", "NVIDIA H100 SXM", "h100", Family::kHopper, 132, 50, 0.803, 0.80, 0.48, 0.35},
+    {"h200-sxm", "NVIDIA H200 SXM", "h200", Family::kHopper, 132, 50, 0.803, 0.80, 0.48, 0.35},
+    {"b200", "NVIDIA B200", "b200", Family::kBlackwell, 148, 50, 0.77, 0.80, 0.48, 0.48},
     // Variants and newer parts with the fractions of their family (docs/planner.md
     // "Constants": measured on H100/H200, assumed for Blackwell) — not measured on
     // these parts. Meta's Grand Teton H100 (96 GB HBM2e, 500 W, 400 Gb/s RDMA per GPU).
-    {"h100-sxm-96gb", "NVIDIA H100 SXM 96GB HBM2e (500 W)", "h100-96gb", 132, 50, 0.803, 0.80, 0.48, 0.35, true},
+    {"h100-sxm-96gb", "NVIDIA H100 SXM 96GB HBM2e (500 W)", "h100-96gb", Family::kHopper, 132, 50, 0.803, 0.80, 0.48, 0.35},
     // HGX B300: 160 SMs (NVIDIA, "Inside NVIDIA Blackwell Ultra"), ConnectX-8 800 Gb/s per GPU.
-    {"b300", "NVIDIA B300", "b300", 160, 100, 0.77, 0.80, 0.48, 0.48, true},
+    {"b300", "NVIDIA B300", "b300", Family::kBlackwell, 160, 100, 0.77, 0.80, 0.48, 0.48},
     // GB200 NVL72: one NVLink domain of 72 GPUs, ConnectX-7 400 Gb/s per GPU.
-    {"gb200", "NVIDIA GB200", "gb200", 148, 50, 0.77, 0.80, 0.48, 0.48, true, 72, 360},
+    {"gb200", "NVIDIA GB200", "gb200", Family::kBlackwell, 148, 50, 0.77, 0.80, 0.48, 0.48, 72, 360},
     // GB300 NVL72: 72 GPUs per NVLink domain, ConnectX-8 800 Gb/s per GPU.
-    {"gb300", "NVIDIA GB300", "gb300", 160, 100, 0.77, 0.80, 0.48, 0.48, true, 72, 360},
+    {"gb300", "NVIDIA GB300", "gb300", Family::kBlackwell, 160, 100, 0.77, 0.80, 0.48, 0.48, 72, 360},
     // Hopper variants (docs/planner.md "Hardware" gives each source).
     // H800: the H100 SXM with NVLink cut to 400 GB/s (DeepSeek-V3 measured
     // 160 GB/s one way: 0.80 of 200). H20: 78 SMs, 148 TFLOP/s dense bf16,
@@ -112,30 +141,30 @@ constexpr Extra kExtras[] = {
     // (0.656, a lower bound: square shapes only). GH200: Bekman's 828.6 of
     // 989 (144 GB, 900 W) and 821.0 (96 GB); 4 modules per node as CSCS
     // Alps' HPE EX254n, Slingshot 200 Gb/s each; NVLink-C2C to the host.
-    {"h800-sxm", "NVIDIA H800 SXM", "h800", 132, 50, 0.803, 0.80, 0.48, 0.35, true},
-    {"h20", "NVIDIA H20", "h20", 78, 50, 0.96, 0.80, 0.60, 0.60, true},
-    {"h100-pcie", "NVIDIA H100 PCIe", "h100-pcie", 114, 50, 0.656, 0.80, 0.48, 0.35, true, 2},
-    {"h100-nvl", "NVIDIA H100 NVL", "h100-nvl", 132, 50, 0.803, 0.80, 0.48, 0.35, true, 2},
-    {"h200-nvl", "NVIDIA H200 NVL", "h200-nvl", 132, 50, 0.803, 0.80, 0.48, 0.35, true, 4},
-    {"gh200", "NVIDIA GH200 96GB HBM3", "gh200-96gb", 132, 25, 0.830, 0.80, 0.48, 0.35, true, 4, 360},
-    {"gh200-144gb", "NVIDIA GH200 144GB HBM3e", "gh200-144gb", 132, 25, 0.838, 0.80, 0.48, 0.35, true, 4, 360},
+    {"h800-sxm", "NVIDIA H800 SXM", "h800", Family::kHopper, 132, 50, 0.803, 0.80, 0.48, 0.35},
+    {"h20", "NVIDIA H20", "h20", Family::kHopper, 78, 50, 0.96, 0.80, 0.60, 0.60},
+    {"h100-pcie", "NVIDIA H100 PCIe", "h100-pcie", Family::kHopper, 114, 50, 0.656, 0.80, 0.48, 0.35, 2},
+    {"h100-nvl", "NVIDIA H100 NVL", "h100-nvl", Family::kHopper, 132, 50, 0.803, 0.80, 0.48, 0.35, 2},
+    {"h200-nvl", "NVIDIA H200 NVL", "h200-nvl", Family::kHopper, 132, 50, 0.803, 0.80, 0.48, 0.35, 4},
+    {"gh200", "NVIDIA GH200 96GB HBM3", "gh200-96gb", Family::kHopper, 132, 25, 0.830, 0.80, 0.48, 0.35, 4, 360},
+    {"gh200-144gb", "NVIDIA GH200 144GB HBM3e", "gh200-144gb", Family::kHopper, 132, 25, 0.838, 0.80, 0.48, 0.35, 4, 360},
     // A800: the A100 with NVLink cut to 400 GB/s; same die and clocks (its
     // square-only GEMM sweep reached 0.854).
-    {"a800-sxm", "NVIDIA A800 80GB SXM", "a800", 108, 25, 0.869, 0.78, 0.60, 0.60, false, 8, 25},
+    {"a800-sxm", "NVIDIA A800 80GB SXM", "a800", Family::kAmpere, 108, 25, 0.869, 0.78, 0.60, 0.60, 8, 25},
     // L40S: no NVLink; each card on PCIe Gen4 x16 (≈ 25 GB/s achievable),
     // 4 per node with 200 Gb/s per GPU in NVIDIA's reference design, so
     // every collective leaves the card at ≈ 25 GB/s. 142 SMs, best square
     // GEMM 269.2 of 362 (0.744); Ada runs CUTLASS 2.x-style kernels (no
     // warp specialization), so the epilogue shows as on Ampere. FA2: Ampere's 0.60.
-    {"l40s", "NVIDIA L40S", "l40s", 142, 25, 0.744, 0.80, 0.60, 0.60, false, 1, 25, 25},
+    {"l40s", "NVIDIA L40S", "l40s", Family::kAda, 142, 25, 0.744, 0.80, 0.60, 0.60, 1, 25, 25},
     // AMD CDNA3: 304 CUs; 8 GPUs in a full Infinity Fabric mesh, 7 links of
     // 64 GB/s per direction (448); rccl-tests all_reduce 319 GB/s bus
     // bandwidth on 8 MI300X (ROCm blog, 2025-03): 0.71. GEMM: Bekman's
     // 668.4 (MI300X) and 784.9 (MI325X) of 1307 TFLOP/s. Attention: the
     // forward measured at 435–587 TFLOP/s (0.33–0.45, AITER); backward
     // unmeasured, so the low end. One 400 Gb/s NIC per GPU.
-    {"mi300x", "AMD Instinct MI300X", "mi300x", 304, 50, 0.511, 0.71, 0.33, 0.33, true},
-    {"mi325x", "AMD Instinct MI325X", "mi325x", 304, 50, 0.600, 0.71, 0.33, 0.33, true},
+    {"mi300x", "AMD Instinct MI300X", "mi300x", Family::kCdna3, 304, 50, 0.511, 0.71, 0.33, 0.33},
+    {"mi325x", "AMD Instinct MI325X", "mi325x", Family::kCdna3, 304, 50, 0.600, 0.71, 0.33, 0.33},
 };
 
 GpuSpec make_spec(const Extra& e) {
@@ -164,7 +193,9 @@ GpuSpec make_spec(const Extra& e) {
   g.network_fraction = 0.90;
   g.flash_fraction = e.flash_fraction;
   g.fa2_fraction = e.fa2_fraction;
-  g.gemm_epilogue_overlapped = e.gemm_epilogue_overlapped;
+  const FamilyTraits traits = family_traits(e.family);
+  g.gemm_epilogue_overlapped = traits.gemm_epilogue_overlapped;
+  g.fp8_gemm_fraction = e.gemm_fraction * traits.fp8_to_bf16_fraction;
   g.nvlink_latency_s = 5e-6;
   g.network_latency_s = 8e-6;
   return g;

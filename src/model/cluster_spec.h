@@ -37,6 +37,9 @@ struct GpuSpec {
   // peak by the best large GEMM, of HBM by streaming kernels, of NVLink and
   // of the network by NCCL ring collectives (bus bandwidth).
   double gemm_fraction = 0;
+  // Of the 8-bit peak by the best fp8 GEMM (and the block-scaled formats);
+  // 0: gemm_fraction.
+  double fp8_gemm_fraction = 0;
   double hbm_fraction = 0;
   double nvlink_fraction = 0;
   double network_fraction = 0;

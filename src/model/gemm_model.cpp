@@ -63,7 +63,8 @@ double gemm_fraction(const ClusterSpec& c, Dtype dtype) {
     }
     ratios.push_back(flops / main_loop / 1e12 / (c.gpu.peak_tflops(dtype) * eff));
   }
-  if (ratios.empty()) return c.gpu.gemm_fraction;
+  if (ratios.empty())
+    return is_low_precision(dtype) && c.gpu.fp8_gemm_fraction > 0 ? c.gpu.fp8_gemm_fraction : c.gpu.gemm_fraction;
   std::sort(ratios.begin(), ratios.end());
   size_t n = ratios.size();
   return n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
