@@ -60,7 +60,8 @@ void bind_plan(py::module_& m) {
       .def_readwrite("optimizer_impl", &ModelInputs::optimizer_impl)
       .def_readwrite("moe_capacity_factor", &ModelInputs::moe_capacity_factor)
       .def_readwrite("moe_pad_to_capacity", &ModelInputs::moe_pad_to_capacity)
-      .def_readwrite("cuda_graphs", &ModelInputs::cuda_graphs);
+      .def_readwrite("cuda_graphs", &ModelInputs::cuda_graphs)
+      .def_readwrite("fp8_impl", &ModelInputs::fp8_impl);
   py::class_<LayoutInputs>(m, "LayoutInputs", "One parallel layout")
       .def(py::init<>())
       .def_readwrite("tp", &LayoutInputs::tp)

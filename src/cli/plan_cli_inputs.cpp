@@ -42,6 +42,8 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
   cmd->add_flag("--tp-overlap", a.tp_overlap,
                 "TP collectives overlapped with their GEMMs (Megatron --tp-comm-overlap, torchtitan async TP; needs SP)");
   cmd->add_option("--optimizer-impl", a.optimizer_impl, "auto (the stack's default), foreach or fused");
+  cmd->add_option("--fp8-impl", a.fp8_impl,
+                  "who casts fp8 GEMM operands: auto (the stack's), te (Transformer Engine, fused) or torchao (eager unless --compile)");
   cmd->add_option("--moe-capacity-factor", a.moe_capacity_factor,
                   "MoE: tokens an expert takes, as a multiple of its balanced share (Megatron --moe-expert-capacity-factor; default dropless)")
       ->check(number_above(0, model::ModelLimits::kExperts));

@@ -114,7 +114,10 @@ KernelCount layer_kernels(const ModelSpec& m, const TrainingSettings& t, const P
   k.fwd = eager ? 33 : 12;
   if (m.is_moe()) k.fwd += 5 + (m.moe_shared_ffn > 0 ? 3 : 0);  // router GEMM, softmax, top-k, permute, unpermute
   if (tp) k.fwd += sp ? 4 : 2;                                  // the TP collectives
-  if (is_low_precision(t.dtype)) k.fwd += eager ? 4 * 7 : 4;     // a cast per GEMM input (eager: amax, scale, cast, transpose)
+  // Low precision: a cast per GEMM input, fused (Transformer Engine,
+  // compile) or 7 kernels in eager torchao (abs, max, scale, upcast,
+  // multiply, clamp, cast).
+  if (is_low_precision(t.dtype)) k.fwd += (eager ? 7 : 4) * (t.fused_casts() ? 1 : 7);
   if (p.sharding == Sharding::kZero3 || p.sharding == Sharding::kFsdpHybrid)
     k.fwd += 3;  // FSDP: copy-in, all-gather, copy-out
   // Backward: each forward kernel has about two (data and weight gradients
@@ -293,23 +296,30 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
   // (memory-bound): the activation inputs and the weights in forward, the
   // output gradients in backward, each also in the transposed layout the
   // weight- or data-gradient GEMM reads (Hopper and Blackwell FP8 GEMMs take
-  // both operands K-major). Per element: eager torchao float8 reads for the
-  // scale (amax, 2 B), reads again and writes the cast (3 B), and casts the
-  // transposed copy (3 B) = 8 B; Transformer Engine and torch.compile fuse the
-  // amax into the cast and cast both layouts in one pass (read 2, write 1 + 1)
-  // = 4 B. The weights are cast every micro-batch in eager torchao; the
+  // both operands K-major). Per element, eager torchao float8 runs each op
+  // of its dynamic scaling as its own kernel (torchao/float8: tensor_to_amax
+  // = max(abs(x)), then x.to(float32) * scale, clamp, .to(fp8)): abs (r2 w2),
+  // max (r2), the fp32 upcast (r2 w4), the scaling (r4 w4), the clamp (r4
+  // w4) and the cast (r4 w1), plus the transposed copy the other GEMM reads
+  // (r1 w1) = 35 B; Transformer Engine and torch.compile fuse the amax into
+  // the cast and cast both layouts in one pass (read 2, write 1 + 1) = 4 B.
+  // The weights are cast every micro-batch in eager torchao; the
   // Megatron stack's weight copies are cast once per step (TE's
   // is_first_microbatch caching). Block-scaled formats add their scales.
   if (is_low_precision(dt)) {
-    const bool fused = !t.eager_activations();
-    const double per_elem = (fused ? 2 + 2 * gemm_input_bytes(dt) : 2 + 2 + 2 * gemm_input_bytes(dt) + 2);
+    const bool fused = t.fused_casts();
+    // Eager modules project Q, K, V and gate, up separately.
+    const bool split_projections = t.eager_activations();
+    const double g8 = gemm_input_bytes(dt);
+    const double per_elem = fused ? 2 + 2 * g8 : 4 + 2 + 6 + 8 + 8 + (4 + g8) + 2 * g8;
     // GEMM input elements per token: eager modules project Q, K, V and gate,
     // up separately, each casting the same input; fused QKV and FC1 once.
     // MoE: the MLP GEMMs see every token once per routed expert that
     // computes it, and once more in the shared experts.
     const double copies = m.is_moe() ? m.moe_topk * t.moe_routed_share() + (m.moe_shared_ffn > 0 ? 1 : 0) : 1;
     const double fm = mlp_width_per_token(m, t);
-    const double in = (fused ? h : 3 * h) + h / tp + (m.gated_mlp && !fused ? 2 * h : h) * copies + fm / tp;
+    const double in =
+        (split_projections ? 3 * h : h) + h / tp + (m.gated_mlp && split_projections ? 2 * h : h) * copies + fm / tp;
     const double out = (h + 2 * kvd_local * kv_split) / tp + h + (m.gated_mlp ? 2 * fm : fm) / tp + h * copies;
     const double weights = layout.layer_params_per_gpu;
     double weight_casts = fused && t.stack == Stack::kMegatron ? 1.0 / std::max(1, layout.micro_batches) : 1.0;

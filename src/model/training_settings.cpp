@@ -118,4 +118,28 @@ bool parse_optimizer_impl(std::string_view text, OptimizerImpl& out) {
   return true;
 }
 
+std::string_view to_string(Fp8Impl i) {
+  switch (i) {
+    case Fp8Impl::kAuto:
+      return "auto";
+    case Fp8Impl::kTransformerEngine:
+      return "te";
+    case Fp8Impl::kTorchao:
+      return "torchao";
+  }
+  return "auto";
+}
+
+bool parse_fp8_impl(std::string_view text, Fp8Impl& out) {
+  if (text == "auto")
+    out = Fp8Impl::kAuto;
+  else if (text == "te")
+    out = Fp8Impl::kTransformerEngine;
+  else if (text == "torchao")
+    out = Fp8Impl::kTorchao;
+  else
+    return false;
+  return true;
+}
+
 }  // namespace stepscope::model

@@ -42,6 +42,13 @@ enum class Stack : uint8_t { kMegatron, kPytorch };
 // stack's default (foreach for PyTorch, fused for Megatron).
 enum class OptimizerImpl : uint8_t { kAuto, kForeach, kFused };
 
+// Who casts the GEMM operands of a low-precision recipe. kTransformerEngine:
+// fused cast kernels (amax, scale and both layouts in one pass); kTorchao:
+// torchao's float8 training, whose dynamic scaling runs op by op unless
+// torch.compile fuses it. kAuto: the stack's (Transformer Engine for
+// Megatron, torchao for PyTorch).
+enum class Fp8Impl : uint8_t { kAuto, kTransformerEngine, kTorchao };
+
 struct TrainingSettings {
   int global_batch = 0;  // sequences per optimizer step
   Dtype dtype = Dtype::kBf16;
@@ -62,6 +69,7 @@ struct TrainingSettings {
   // which then moves 1 byte per parameter; needs fp8 and weight sharding.
   bool fp8_all_gather = false;
   OptimizerImpl optimizer_impl = OptimizerImpl::kAuto;
+  Fp8Impl fp8_impl = Fp8Impl::kAuto;
   // MoE expert capacity (Megatron-Core --moe-expert-capacity-factor): each
   // expert takes at most factor × its balanced share of the token copies and
   // drops the rest; 0: dropless. With pad_to_capacity
@@ -86,6 +94,12 @@ struct TrainingSettings {
 
   // Whether saved activations follow eager PyTorch modules (see Stack).
   bool eager_activations() const { return stack == Stack::kPytorch && !compiled; }
+  // Whether low-precision casts run as fused kernels (see Fp8Impl).
+  bool fused_casts() const {
+    const Fp8Impl impl =
+        fp8_impl != Fp8Impl::kAuto ? fp8_impl : stack == Stack::kMegatron ? Fp8Impl::kTransformerEngine : Fp8Impl::kTorchao;
+    return impl == Fp8Impl::kTransformerEngine || compiled;
+  }
   bool foreach_optimizer() const {
     return optimizer_impl == OptimizerImpl::kAuto ? stack == Stack::kPytorch
                                                   : optimizer_impl == OptimizerImpl::kForeach;
@@ -102,5 +116,7 @@ std::string_view to_string(Stack s);
 std::string_view to_string(OptimizerImpl i);
 bool parse_stack(std::string_view text, Stack& out);                   // megatron|pytorch
 bool parse_optimizer_impl(std::string_view text, OptimizerImpl& out);  // auto|foreach|fused
+std::string_view to_string(Fp8Impl i);
+bool parse_fp8_impl(std::string_view text, Fp8Impl& out);  // auto|te|torchao
 
 }  // namespace stepscope::model

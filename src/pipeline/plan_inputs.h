@@ -48,6 +48,7 @@ struct ModelInputs {
   double moe_capacity_factor = 0;       // MoE expert capacity factor; 0 = dropless
   bool moe_pad_to_capacity = false;     // experts run on their full capacity
   bool cuda_graphs = false;             // kernels replayed from CUDA graphs
+  std::string fp8_impl = "auto";        // auto | te | torchao: who casts fp8 GEMM operands
 };
 
 // One layout written out (plan, recompute, pareto).

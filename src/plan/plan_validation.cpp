@@ -95,6 +95,8 @@ struct FrameworkDefaults {
   bool micro_batches_equal_pp = false;
   // The attention kernel it runs on Hopper-class GPUs when the row does not say.
   AttentionKernel attention = AttentionKernel::kFlash;
+  // Who casts fp8 GEMM operands (the stack's unless said).
+  Fp8Impl fp8_impl = Fp8Impl::kAuto;
 };
 
 constexpr FrameworkDefaults kFrameworks[] = {
@@ -115,8 +117,10 @@ constexpr FrameworkDefaults kFrameworks[] = {
     {"torchtitan", Recompute::kOp, true, Sharding::kZero3, Stack::kPytorch, true, AttentionKernel::kFlash2},
     // llm-foundry: activation_checkpointing off and FULL_SHARD unless the
     // fsdp_config says otherwise; no tensor parallelism.
-    // Its MPT attention: the flash-attn 2 package (attn_impl: flash).
-    {"llm-foundry", Recompute::kNone, false, Sharding::kZero3, Stack::kPytorch, false, AttentionKernel::kFlash2},
+    // Its MPT attention: the flash-attn 2 package (attn_impl: flash); fp8
+    // (Composer's amp_fp8) through Transformer Engine's fused casts.
+    {"llm-foundry", Recompute::kNone, false, Sharding::kZero3, Stack::kPytorch, false, AttentionKernel::kFlash2,
+     Fp8Impl::kTransformerEngine},
     // PyTorch / Hugging Face Trainer loops: no checkpointing
     // (gradient_checkpointing=False), no TP, DDP. Plain PyTorch: SDPA's
     // FlashAttention-2 first; Hugging Face transformers prefers cuDNN's
@@ -254,7 +258,7 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         return fail("recompute",
                     fmt::format("expected none, selective, full, op or unknown, got \"{}\"", field("recompute")));
       }
-      if (framework) r.settings.stack = framework->stack;
+      if (framework) r.settings.stack = framework->stack, r.settings.fp8_impl = framework->fp8_impl;
       if (has("torch_compile") && !field("torch_compile").empty()) {
         std::optional<bool> compiled;
         if (!yes_no("torch_compile", compiled)) return false;
@@ -280,6 +284,8 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         if (!yes_no("fp8_all_gather", fp8_gather)) return false;
         r.settings.fp8_all_gather = fp8_gather.value_or(false);
       }
+      if (has("fp8_impl") && !field("fp8_impl").empty() && !parse_fp8_impl(field("fp8_impl"), r.settings.fp8_impl))
+        return fail("fp8_impl", fmt::format("expected auto, te or torchao, got \"{}\"", field("fp8_impl")));
       if (has("optimizer_impl") && !field("optimizer_impl").empty() &&
           !parse_optimizer_impl(field("optimizer_impl"), r.settings.optimizer_impl))
         return fail("optimizer_impl", fmt::format("expected auto, foreach or fused, got \"{}\"", field("optimizer_impl")));

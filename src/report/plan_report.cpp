@@ -219,6 +219,7 @@ std::string plan_json(const PlanResult& r) {
                    {"moe_capacity_factor", r.settings.moe_capacity_factor},
                    {"moe_pad_to_capacity", r.settings.moe_pad_to_capacity},
                    {"cuda_graphs", r.settings.cuda_graphs},
+                   {"fp8_casts", r.settings.fused_casts() ? "fused" : "eager"},
                    {"optimizer_impl", r.settings.foreach_optimizer() ? "foreach" : "fused"}};
   const auto& m = r.memory;
   j["memory_bytes"] = {{"weights", m.weights},     {"gradients", m.gradients},

@@ -353,8 +353,8 @@ TEST(StepTime, Fp8CastTraffic) {
   const double h = 1024, f = 2816, kvd = 256, w = static_cast<double>(m.layer_params());
   const double out = (h + 2 * kvd) + h + 2 * f + h;
   LayerTime e = estimate_layer(m, eager, c, p);
-  EXPECT_NEAR(e.cast_fwd, (tokens * (6 * h + f) * 8 + w * 8) / hbm, 1e-15);
-  EXPECT_NEAR(e.cast_bwd, tokens * out * 8 / hbm, 1e-15);
+  EXPECT_NEAR(e.cast_fwd, (tokens * (6 * h + f) * 35 + w * 35) / hbm, 1e-15);
+  EXPECT_NEAR(e.cast_bwd, tokens * out * 35 / hbm, 1e-15);
   LayerTime t = estimate_layer(m, fused, c, p);
   EXPECT_NEAR(t.cast_fwd, (tokens * (3 * h + f) * 4 + w * 4) / hbm, 1e-15);
   EXPECT_NEAR(t.cast_bwd, tokens * out * 4 / hbm, 1e-15);
