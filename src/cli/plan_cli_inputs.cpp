@@ -48,6 +48,8 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
                   "MoE: tokens an expert takes, as a multiple of its balanced share (Megatron --moe-expert-capacity-factor; default dropless)")
       ->check(number_above(0, model::ModelLimits::kExperts));
   cmd->add_flag("--moe-pad-to-capacity", a.moe_pad_to_capacity, "MoE: experts run on their full capacity, padding included");
+  cmd->add_flag("--fsdp-flat-params", a.fsdp_flat_params,
+                "FSDP1 flat parameters (llm-foundry, Accelerate): gathered weights need no copy-out (pytorch stack)");
   cmd->add_flag("--cuda-graphs", a.cuda_graphs,
                 "kernels replayed from CUDA graphs (Megatron --cuda-graph-impl, torch.compile reduce-overhead): 1 µs host time per kernel, not 10");
   cmd->add_option("--activation-bits", a.activation_bits, "saved-activation precision: 16, 8 or 4")

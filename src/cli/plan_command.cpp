@@ -135,6 +135,8 @@ CLI::App* register_plan(CLI::App& app) {
                   "MoE: tokens an expert takes, as a multiple of its balanced share (Megatron --moe-expert-capacity-factor; default dropless)")
       ->check(number_above(0, model::ModelLimits::kExperts));
   cmd->add_flag("--moe-pad-to-capacity", args->moe_pad_to_capacity, "MoE: experts run on their full capacity, padding included");
+  cmd->add_flag("--fsdp-flat-params", args->fsdp_flat_params,
+                "FSDP1 flat parameters (llm-foundry, Accelerate): gathered weights need no copy-out (pytorch stack)");
   cmd->add_flag("--cuda-graphs", args->cuda_graphs,
                 "kernels replayed from CUDA graphs (Megatron --cuda-graph-impl, torch.compile reduce-overhead): 1 µs host time per kernel, not 10");
   cmd->add_option("--overlap-dp", args->overlap_dp_flag, "overlap data-parallel communication with backward: on|off")

@@ -329,6 +329,21 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
     lt.cast_bwd = tokens * out * per_elem / hbm;
   }
 
+  // FSDP2 (fully_shard) all-gathers each layer into a staging buffer and
+  // copies every parameter out of it on the compute stream before the layer
+  // runs (foreach_all_gather_copy_out: read + write, 16-bit): once for
+  // forward and again for backward per micro-batch, or once per step where
+  // pipelined FSDP keeps the stage gathered. FSDP1's flat parameters are
+  // views of the gathered buffer: nothing to copy.
+  const bool sharded_layers = p.sharding == Sharding::kZero3 || p.sharding == Sharding::kFsdpHybrid;
+  if (sharded_layers && t.stack == Stack::kPytorch && !t.fsdp_flat_params) {
+    const double gathered = t.fp8_all_gather ? 1 : 2;
+    const double copy = layout.layer_params_per_gpu * 2 * gathered / hbm;
+    const double per_mb = p.pp > 1 ? 1.0 / std::max(1, layout.micro_batches) : 1.0;
+    lt.shard_copy_fwd = copy * per_mb;
+    lt.shard_copy_bwd = p.pp > 1 ? 0 : copy;
+  }
+
   // Weight gradients of every micro-batch are added into the gradient
   // buffer (Megatron's main_grad hook, autograd's .grad +=): read the new
   // 16-bit gradient, read and write the accumulator.
@@ -477,8 +492,11 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
   e.bubble_fraction = pipeline > 0 ? fill_drain / pipeline : 0;
 
   const double per_step_layers = mb * lps;
-  e.compute_fwd = per_step_layers * (L.gemm_fwd + L.elementwise_fwd);
-  e.compute_bwd = per_step_layers * (L.gemm_bwd + L.elementwise_bwd);
+  // Everything of the layers' time not listed on its own below: GEMMs,
+  // memory-bound kernels, casts, FSDP copies, gradient accumulation.
+  e.compute_fwd = per_step_layers * (L.fwd() - L.attention_fwd - L.tp_comm_fwd - L.ep_comm_fwd - L.offload_fwd);
+  e.compute_bwd = per_step_layers * (L.bwd() - L.attention_bwd - L.tp_comm_bwd - L.recompute - L.cp_comm -
+                                     L.ep_comm_bwd - L.offload_bwd);
   e.attention = per_step_layers * (L.attention_fwd + L.attention_bwd);
   e.recompute = per_step_layers * L.recompute;
   e.tp_comm = per_step_layers * (L.tp_comm_fwd + L.tp_comm_bwd);

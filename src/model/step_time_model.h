@@ -28,16 +28,19 @@ struct LayerTime {
   double cast_bwd = 0;         // and the output gradients
   double ep_comm_fwd = 0;      // MoE: token dispatch and combine all-to-alls (not overlapped)
   double ep_comm_bwd = 0;
+  double shard_copy_fwd = 0;   // FSDP2: copying the gathered weights out of the all-gather buffer
+  double shard_copy_bwd = 0;   // and again for backward's gather
   double launch_fwd = 0;       // host time to issue this layer's kernels in forward (dispatch + launch)
   double launch_bwd = 0;       // and in backward; the GPU waits only where it exceeds the layer's GPU time
   double offload_fwd = 0;      // activation offload: the copy to host not hidden behind the layer's forward
   double offload_bwd = 0;      // and the copy back, behind its backward (averaged over the stage's layers)
   double fwd() const {
-    return gemm_fwd + attention_fwd + elementwise_fwd + tp_comm_fwd + cast_fwd + ep_comm_fwd + offload_fwd;
+    return gemm_fwd + attention_fwd + elementwise_fwd + tp_comm_fwd + cast_fwd + ep_comm_fwd + offload_fwd +
+           shard_copy_fwd;
   }
   double bwd() const {
     return gemm_bwd + attention_bwd + elementwise_bwd + tp_comm_bwd + recompute + cp_comm + grad_accumulate + cast_bwd +
-           ep_comm_bwd + offload_bwd;
+           ep_comm_bwd + offload_bwd + shard_copy_bwd;
   }
   double total() const { return fwd() + bwd(); }
 };
@@ -63,7 +66,7 @@ struct StepEstimate {
   double hardware_flops = 0;   // including recomputation
   LayerTime layer;             // one layer, one micro-batch
   // Per step, seconds, on the critical path of the slowest pipeline stage:
-  double compute_fwd = 0;  // GEMM + elementwise forward (no comm)
+  double compute_fwd = 0;  // GEMMs, elementwise, casts, FSDP copies forward (no comm, no attention)
   double compute_bwd = 0;
   double attention = 0;  // attention core fwd + bwd
   double recompute = 0;

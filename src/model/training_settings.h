@@ -82,6 +82,11 @@ struct TrainingSettings {
   // mode="reduce-overhead"): the host issues each for the replay's cost
   // instead of an eager dispatch and launch.
   bool cuda_graphs = false;
+  // FSDP1's flat parameters (llm-foundry / Composer, HF Accelerate's
+  // default): each unit all-gathers into one flat buffer the parameters are
+  // views of. FSDP2 (torchtitan, fully_shard) gathers into a staging buffer
+  // and copies every parameter out of it.
+  bool fsdp_flat_params = false;
 
   // The token copies the routed experts compute and exchange, as a share of
   // the balanced top-k count. Routing is modelled as balanced, so a factor

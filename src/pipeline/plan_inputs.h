@@ -49,6 +49,7 @@ struct ModelInputs {
   bool moe_pad_to_capacity = false;     // experts run on their full capacity
   bool cuda_graphs = false;             // kernels replayed from CUDA graphs
   std::string fp8_impl = "auto";        // auto | te | torchao: who casts fp8 GEMM operands
+  bool fsdp_flat_params = false;        // FSDP1 flat parameters (no copy-out after each gather)
 };
 
 // One layout written out (plan, recompute, pareto).

@@ -97,6 +97,8 @@ struct FrameworkDefaults {
   AttentionKernel attention = AttentionKernel::kFlash;
   // Who casts fp8 GEMM operands (the stack's unless said).
   Fp8Impl fp8_impl = Fp8Impl::kAuto;
+  // FSDP1's flat parameters rather than FSDP2's per-parameter sharding.
+  bool fsdp_flat_params = false;
 };
 
 constexpr FrameworkDefaults kFrameworks[] = {
@@ -118,9 +120,10 @@ constexpr FrameworkDefaults kFrameworks[] = {
     // llm-foundry: activation_checkpointing off and FULL_SHARD unless the
     // fsdp_config says otherwise; no tensor parallelism.
     // Its MPT attention: the flash-attn 2 package (attn_impl: flash); fp8
-    // (Composer's amp_fp8) through Transformer Engine's fused casts.
+    // (Composer's amp_fp8) through Transformer Engine's fused casts;
+    // Composer's FSDP is FSDP1 (flat parameters).
     {"llm-foundry", Recompute::kNone, false, Sharding::kZero3, Stack::kPytorch, false, AttentionKernel::kFlash2,
-     Fp8Impl::kTransformerEngine},
+     Fp8Impl::kTransformerEngine, true},
     // PyTorch / Hugging Face Trainer loops: no checkpointing
     // (gradient_checkpointing=False), no TP, DDP. Plain PyTorch: SDPA's
     // FlashAttention-2 first; Hugging Face transformers prefers cuDNN's
@@ -258,7 +261,11 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         return fail("recompute",
                     fmt::format("expected none, selective, full, op or unknown, got \"{}\"", field("recompute")));
       }
-      if (framework) r.settings.stack = framework->stack, r.settings.fp8_impl = framework->fp8_impl;
+      if (framework) {
+        r.settings.stack = framework->stack;
+        r.settings.fp8_impl = framework->fp8_impl;
+        r.settings.fsdp_flat_params = framework->fsdp_flat_params;
+      }
       if (has("torch_compile") && !field("torch_compile").empty()) {
         std::optional<bool> compiled;
         if (!yes_no("torch_compile", compiled)) return false;
@@ -273,6 +280,11 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         std::optional<bool> overlap;
         if (!yes_no("tp_overlap", overlap)) return false;
         r.settings.tp_comm_overlap = overlap.value_or(false);
+      }
+      if (has("fsdp_flat_params") && !field("fsdp_flat_params").empty()) {
+        std::optional<bool> flat;
+        if (!yes_no("fsdp_flat_params", flat)) return false;
+        if (flat) r.settings.fsdp_flat_params = *flat;
       }
       if (has("cuda_graphs") && !field("cuda_graphs").empty()) {
         std::optional<bool> graphs;

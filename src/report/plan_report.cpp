@@ -125,8 +125,8 @@ std::string plan_text(const PlanResult& r, bool explain) {
   st.add_column("step time", TextTable::Align::kLeft);
   st.add_column("seconds");
   st.add_column("share");
-  add_time(st, "forward (GEMMs + elementwise)", s.compute_fwd, s.total);
-  add_time(st, "backward (GEMMs + elementwise)", s.compute_bwd, s.total);
+  add_time(st, "forward (GEMMs, memory-bound)", s.compute_fwd, s.total);
+  add_time(st, "backward (GEMMs, memory-bound)", s.compute_bwd, s.total);
   add_time(st, "attention core", s.attention, s.total);
   add_time(st, "recomputation", s.recompute, s.total);
   add_time(st, "tensor-parallel comm", s.tp_comm, s.total);
@@ -162,6 +162,8 @@ std::string plan_text(const PlanResult& r, bool explain) {
     lt.add_row({"gradient accumulation", "", ms(l.grad_accumulate)});
     if (l.cast_fwd > 0 || l.cast_bwd > 0) lt.add_row({"low-precision casts", ms(l.cast_fwd), ms(l.cast_bwd)});
     if (l.cp_comm > 0) lt.add_row({"context-parallel exposed", "", ms(l.cp_comm)});
+    if (l.shard_copy_fwd > 0 || l.shard_copy_bwd > 0)
+      lt.add_row({"FSDP2 copy-out of gathered weights", ms(l.shard_copy_fwd), ms(l.shard_copy_bwd)});
     lt.add_separator();
     lt.add_row({"total", ms(l.fwd()), ms(l.bwd())});
     lt.add_row({"host issue time (kernels)", ms(l.launch_fwd), ms(l.launch_bwd)});
@@ -220,6 +222,7 @@ std::string plan_json(const PlanResult& r) {
                    {"moe_pad_to_capacity", r.settings.moe_pad_to_capacity},
                    {"cuda_graphs", r.settings.cuda_graphs},
                    {"fp8_casts", r.settings.fused_casts() ? "fused" : "eager"},
+                   {"fsdp_flat_params", r.settings.fsdp_flat_params},
                    {"optimizer_impl", r.settings.foreach_optimizer() ? "foreach" : "fused"}};
   const auto& m = r.memory;
   j["memory_bytes"] = {{"weights", m.weights},     {"gradients", m.gradients},

@@ -8,6 +8,7 @@
 #include "model/gemm_model.h"
 #include "model/memory_model.h"
 #include "model/plan_constraints.h"
+#include "model/stage_layout.h"
 
 namespace stepscope::model {
 
@@ -487,6 +488,35 @@ TEST(StepTime, HostBoundLayersWaitForTheirKernels) {
   const ModelSpec big = gpt(4, 8192, 64, 4096, 50257);
   t.cuda_graphs = false;
   EXPECT_EQ(estimate_step(big, t, c, p).launch, 0);
+}
+
+// The step's listed parts add up to its total on one pipeline stage, with
+// every optional cost present: fp8 casts, FSDP2 copy-out, gradient
+// accumulation, TP, CP, recomputation, exposed data-parallel comm.
+TEST(StepTime, PartsAddUpToTheTotal) {
+  ModelSpec m = llama_ish();
+  m.seq = 4096;
+  TrainingSettings t;
+  t.global_batch = 8;
+  t.dtype = Dtype::kFp8;
+  t.stack = Stack::kPytorch;
+  ParallelConfig p;
+  p.tp = 2, p.dp = 2, p.cp = 2, p.sequence_parallel = true, p.recompute = Recompute::kOp;
+  p.sharding = Sharding::kZero3;
+  ClusterSpec c{*find_gpu("h100-sxm"), 8, {}};
+  const StepEstimate e = estimate_step(m, t, c, p);
+  // FSDP2 copies each gathered 16-bit weight out (read + write) for forward and for backward.
+  const double copy = stage_layout(m, t, c, p).layer_params_per_gpu * 4 / (3350e9 * 0.85);
+  EXPECT_NEAR(e.layer.shard_copy_fwd, copy, 1e-15);
+  EXPECT_NEAR(e.layer.shard_copy_bwd, copy, 1e-15);
+  ASSERT_GT(e.layer.cast_fwd, 0);
+  const double parts = e.compute_fwd + e.compute_bwd + e.attention + e.recompute + e.tp_comm + e.ep_comm + e.offload +
+                       e.launch + e.cp_comm + e.pp_p2p + e.embedding_and_loss + e.bubble + e.dp_comm_exposed +
+                       e.optimizer;
+  EXPECT_NEAR(parts, e.total, 1e-9 * e.total);
+  // FSDP1's flat parameters need no copy-out.
+  t.fsdp_flat_params = true;
+  EXPECT_EQ(estimate_layer(m, t, c, p).shard_copy_fwd, 0);
 }
 
 }  // namespace
