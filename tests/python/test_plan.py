@@ -36,6 +36,25 @@ class PlanTest(unittest.TestCase):
                              capture_output=True, text=True).stdout
         self.assertEqual(stepscope.plan("gpt3-1.3b", dp=8).to_text(explain=True), out)
 
+    @unittest.skipUnless(cli(), "no stepscope CLI to compare with")
+    def test_moe_graph_and_fp8_settings_are_the_clis(self):
+        with tempfile.TemporaryDirectory() as d:
+            model = os.path.join(d, "moe.json")
+            with open(model, "w") as f:
+                json.dump({"layers": 4, "hidden": 2048, "heads": 16, "vocab": 32000, "seq": 2048, "ffn_hidden": 5632,
+                           "gated_mlp": True, "moe_experts": 8, "moe_topk": 2, "moe_ffn_hidden": 1408,
+                           "moe_shared_ffn": 2816}, f)
+            got = stepscope.plan(model, dp=8, ep=4, moe_capacity_factor=1.25, moe_pad_to_capacity=True,
+                                 cuda_graphs=True, dtype="fp8", stack="pytorch", fp8_impl="te",
+                                 sharding="fsdp", fsdp_flat_params=True).to_dict()
+            expected = cli_json("--model", model, "--dp", "8", "--ep", "4", "--moe-capacity-factor", "1.25",
+                                "--moe-pad-to-capacity", "--cuda-graphs", "--dtype", "fp8", "--stack", "pytorch",
+                                "--fp8-impl", "te", "--sharding", "fsdp", "--fsdp-flat-params")
+        self.assertEqual(got, expected)
+        self.assertEqual(got["settings"]["moe_capacity_factor"], 1.25)
+        self.assertEqual(got["settings"]["fp8_casts"], "fused")
+        self.assertTrue(got["settings"]["cuda_graphs"])
+
     def test_defaults_follow_the_layout(self):
         d = stepscope.plan("gpt3-1.3b", dp=4, micro_batch=2).to_dict()
         self.assertEqual(d["cluster"]["gpus"], 4)
