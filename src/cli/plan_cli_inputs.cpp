@@ -24,15 +24,8 @@ std::string gpu_option_help() {
   return "the GPU (default h100-sxm): " + names;
 }
 
-void add_common(CLI::App* cmd, CommonArgs& a) {
-  cmd->add_option("--model", a.model, "preset (gpt3-175b, llama3-70b, ...) or model JSON file")->required();
-  cmd->add_option("--gpu", a.gpu, gpu_option_help());
-  cmd->add_option("--profile", a.profile, "hardware profile JSON instead of the catalog");
-  cmd->add_option("--global-batch", a.global_batch, "sequences per step")
-      ->check(whole_number(1, model::LayoutLimits::kGlobalBatch));
-  cmd->add_option("--seq", a.seq, "tokens per sequence (default: the model's own)")
-      ->check(whole_number(1, model::ModelLimits::kSeq));
-  cmd->add_option("--dtype", a.dtype, "bf16, fp16 or fp8");
+void add_settings(CLI::App* cmd, pipeline::ModelInputs& a) {
+  cmd->add_option("--dtype", a.dtype, "bf16, fp16, fp8, mxfp8 or nvfp4");
   cmd->add_option("--optimizer", a.optimizer, "adam, adamw or sgd");
   cmd->add_option("--attention", a.attention, "flash (default: the Megatron stack's fused kernels), fa2 (FlashAttention-2, PyTorch SDPA's flash backend) or unfused");
   cmd->add_option("--stack", a.stack,
@@ -54,6 +47,17 @@ void add_common(CLI::App* cmd, CommonArgs& a) {
                 "kernels replayed from CUDA graphs (Megatron --cuda-graph-impl, torch.compile reduce-overhead): 1 µs host time per kernel, not 10");
   cmd->add_option("--activation-bits", a.activation_bits, "saved-activation precision: 16, 8 or 4")
       ->check(whole_number(4, 16));
+}
+
+void add_common(CLI::App* cmd, CommonArgs& a) {
+  cmd->add_option("--model", a.model, "preset (gpt3-175b, llama3-70b, ...) or model JSON file")->required();
+  cmd->add_option("--gpu", a.gpu, gpu_option_help());
+  cmd->add_option("--profile", a.profile, "hardware profile JSON instead of the catalog");
+  cmd->add_option("--global-batch", a.global_batch, "sequences per step")
+      ->check(whole_number(1, model::LayoutLimits::kGlobalBatch));
+  cmd->add_option("--seq", a.seq, "tokens per sequence (default: the model's own)")
+      ->check(whole_number(1, model::ModelLimits::kSeq));
+  add_settings(cmd, a);
   cmd->add_option("--json", a.json_path, "write JSON to FILE ('-' for stdout)");
 }
 

@@ -28,8 +28,13 @@ int plan_input_error(const std::string& message);
 // The same for a refused input ("--option: message").
 int plan_input_error(const pipeline::PlanProblem& problem);
 
-// --model (required), --gpu, --profile, --global-batch, --seq, --dtype, --optimizer,
-// --attention, --activation-bits, --json.
+// The training settings every plan question takes: --dtype, --optimizer,
+// --attention, --stack, --compile, --fp8-all-gather, --tp-overlap,
+// --optimizer-impl, --fp8-impl, --moe-capacity-factor, --moe-pad-to-capacity,
+// --fsdp-flat-params, --cuda-graphs, --activation-bits.
+void add_settings(CLI::App* cmd, pipeline::ModelInputs& a);
+
+// --model (required), --gpu, --profile, --global-batch, --seq, the settings, --json.
 void add_common(CLI::App* cmd, CommonArgs& a);
 
 // One layout written out on the command line (pareto, recompute).

@@ -117,28 +117,7 @@ CLI::App* register_plan(CLI::App& app) {
                   "layers per stage whose saved activations wait in host memory (Megatron --cpu-offloading-num-layers)");
   cmd->add_option("--recompute-layers", args->recompute_layers,
                   "layers per stage under --recompute (Megatron --recompute-num-layers; default all)");
-  cmd->add_option("--dtype", args->dtype, "bf16, fp16 or fp8");
-  cmd->add_option("--optimizer", args->optimizer, "adam, adamw or sgd");
-  cmd->add_option("--activation-bits", args->activation_bits, "saved-activation precision: 16, 8 or 4")
-      ->check(whole_number(4, 16));
-  cmd->add_option("--attention", args->attention, "flash (default: the Megatron stack's fused kernels), fa2 (FlashAttention-2, PyTorch SDPA's flash backend) or unfused");
-  cmd->add_option("--stack", args->stack,
-                  "megatron (default: TE/Apex kernels, persistent gradient buffers) or pytorch (FSDP2/DDP, eager modules)");
-  cmd->add_flag("--compile", args->compiled, "torch.compile over each block (pytorch stack): fused activations");
-  cmd->add_flag("--fp8-all-gather", args->fp8_all_gather, "FSDP all-gathers fp8 weights (torchao enable_fsdp_float8_all_gather)");
-  cmd->add_flag("--tp-overlap", args->tp_overlap,
-                "TP collectives overlapped with their GEMMs (Megatron --tp-comm-overlap, torchtitan async TP; needs SP)");
-  cmd->add_option("--optimizer-impl", args->optimizer_impl, "auto (the stack's default), foreach or fused");
-  cmd->add_option("--fp8-impl", args->fp8_impl,
-                  "who casts fp8 GEMM operands: auto (the stack's), te (Transformer Engine, fused) or torchao (eager unless --compile)");
-  cmd->add_option("--moe-capacity-factor", args->moe_capacity_factor,
-                  "MoE: tokens an expert takes, as a multiple of its balanced share (Megatron --moe-expert-capacity-factor; default dropless)")
-      ->check(number_above(0, model::ModelLimits::kExperts));
-  cmd->add_flag("--moe-pad-to-capacity", args->moe_pad_to_capacity, "MoE: experts run on their full capacity, padding included");
-  cmd->add_flag("--fsdp-flat-params", args->fsdp_flat_params,
-                "FSDP1 flat parameters (llm-foundry, Accelerate): gathered weights need no copy-out (pytorch stack)");
-  cmd->add_flag("--cuda-graphs", args->cuda_graphs,
-                "kernels replayed from CUDA graphs (Megatron --cuda-graph-impl, torch.compile reduce-overhead): 1 µs host time per kernel, not 10");
+  add_settings(cmd, *args);
   cmd->add_option("--overlap-dp", args->overlap_dp_flag, "overlap data-parallel communication with backward: on|off")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_flag("--grad-fp32", args->grad_fp32, "accumulate and reduce gradients in fp32");
