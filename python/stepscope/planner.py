@@ -150,13 +150,14 @@ def _fill(target, **values):
 
 def _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention,
                   stack, compile, optimizer_impl, tp_overlap=False, fp8_all_gather=False, moe_capacity_factor=0.0,
-                  moe_pad_to_capacity=False, cuda_graphs=False, fp8_impl="auto", fsdp_flat_params=False):
+                  moe_pad_to_capacity=False, cuda_graphs=False, fp8_impl="auto", fsdp_flat_params=False,
+                  reshard_after_forward=True):
     _fill(inputs, model=os.fspath(model), seq=seq or 0, gpu=gpu, profile=os.fspath(profile) if profile else "",
           global_batch=global_batch or 0, activation_bits=activation_bits, dtype=dtype, optimizer=optimizer,
           attention=attention, stack=stack, compile=compile, optimizer_impl=optimizer_impl, tp_overlap=tp_overlap,
           fp8_all_gather=fp8_all_gather, moe_capacity_factor=moe_capacity_factor,
           moe_pad_to_capacity=moe_pad_to_capacity, cuda_graphs=cuda_graphs, fp8_impl=fp8_impl,
-          fsdp_flat_params=fsdp_flat_params)
+          fsdp_flat_params=fsdp_flat_params, reshard_after_forward=reshard_after_forward)
 
 
 def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None, cp=1, vpp=1, micro_batch=1,
@@ -164,7 +165,8 @@ def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None,
          dtype="bf16", optimizer="adamw", activation_bits=16, attention="flash", overlap_dp=True, grad_fp32=False,
          stack="megatron", compile=False, optimizer_impl="auto", ep=1, first_stage_layers=0, last_stage_layers=0,
          recompute_layers=0, tp_overlap=False, fp8_all_gather=False, offload_layers=0, moe_capacity_factor=0.0,
-         moe_pad_to_capacity=False, cuda_graphs=False, fp8_impl="auto", fsdp_flat_params=False):
+         moe_pad_to_capacity=False, cuda_graphs=False, fp8_impl="auto", fsdp_flat_params=False,
+         reshard_after_forward=True):
     """Predicts memory per GPU and step time of one training layout; returns a :class:`PlanReport`.
 
     ``model``: a preset (``"gpt3-175b"``, ``"llama3-70b"``, ...) or a model
@@ -180,7 +182,7 @@ def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None,
     inputs = _stepscope.PlanInputs()
     _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention,
                   stack, compile, optimizer_impl, tp_overlap, fp8_all_gather, moe_capacity_factor, moe_pad_to_capacity,
-                  cuda_graphs, fp8_impl, fsdp_flat_params)
+                  cuda_graphs, fp8_impl, fsdp_flat_params, reshard_after_forward)
     _fill(inputs.layout, tp=tp, pp=pp, dp=1 if dp is None else dp, cp=cp, vpp=vpp, sharding=sharding, ep=ep,
           first_stage_layers=first_stage_layers, last_stage_layers=last_stage_layers,
           sequence_parallel=sequence_parallel, cpu_offload=cpu_offload)

@@ -43,6 +43,8 @@ void add_settings(CLI::App* cmd, pipeline::ModelInputs& a) {
   cmd->add_flag("--moe-pad-to-capacity", a.moe_pad_to_capacity, "MoE: experts run on their full capacity, padding included");
   cmd->add_flag("--fsdp-flat-params", a.fsdp_flat_params,
                 "FSDP1 flat parameters (llm-foundry, Accelerate): gathered weights need no copy-out (pytorch stack)");
+  cmd->add_flag("--no-reshard-after-forward{false}", a.reshard_after_forward,
+                "FSDP keeps each layer gathered from forward to backward (reshard_after_forward=False, SHARD_GRAD_OP)");
   cmd->add_flag("--cuda-graphs", a.cuda_graphs,
                 "kernels replayed from CUDA graphs (Megatron --cuda-graph-impl, torch.compile reduce-overhead): 1 µs host time per kernel, not 10");
   cmd->add_option("--activation-bits", a.activation_bits, "saved-activation precision: 16, 8 or 4")

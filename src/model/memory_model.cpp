@@ -267,11 +267,18 @@ MemoryEstimate estimate_stage_memory(const ModelSpec& m, const TrainingSettings&
   // off until the last micro-batch, so the stage's unsharded 16-bit
   // gradients accumulate meanwhile.
   const bool stage_gathered = shards_weights(p) && pp > 1;
+  // reshard_after_forward off: every layer stays gathered from its forward
+  // to its backward, so the start of backward holds them all; gradients
+  // are still reduce-scattered layer by layer.
+  const bool kept_gathered = shards_weights(p) && pp == 1 && !t.reshard_after_forward;
   const double root_params =
       ((first ? m.embedding_params() : 0) + (last ? m.output_params() : 0)) / tp;
   const double gathered_bytes = t.fp8_all_gather ? 1 : 2;  // fp8 all-gather: the gathered copies are fp8
-  const double copies = stage_gathered ? gathered_bytes * params : shards_weights(p) ? 2 * root_params : 2 * params;
-  const double gathered = shards_weights(p) && !stage_gathered ? 2 * gathered_bytes * layout.layer_params_per_gpu : 0;
+  const double copies = stage_gathered || kept_gathered ? gathered_bytes * params
+                        : shards_weights(p)               ? 2 * root_params
+                                                          : 2 * params;
+  const double gathered =
+      shards_weights(p) && !stage_gathered && !kept_gathered ? 2 * gathered_bytes * layout.layer_params_per_gpu : 0;
   // DDP's reducer holds a gradient bucket for every parameter (gradient_as_bucket_view off by default).
   const double buckets = p.sharding == Sharding::kDdp ? s.gradients : 0;
   // Gradients from earlier micro-batches are live while the next one runs.

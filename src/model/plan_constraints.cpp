@@ -77,6 +77,9 @@ std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSet
   if (t.fp8_all_gather && !(is_low_precision(t.dtype) &&
                             (p.sharding == Sharding::kZero3 || p.sharding == Sharding::kFsdpHybrid)))
     out.push_back("fp8 all-gather needs an 8-bit dtype and FSDP / ZeRO-3 weight sharding");
+  if (!t.reshard_after_forward &&
+      !(t.stack == Stack::kPytorch && (p.sharding == Sharding::kZero3 || p.sharding == Sharding::kFsdpHybrid)))
+    out.push_back("keeping gathered weights after forward (reshard_after_forward off) needs FSDP on the pytorch stack");
   if (t.tp_comm_overlap && !(p.sequence_parallel && p.tp > 1))
     out.push_back("TP communication overlap needs tensor parallelism with sequence parallelism (tp > 1, SP on)");
   if (p.offload_layers > m.layers)

@@ -341,7 +341,7 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
     const double copy = layout.layer_params_per_gpu * 2 * gathered / hbm;
     const double per_mb = p.pp > 1 ? 1.0 / std::max(1, layout.micro_batches) : 1.0;
     lt.shard_copy_fwd = copy * per_mb;
-    lt.shard_copy_bwd = p.pp > 1 ? 0 : copy;
+    lt.shard_copy_bwd = p.pp > 1 || !t.reshard_after_forward ? 0 : copy;
   }
 
   // Weight gradients of every micro-batch are added into the gradient
@@ -568,10 +568,13 @@ StepEstimate estimate_step(const ModelSpec& m, const TrainingSettings& t, const 
         dp_exposed = t.overlap_dp_comm ? exposed + std::max(0.0, across - lps * L.bwd()) : dp_comm;
         break;
       }
-      const double per_mb = lps * (2 * ag + rs) + 2 * ag_ends + rs_ends;
+      // Without resharding after forward the layers stay gathered into
+      // backward: one gather per micro-batch.
+      const double ag_bwd = t.reshard_after_forward ? ag : 0;
+      const double per_mb = lps * (ag + ag_bwd + rs) + 2 * ag_ends + rs_ends;
       dp_comm = mb * per_mb + across;
       const double exposed_mb = ag_ends + ag + layers_after_first * std::max(0.0, ag - L.fwd()) +
-                                layers_after_first * std::max(0.0, ag + rs - L.bwd()) + rs + rs_ends;
+                                layers_after_first * std::max(0.0, ag_bwd + rs - L.bwd()) + rs + rs_ends;
       dp_exposed = t.overlap_dp_comm ? mb * exposed_mb + std::max(0.0, across - lps * L.bwd()) : dp_comm;
       break;
     }

@@ -87,6 +87,11 @@ struct TrainingSettings {
   // views of. FSDP2 (torchtitan, fully_shard) gathers into a staging buffer
   // and copies every parameter out of it.
   bool fsdp_flat_params = false;
+  // FSDP frees each layer's gathered weights after its forward and gathers
+  // them again for backward (fully_shard's default). Off (FSDP2
+  // reshard_after_forward=False, FSDP1 SHARD_GRAD_OP): the gathered weights
+  // stay until the layer's backward, one gather per micro-batch.
+  bool reshard_after_forward = true;
 
   // The token copies the routed experts compute and exchange, as a share of
   // the balanced top-k count. Routing is modelled as balanced, so a factor

@@ -102,6 +102,7 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSp
   t.moe_pad_to_capacity = in.moe_pad_to_capacity;
   t.cuda_graphs = in.cuda_graphs;
   t.fsdp_flat_params = in.fsdp_flat_params;
+  t.reshard_after_forward = in.reshard_after_forward;
   if (!parse_fp8_impl(in.fp8_impl, t.fp8_impl)) return {"fp8_impl", "expected auto, te or torchao"};
   return {};
 }

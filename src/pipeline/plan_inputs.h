@@ -50,6 +50,7 @@ struct ModelInputs {
   bool cuda_graphs = false;             // kernels replayed from CUDA graphs
   std::string fp8_impl = "auto";        // auto | te | torchao: who casts fp8 GEMM operands
   bool fsdp_flat_params = false;        // FSDP1 flat parameters (no copy-out after each gather)
+  bool reshard_after_forward = true;    // FSDP frees gathered weights after forward (false: SHARD_GRAD_OP)
 };
 
 // One layout written out (plan, recompute, pareto).

@@ -286,6 +286,11 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
         if (!yes_no("fsdp_flat_params", flat)) return false;
         if (flat) r.settings.fsdp_flat_params = *flat;
       }
+      if (has("reshard_after_forward") && !field("reshard_after_forward").empty()) {
+        std::optional<bool> reshard;
+        if (!yes_no("reshard_after_forward", reshard)) return false;
+        r.settings.reshard_after_forward = reshard.value_or(true);
+      }
       if (has("cuda_graphs") && !field("cuda_graphs").empty()) {
         std::optional<bool> graphs;
         if (!yes_no("cuda_graphs", graphs)) return false;

@@ -223,6 +223,7 @@ std::string plan_json(const PlanResult& r) {
                    {"cuda_graphs", r.settings.cuda_graphs},
                    {"fp8_casts", r.settings.fused_casts() ? "fused" : "eager"},
                    {"fsdp_flat_params", r.settings.fsdp_flat_params},
+                   {"reshard_after_forward", r.settings.reshard_after_forward},
                    {"optimizer_impl", r.settings.foreach_optimizer() ? "foreach" : "fused"}};
   const auto& m = r.memory;
   j["memory_bytes"] = {{"weights", m.weights},     {"gradients", m.gradients},

@@ -1,6 +1,7 @@
 // Memory per GPU against the ZeRO paper's figure 1 and Korthikanti et al.'s
 // activation formulas, hand-computed.
 #include "model/memory_model.h"
+#include "model/plan_constraints.h"
 
 #include <gtest/gtest.h>
 
@@ -218,6 +219,28 @@ TEST(MemoryModel, PytorchPeakAtBackwardStart) {
   // Measured on the H200: 123.38 GB allocated, 144.67 GB reserved.
   EXPECT_NEAR(e.total / 123.38e9, 1, 0.02);
   EXPECT_NEAR(e.reserved / 144.67e9, 1, 0.02);
+}
+
+// The same run with reshard_after_forward off: at the start of backward
+// every layer's 16-bit weights are still gathered (2 B × Ψ, embedding and
+// output included) instead of the root's and two layers'.
+TEST(MemoryModel, KeptGatheredWeightsAtBackwardStart) {
+  const ModelSpec m = llama_1b(32768);
+  TrainingSettings t = pytorch_stack();
+  t.global_batch = 1;
+  ParallelConfig p;
+  p.sharding = Sharding::kZero3;
+  ClusterSpec c{*find_gpu("h200-sxm"), 1, {}};
+  const MemoryEstimate resharded = estimate_memory(m, t, c, p);
+  t.reshard_after_forward = false;
+  const MemoryEstimate kept = estimate_memory(m, t, c, p);
+  const double psi = static_cast<double>(m.total_params());
+  const double root = 2 * (128256.0 * 2048 + 2048), two_layers = 4 * static_cast<double>(m.layer_params());
+  EXPECT_EQ(kept.peak, MemoryPeak::kBackwardStart);
+  EXPECT_NEAR(kept.total - resharded.total, 2 * psi - root - two_layers, 1e-6 * psi);
+  EXPECT_TRUE(check_constraints(m, t, c, p).empty());
+  p.sharding = Sharding::kDdp;
+  EXPECT_FALSE(check_constraints(m, t, c, p).empty());
 }
 
 // Llama 3.1 8B, full recomputation, micro-batch 1 of 2048 tokens: the

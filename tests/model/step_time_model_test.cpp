@@ -331,6 +331,16 @@ TEST(StepTime, FsdpPerLayerExposure) {
   t.stack = Stack::kMegatron;
   const double rs16 = ring(2 * pl), rs16_ends = ring(2 * ends);
   EXPECT_NEAR(estimate_step(m, t, c, p).dp_comm_total, 4 * (2 * ag + rs16) + 2 * ag_ends + rs16_ends, 1e-12);
+  // Without resharding after forward (FSDP2 reshard_after_forward=False):
+  // one gather per layer per micro-batch, none in backward.
+  t.stack = Stack::kPytorch;
+  t.reshard_after_forward = false;
+  const StepEstimate kept = estimate_step(m, t, c, p);
+  EXPECT_NEAR(kept.dp_comm_total, 4 * (ag + rs) + 2 * ag_ends + rs_ends, 1e-12);
+  EXPECT_NEAR(kept.dp_comm_exposed,
+              ag_ends + ag + 3 * (ag - kept.layer.fwd()) + 3 * std::max(0.0, rs - kept.layer.bwd()) + rs + rs_ends,
+              1e-12);
+  EXPECT_EQ(kept.layer.shard_copy_bwd, 0);
 }
 
 // FP8 casts, per token of a Llama-style layer (h 1024, ffn 2816, KV 256,
