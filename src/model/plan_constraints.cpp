@@ -41,6 +41,10 @@ std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSet
     out.push_back(fmt::format("{} needs a GPU with {} tensor cores (Blackwell: b200, b300, gb200, gb300); {} has none",
                               to_string(t.dtype), to_string(t.dtype), c.gpu.name));
   if (p.ep > 1 && !m.is_moe()) out.push_back(fmt::format("ep ({}) > 1 needs a model with experts", p.ep));
+  if ((t.moe_capacity_factor > 0 || t.moe_pad_to_capacity) && !m.is_moe())
+    out.push_back("an expert capacity factor needs a model with experts");
+  if (t.moe_pad_to_capacity && t.moe_capacity_factor <= 0)
+    out.push_back("padding to capacity needs a capacity factor");
   if (m.is_moe() && p.ep >= 1) {
     if (m.moe_experts % p.ep != 0)
       out.push_back(fmt::format("experts ({}) not divisible by ep ({})", m.moe_experts, p.ep));

@@ -171,6 +171,25 @@ TEST(AdversarialPlan, ValidateCsvWithBadNumbersNamesRowAndColumn) {
   const std::string zero_tp = dir.write(
       "tp.csv", header + "S,GPT,22,48,6144,64,64,24576,51200,2048,A100-SXM4-80GB,8,0,1,1,1,1,4,4,full,no,step_seconds,1.4,,\n");
   expect_only_row_skipped(run_cli(dir, {"plan", "validate", zero_tp}), zero_tp, "tp (0) must be at least 1");
+  // The optional columns of #28: a bad value names its column; the row is skipped.
+  const std::string wide = header.substr(0, header.size() - 1) +
+                           ",moe_experts,moe_topk,moe_capacity_factor,fp8_impl,reshard_after_forward,cuda_graphs\n";
+  const std::string row = "S,GPT,22,48,6144,64,64,24576,51200,2048,A100-SXM4-80GB,8,8,1,1,1,1,4,4,full,no,step_seconds,1.4,,";
+  const struct {
+    const char* tail;
+    const char* needle;
+  } bad[] = {
+      {",8,2,-1,,,", "column \"moe_capacity_factor\": expected a positive number up to 4096, got \"-1\""},
+      {",8,2,1e9,,,", "column \"moe_capacity_factor\": expected a positive number up to 4096, got \"1e9\""},
+      {",,,,nvte,,", "column \"fp8_impl\": expected auto, te or torchao, got \"nvte\""},
+      {",,,,,maybe,", "column \"reshard_after_forward\": expected yes, no or unknown, got \"maybe\""},
+      {",,,,,,2", "column \"cuda_graphs\": expected yes, no or unknown, got \"2\""},
+  };
+  for (const auto& b : bad) {
+    SCOPED_TRACE(b.tail);
+    const std::string file = dir.write("wide.csv", wide + row + b.tail + "\n");
+    expect_only_row_skipped(run_cli(dir, {"plan", "validate", file}), file, b.needle);
+  }
 }
 
 }  // namespace

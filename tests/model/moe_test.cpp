@@ -180,6 +180,17 @@ TEST(Moe, LayoutsTheExpertsCannotTake) {
   problems = check_constraints(dense, t, c, p);
   ASSERT_FALSE(problems.empty());
   EXPECT_EQ(problems.front(), "ep (2) > 1 needs a model with experts");
+  p.ep = 1;
+  t.moe_capacity_factor = 1.25;
+  problems = check_constraints(dense, t, c, p);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems.front(), "an expert capacity factor needs a model with experts");
+  t.moe_capacity_factor = 0;
+  t.moe_pad_to_capacity = true;
+  problems = check_constraints(m, t, c, p);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems.back(), "padding to capacity needs a capacity factor");
+  t.moe_pad_to_capacity = false;
   ModelSpec bad = m;
   bad.moe_topk = 9;
   EXPECT_EQ(validate_model(bad), "moe_topk (9) must be from 1 to moe_experts (8)");
