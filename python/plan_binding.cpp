@@ -76,7 +76,9 @@ void bind_plan(py::module_& m) {
       .def_readwrite("sharding", &LayoutInputs::sharding)
       .def_readwrite("ep", &LayoutInputs::ep)
       .def_readwrite("first_stage_layers", &LayoutInputs::first_stage_layers)
-      .def_readwrite("last_stage_layers", &LayoutInputs::last_stage_layers);
+      .def_readwrite("last_stage_layers", &LayoutInputs::last_stage_layers)
+      .def_readwrite("account_for_embedding", &LayoutInputs::account_for_embedding)
+      .def_readwrite("account_for_loss", &LayoutInputs::account_for_loss);
   py::class_<PlanInputs, ModelInputs>(m, "PlanInputs", "The inputs of stepscope plan")
       .def(py::init<>())
       .def_readwrite("layout", &PlanInputs::layout)

@@ -166,7 +166,7 @@ def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None,
          stack="megatron", compile=False, optimizer_impl="auto", ep=1, first_stage_layers=0, last_stage_layers=0,
          recompute_layers=0, tp_overlap=False, fp8_all_gather=False, offload_layers=0, moe_capacity_factor=0.0,
          moe_pad_to_capacity=False, cuda_graphs=False, fp8_impl="auto", fsdp_flat_params=False,
-         reshard_after_forward=True):
+         reshard_after_forward=True, account_for_embedding=False, account_for_loss=False):
     """Predicts memory per GPU and step time of one training layout; returns a :class:`PlanReport`.
 
     ``model``: a preset (``"gpt3-175b"``, ``"llama3-70b"``, ...) or a model
@@ -185,6 +185,7 @@ def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None,
                   cuda_graphs, fp8_impl, fsdp_flat_params, reshard_after_forward)
     _fill(inputs.layout, tp=tp, pp=pp, dp=1 if dp is None else dp, cp=cp, vpp=vpp, sharding=sharding, ep=ep,
           first_stage_layers=first_stage_layers, last_stage_layers=last_stage_layers,
+          account_for_embedding=account_for_embedding, account_for_loss=account_for_loss,
           sequence_parallel=sequence_parallel, cpu_offload=cpu_offload)
     _fill(inputs, dp_from_gpus=dp is None, gpus=gpus or 0, micro_batch=micro_batch, recompute=recompute,
           recompute_layers=recompute_layers, offload_layers=offload_layers,

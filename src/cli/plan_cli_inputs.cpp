@@ -76,6 +76,10 @@ void add_layout(CLI::App* cmd, LayoutArgs& a) {
   cmd->add_flag("--cpu-offload", a.cpu_offload, "optimizer states in host memory");
   cmd->add_option("--first-stage-layers", a.first_stage_layers, "layers of the first pipeline stage (default layers / pp)");
   cmd->add_option("--last-stage-layers", a.last_stage_layers, "layers of the last pipeline stage");
+  cmd->add_flag("--account-for-embedding", a.account_for_embedding,
+                "the embedding counts as a layer of the first stage (Megatron --account-for-embedding-in-pipeline-split)");
+  cmd->add_flag("--account-for-loss", a.account_for_loss,
+                "the loss counts as a layer of the last stage (Megatron --account-for-loss-in-pipeline-split)");
 }
 
 }  // namespace stepscope::cli

@@ -113,6 +113,10 @@ CLI::App* register_plan(CLI::App& app) {
   cmd->add_option("--first-stage-layers", args->layout.first_stage_layers,
                   "layers of the first pipeline stage (default layers / pp; the other stages share the rest)");
   cmd->add_option("--last-stage-layers", args->layout.last_stage_layers, "layers of the last pipeline stage");
+  cmd->add_flag("--account-for-embedding", args->layout.account_for_embedding,
+                "the embedding counts as a layer of the first stage (Megatron --account-for-embedding-in-pipeline-split)");
+  cmd->add_flag("--account-for-loss", args->layout.account_for_loss,
+                "the loss counts as a layer of the last stage (Megatron --account-for-loss-in-pipeline-split)");
   cmd->add_option("--offload-layers", args->offload_layers,
                   "layers per stage whose saved activations wait in host memory (Megatron --cpu-offloading-num-layers)");
   cmd->add_option("--recompute-layers", args->recompute_layers,

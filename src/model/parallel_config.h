@@ -43,6 +43,12 @@ struct ParallelConfig {
   // embedding and the loss): layers of the first and last stage; 0 = the even
   // split layers / pp. The middle stages share the rest evenly.
   int first_stage_layers = 0, last_stage_layers = 0;
+  // Megatron's --account-for-embedding-in-pipeline-split and
+  // --account-for-loss-in-pipeline-split: the embedding (loss) counts as one
+  // layer of the first (last) stage when the layers are split evenly, so
+  // that stage gets one transformer layer fewer; (layers + the accounted
+  // ends) must divide by pp. Exclusive with explicit stage layer counts.
+  bool embedding_stage = false, loss_stage = false;
   // Layers of each stage under `recompute` (Megatron's --recompute-num-layers,
   // torchtitan's layer-level option: every n-th layer); the others keep
   // everything. 0 = all of them.

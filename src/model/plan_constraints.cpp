@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <cstdint>
+#include "model/stage_layout.h"
 
 namespace stepscope::model {
 namespace {
@@ -60,10 +61,20 @@ std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSet
     out.push_back(fmt::format("kv heads ({}) and tp ({}): neither divides the other", m.kv_heads, p.tp));
   if (m.ffn_hidden > 0 && m.ffn_hidden % p.tp != 0)
     out.push_back(fmt::format("ffn hidden ({}) not divisible by tp ({})", m.ffn_hidden, p.tp));
-  const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+  const bool accounted = p.embedding_stage || p.loss_stage;
+  const int accounted_ends = (p.embedding_stage ? 1 : 0) + (p.loss_stage ? 1 : 0);
+  if (accounted && (p.first_stage_layers > 0 || p.last_stage_layers > 0))
+    out.push_back("embedding/loss accounting and first/last stage layers together: give one or the other");
+  else if (accounted && p.pp < 2)
+    out.push_back(fmt::format("embedding/loss accounting needs pp > 1 (pp = {})", p.pp));
+  else if (accounted && (m.layers + accounted_ends) % p.pp != 0)
+    out.push_back(fmt::format("layers ({}) + {} accounted end stage layer{} = {} not divisible by pp ({})", m.layers,
+                              accounted_ends, accounted_ends > 1 ? "s" : "", m.layers + accounted_ends, p.pp));
+  const StageSplit split = stage_split(m, p);
+  const bool uneven = split.first > 0 || split.last > 0;
   if (uneven) {
-    const int first = p.first_stage_layers > 0 ? p.first_stage_layers : 0;
-    const int last = p.last_stage_layers > 0 ? p.last_stage_layers : 0;
+    const int first = split.first > 0 ? split.first : 0;
+    const int last = split.last > 0 ? split.last : 0;
     const int rest = m.layers - first - last;
     const int middle = p.pp - (first > 0) - (last > 0);
     if (p.pp < 2)

@@ -4,18 +4,26 @@
 
 namespace stepscope::model {
 
+StageSplit stage_split(const ModelSpec& m, const ParallelConfig& p) {
+  const int pp = std::max(1, p.pp);
+  if (pp < 2 || !(p.embedding_stage || p.loss_stage)) return {p.first_stage_layers, p.last_stage_layers};
+  const int ends = (p.embedding_stage ? 1 : 0) + (p.loss_stage ? 1 : 0);
+  const int per_stage = (m.layers + ends) / pp;  // plan_constraints refuses a sum pp does not divide
+  return {p.embedding_stage ? per_stage - 1 : 0, p.loss_stage ? per_stage - 1 : 0};
+}
+
 StageLayout stage_layout(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c, const ParallelConfig& p) {
   StageLayout s;
   const int tp = std::max(1, p.tp), pp = std::max(1, p.pp), dp = std::max(1, p.dp), cp = std::max(1, p.cp);
   const int per_node = std::max(1, c.gpu.gpus_per_node);
   // Stages without a stated count share the layers the stated ones leave.
-  const bool has_first = pp > 1 && p.first_stage_layers > 0, has_last = pp > 1 && p.last_stage_layers > 0;
+  const StageSplit split = stage_split(m, p);
+  const bool has_first = pp > 1 && split.first > 0, has_last = pp > 1 && split.last > 0;
   const int others = pp - has_first - has_last;
-  const double rest =
-      m.layers - (has_first ? p.first_stage_layers : 0) - (has_last ? p.last_stage_layers : 0);
+  const double rest = m.layers - (has_first ? split.first : 0) - (has_last ? split.last : 0);
   const double each = others > 0 ? rest / others : 0;
-  s.first_stage_layers = has_first ? p.first_stage_layers : each;
-  s.last_stage_layers = has_last ? p.last_stage_layers : each;
+  s.first_stage_layers = has_first ? split.first : each;
+  s.last_stage_layers = has_last ? split.last : each;
   s.middle_stage_layers = pp > 2 ? each : 0;
   if (pp == 1) s.first_stage_layers = s.last_stage_layers = m.layers;
   s.layers_per_stage = std::max({s.first_stage_layers, s.last_stage_layers, s.middle_stage_layers});

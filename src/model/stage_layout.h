@@ -31,6 +31,15 @@ struct StageLayout {
 
 StageLayout stage_layout(const ModelSpec& m, const TrainingSettings& t, const ClusterSpec& c, const ParallelConfig& p);
 
+// Transformer layers of the first and last pipeline stage as configured: the
+// explicit counts, or what embedding/loss accounting leaves them
+// ((layers + accounted ends) / pp, less one at an accounted end); 0 = the
+// even split.
+struct StageSplit {
+  int first = 0, last = 0;
+};
+StageSplit stage_split(const ModelSpec& m, const ParallelConfig& p);
+
 // The share of a stage's layers that recompute (ParallelConfig::recompute_layers
 // of the fullest stage's layers; 1 when all do).
 double recomputed_share(const StageLayout& s, const ParallelConfig& p);

@@ -36,6 +36,7 @@ PlanProblem apply_layout(const LayoutInputs& in, model::ParallelConfig& p) {
     if (value < 0 || value > ModelLimits::kLayers)
       return {name, fmt::format("expected a whole number of layers from 0 to {}, got {}", ModelLimits::kLayers, value)};
   p.first_stage_layers = in.first_stage_layers, p.last_stage_layers = in.last_stage_layers;
+  p.embedding_stage = in.account_for_embedding, p.loss_stage = in.account_for_loss;
   if (!model::parse_sharding(in.sharding, p.sharding))
     return {"sharding", "expected ddp, zero1, zero2, zero3, fsdp, fsdp_hybrid, hsdp or distributed_optimizer"};
   return {};

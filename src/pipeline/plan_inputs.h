@@ -59,6 +59,7 @@ struct LayoutInputs {
   bool sequence_parallel = false, cpu_offload = false;
   std::string sharding = "ddp";
   int first_stage_layers = 0, last_stage_layers = 0;  // 0 = layers / pp
+  bool account_for_embedding = false, account_for_loss = false;  // the ends count as a stage layer
 };
 
 // The layout's sizes, flags and sharding into `p` (each size within

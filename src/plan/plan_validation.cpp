@@ -354,6 +354,13 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
       if (has("first_stage_layers") && !field("first_stage_layers").empty() &&
           !integer("first_stage_layers", r.parallel.first_stage_layers))
         return false;
+      for (auto [column, flag] : {std::pair{"account_for_embedding", &r.parallel.embedding_stage},
+                                  std::pair{"account_for_loss", &r.parallel.loss_stage}}) {
+        if (!has(column) || field(column).empty()) continue;
+        std::optional<bool> on;
+        if (!yes_no(column, on)) return false;
+        *flag = on.value_or(false);
+      }
       if (has("last_stage_layers") && !field("last_stage_layers").empty() &&
           !integer("last_stage_layers", r.parallel.last_stage_layers))
         return false;

@@ -88,6 +88,9 @@ std::string plan_text(const PlanResult& r, bool explain) {
   }
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
     extras += fmt::format(" · stage layers first {} last {}", p.first_stage_layers, p.last_stage_layers);
+  if (p.embedding_stage || p.loss_stage)
+    extras += fmt::format(" · {} counted as a stage layer",
+                          p.embedding_stage && p.loss_stage ? "embedding and loss" : p.embedding_stage ? "embedding" : "loss");
   if (p.offload_layers > 0) extras += fmt::format(" · {} offloaded layers per stage", p.offload_layers);
   if (p.recompute_layers > 0) extras += fmt::format(" · {} recomputed layers per stage", p.recompute_layers);
   std::string out = fmt::format(
@@ -206,6 +209,8 @@ std::string plan_json(const PlanResult& r) {
                    {"ep", p.ep},
                    {"first_stage_layers", p.first_stage_layers},
                    {"last_stage_layers", p.last_stage_layers},
+                   {"account_for_embedding", p.embedding_stage},
+                   {"account_for_loss", p.loss_stage},
                    {"recompute_layers", p.recompute_layers},
                    {"offload_layers", p.offload_layers}};
   j["settings"] = {{"global_batch", r.settings.global_batch},
