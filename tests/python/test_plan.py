@@ -54,6 +54,10 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(got["settings"]["moe_capacity_factor"], 1.25)
         self.assertEqual(got["settings"]["fp8_casts"], "fused")
         self.assertTrue(got["settings"]["cuda_graphs"])
+        split = stepscope.plan("llama3-405b", tp=8, pp=8, dp=2, global_batch=32, account_for_embedding=True,
+                               account_for_loss=True).to_dict()
+        self.assertEqual(split, cli_json("--model", "llama3-405b", "--tp", "8", "--pp", "8", "--dp", "2",
+                                         "--global-batch", "32", "--account-for-embedding", "--account-for-loss"))
 
     def test_defaults_follow_the_layout(self):
         d = stepscope.plan("gpt3-1.3b", dp=4, micro_batch=2).to_dict()
