@@ -63,7 +63,8 @@ void bind_plan(py::module_& m) {
       .def_readwrite("cuda_graphs", &ModelInputs::cuda_graphs)
       .def_readwrite("fp8_impl", &ModelInputs::fp8_impl)
       .def_readwrite("fsdp_flat_params", &ModelInputs::fsdp_flat_params)
-      .def_readwrite("reshard_after_forward", &ModelInputs::reshard_after_forward);
+      .def_readwrite("reshard_after_forward", &ModelInputs::reshard_after_forward)
+      .def_readwrite("attention_density", &ModelInputs::attention_density);
   py::class_<LayoutInputs>(m, "LayoutInputs", "One parallel layout")
       .def(py::init<>())
       .def_readwrite("tp", &LayoutInputs::tp)

@@ -151,13 +151,14 @@ def _fill(target, **values):
 def _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention,
                   stack, compile, optimizer_impl, tp_overlap=False, fp8_all_gather=False, moe_capacity_factor=0.0,
                   moe_pad_to_capacity=False, cuda_graphs=False, fp8_impl="auto", fsdp_flat_params=False,
-                  reshard_after_forward=True):
+                  reshard_after_forward=True, attention_density=0.0):
     _fill(inputs, model=os.fspath(model), seq=seq or 0, gpu=gpu, profile=os.fspath(profile) if profile else "",
           global_batch=global_batch or 0, activation_bits=activation_bits, dtype=dtype, optimizer=optimizer,
           attention=attention, stack=stack, compile=compile, optimizer_impl=optimizer_impl, tp_overlap=tp_overlap,
           fp8_all_gather=fp8_all_gather, moe_capacity_factor=moe_capacity_factor,
           moe_pad_to_capacity=moe_pad_to_capacity, cuda_graphs=cuda_graphs, fp8_impl=fp8_impl,
-          fsdp_flat_params=fsdp_flat_params, reshard_after_forward=reshard_after_forward)
+          fsdp_flat_params=fsdp_flat_params, reshard_after_forward=reshard_after_forward,
+          attention_density=attention_density)
 
 
 def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None, cp=1, vpp=1, micro_batch=1,
@@ -166,7 +167,7 @@ def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None,
          stack="megatron", compile=False, optimizer_impl="auto", ep=1, first_stage_layers=0, last_stage_layers=0,
          recompute_layers=0, tp_overlap=False, fp8_all_gather=False, offload_layers=0, moe_capacity_factor=0.0,
          moe_pad_to_capacity=False, cuda_graphs=False, fp8_impl="auto", fsdp_flat_params=False,
-         reshard_after_forward=True, account_for_embedding=False, account_for_loss=False):
+         reshard_after_forward=True, account_for_embedding=False, account_for_loss=False, attention_density=0.0):
     """Predicts memory per GPU and step time of one training layout; returns a :class:`PlanReport`.
 
     ``model``: a preset (``"gpt3-175b"``, ``"llama3-70b"``, ...) or a model
@@ -182,7 +183,7 @@ def plan(model, *, gpu="h100-sxm", profile=None, gpus=None, tp=1, pp=1, dp=None,
     inputs = _stepscope.PlanInputs()
     _model_inputs(inputs, model, gpu, profile, global_batch, seq, activation_bits, dtype, optimizer, attention,
                   stack, compile, optimizer_impl, tp_overlap, fp8_all_gather, moe_capacity_factor, moe_pad_to_capacity,
-                  cuda_graphs, fp8_impl, fsdp_flat_params, reshard_after_forward)
+                  cuda_graphs, fp8_impl, fsdp_flat_params, reshard_after_forward, attention_density)
     _fill(inputs.layout, tp=tp, pp=pp, dp=1 if dp is None else dp, cp=cp, vpp=vpp, sharding=sharding, ep=ep,
           first_stage_layers=first_stage_layers, last_stage_layers=last_stage_layers,
           account_for_embedding=account_for_embedding, account_for_loss=account_for_loss,

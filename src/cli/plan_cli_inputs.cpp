@@ -45,6 +45,9 @@ void add_settings(CLI::App* cmd, pipeline::ModelInputs& a) {
                 "FSDP1 flat parameters (llm-foundry, Accelerate): gathered weights need no copy-out (pytorch stack)");
   cmd->add_flag("--no-reshard-after-forward{false}", a.reshard_after_forward,
                 "FSDP keeps each layer gathered from forward to backward (reshard_after_forward=False, SHARD_GRAD_OP)");
+  cmd->add_option("--attention-density", a.attention_density,
+                  "block-sparse attention: the share of (query, key) block pairs computed (default: dense causal, 0.5)")
+      ->check(number_above(0, 1));
   cmd->add_flag("--cuda-graphs", a.cuda_graphs,
                 "kernels replayed from CUDA graphs (Megatron --cuda-graph-impl, torch.compile reduce-overhead): 1 µs host time per kernel, not 10");
   cmd->add_option("--activation-bits", a.activation_bits, "saved-activation precision: 16, 8 or 4")

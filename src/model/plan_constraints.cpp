@@ -95,6 +95,8 @@ std::vector<std::string> check_constraints(const ModelSpec& m, const TrainingSet
   if (!t.reshard_after_forward &&
       !(t.stack == Stack::kPytorch && (p.sharding == Sharding::kZero3 || p.sharding == Sharding::kFsdpHybrid)))
     out.push_back("keeping gathered weights after forward (reshard_after_forward off) needs FSDP on the pytorch stack");
+  if (t.attention_density > 0 && t.attention == AttentionKernel::kUnfused)
+    out.push_back("a block-sparse attention density needs a fused attention kernel (flash or fa2), not unfused");
   if (t.tp_comm_overlap && !(p.sequence_parallel && p.tp > 1))
     out.push_back("TP communication overlap needs tensor parallelism with sequence parallelism (tp > 1, SP on)");
   if (p.offload_layers > m.layers)

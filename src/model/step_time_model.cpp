@@ -220,9 +220,12 @@ LayerTime estimate_layer(const ModelSpec& m, const TrainingSettings& t, const Cl
     core_fwd = gemm_f + mem_f;
     core_bwd = gemm_b + mem_b;
   } else {
-    // One fused kernel; causal masking skips half the blocks. Backward does
-    // 5 matmuls to the forward's 2 (FlashAttention-2), so 2.5× the FLOPs.
-    double flops_f = 0.5 * 4 * b * heads_local * s_q * s_k * d;
+    // One fused kernel; causal masking skips half the blocks, a block-sparse
+    // mask all but its live share (at the same fraction of peak on the
+    // blocks it computes). Backward does 5 matmuls to the forward's 2
+    // (FlashAttention-2), so 2.5× the FLOPs.
+    const double live = t.attention_density > 0 ? t.attention_density : 0.5;
+    double flops_f = live * 4 * b * heads_local * s_q * s_k * d;
     double rate = c.gpu.peak_tflops(at) * 1e12 *
                   (t.attention == AttentionKernel::kFlash2 ? c.gpu.fa2_fraction : c.gpu.flash_fraction);
     core_fwd = flops_f / rate;

@@ -92,6 +92,10 @@ struct TrainingSettings {
   // reshard_after_forward=False, FSDP1 SHARD_GRAD_OP): the gathered weights
   // stay until the layer's backward, one gather per micro-batch.
   bool reshard_after_forward = true;
+  // Block-sparse attention (issue #29): the share of (query block, key
+  // block) pairs the fused kernel computes, e.g. a sliding window's or a
+  // document mask's density; 0 = dense causal (half the pairs).
+  double attention_density = 0;
 
   // The token copies the routed experts compute and exchange, as a share of
   // the balanced top-k count. Routing is modelled as balanced, so a factor

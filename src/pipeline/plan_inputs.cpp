@@ -104,6 +104,9 @@ PlanProblem resolve_model_inputs(const ModelInputs& in, int gpus, model::ModelSp
   t.cuda_graphs = in.cuda_graphs;
   t.fsdp_flat_params = in.fsdp_flat_params;
   t.reshard_after_forward = in.reshard_after_forward;
+  if (!(in.attention_density >= 0 && in.attention_density <= 1))
+    return {"attention_density", "expected a share of block pairs above 0 and at most 1"};
+  t.attention_density = in.attention_density;
   if (!parse_fp8_impl(in.fp8_impl, t.fp8_impl)) return {"fp8_impl", "expected auto, te or torchao"};
   return {};
 }

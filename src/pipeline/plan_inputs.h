@@ -51,6 +51,7 @@ struct ModelInputs {
   std::string fp8_impl = "auto";        // auto | te | torchao: who casts fp8 GEMM operands
   bool fsdp_flat_params = false;        // FSDP1 flat parameters (no copy-out after each gather)
   bool reshard_after_forward = true;    // FSDP frees gathered weights after forward (false: SHARD_GRAD_OP)
+  double attention_density = 0;         // block-sparse attention: live share of block pairs; 0 = causal
 };
 
 // One layout written out (plan, recompute, pareto).

@@ -339,6 +339,13 @@ std::optional<ParsedRows> parse_validation_csv(const std::string& text, const Va
       if (has("moe_shared_ffn") && !field("moe_shared_ffn").empty() && !integer("moe_shared_ffn", m.moe_shared_ffn))
         return false;
       if (has("ep") && !field("ep").empty() && !integer("ep", r.parallel.ep)) return false;
+      if (has("attention_density") && !field("attention_density").empty()) {
+        double density = 0;
+        if (!parse_double(field("attention_density"), density) || density > 1)
+          return fail("attention_density",
+                      fmt::format("expected a share above 0 and at most 1, got \"{}\"", field("attention_density")));
+        r.settings.attention_density = density;
+      }
       if (has("moe_capacity_factor") && !field("moe_capacity_factor").empty()) {
         double factor = 0;
         if (!parse_double(field("moe_capacity_factor"), factor) || factor > ModelLimits::kExperts)

@@ -78,6 +78,8 @@ std::string plan_text(const PlanResult& r, bool explain) {
   if (p.sequence_parallel) extras += " · sequence parallel";
   if (p.cpu_offload) extras += " · CPU offload";
   if (r.settings.cuda_graphs) extras += " · CUDA graphs";
+  if (r.settings.attention_density > 0)
+    extras += fmt::format(" · block-sparse attention (density {:g})", r.settings.attention_density);
   if (p.ep > 1 || r.model.is_moe()) {
     extras += fmt::format(" · {} experts, top-{}", r.model.moe_experts, r.model.moe_topk);
     if (r.model.moe_shared_ffn > 0) extras += fmt::format(" + shared {}", r.model.moe_shared_ffn);
@@ -229,6 +231,7 @@ std::string plan_json(const PlanResult& r) {
                    {"fp8_casts", r.settings.fused_casts() ? "fused" : "eager"},
                    {"fsdp_flat_params", r.settings.fsdp_flat_params},
                    {"reshard_after_forward", r.settings.reshard_after_forward},
+                   {"attention_density", r.settings.attention_density},
                    {"optimizer_impl", r.settings.foreach_optimizer() ? "foreach" : "fused"}};
   const auto& m = r.memory;
   j["memory_bytes"] = {{"weights", m.weights},     {"gradients", m.gradients},

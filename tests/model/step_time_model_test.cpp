@@ -500,6 +500,26 @@ TEST(StepTime, HostBoundLayersWaitForTheirKernels) {
   EXPECT_EQ(estimate_step(big, t, c, p).launch, 0);
 }
 
+// Block-sparse attention: the fused kernel computes the live share of the
+// block pairs instead of the causal half, at the same fraction of peak —
+// a 10% mask takes a fifth of the causal time; unfused attention has no such kernel.
+TEST(StepTime, BlockSparseAttentionScalesTheLiveBlocks) {
+  const ModelSpec m = llama_ish();
+  TrainingSettings t;
+  t.global_batch = 1;
+  ParallelConfig p;
+  ClusterSpec c{*find_gpu("h100-sxm"), 1, {}};
+  const LayerTime causal = estimate_layer(m, t, c, p);
+  t.attention_density = 0.1;
+  const LayerTime sparse = estimate_layer(m, t, c, p);
+  EXPECT_NEAR(sparse.attention_fwd, causal.attention_fwd * 0.1 / 0.5, 1e-15);
+  EXPECT_NEAR(sparse.attention_bwd, causal.attention_bwd * 0.1 / 0.5, 1e-15);
+  EXPECT_EQ(sparse.gemm_fwd, causal.gemm_fwd);
+  EXPECT_TRUE(check_constraints(m, t, c, p).empty());
+  t.attention = AttentionKernel::kUnfused;
+  EXPECT_FALSE(check_constraints(m, t, c, p).empty());
+}
+
 // The step's listed parts add up to its total on one pipeline stage, with
 // every optional cost present: fp8 casts, FSDP2 copy-out, gradient
 // accumulation, TP, CP, recomputation, exposed data-parallel comm.
