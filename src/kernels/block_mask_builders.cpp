@@ -212,4 +212,67 @@ BlockMask bigbird_mask(int64_t seq, int block, int global_blocks, int window_blo
   return from_block_bitmap(seq, seq, block, 1, bitmap, ElementRule{});
 }
 
+BlockMask topk_pooled_mask(std::span<const float> q, std::span<const float> k, int64_t batch, int64_t heads,
+                           int64_t kv_heads, int64_t seq, int64_t head_dim, int block, int topk, int window_blocks,
+                           int global_blocks, bool causal) {
+  check_sizes(seq, block);
+  if (batch < 1 || heads < 1 || kv_heads < 1 || head_dim < 1 || heads % kv_heads != 0)
+    throw std::invalid_argument(fmt::format("batch ({}), heads ({}), kv_heads ({}), head_dim ({}): positive, heads a "
+                                            "multiple of kv_heads",
+                                            batch, heads, kv_heads, head_dim));
+  if (topk < 0 || window_blocks < 1 || global_blocks < 0)
+    throw std::invalid_argument(fmt::format(
+        "topk ({}) and global_blocks ({}) must not be negative, window_blocks ({}) must be positive", topk,
+        global_blocks, window_blocks));
+  if (static_cast<int64_t>(q.size()) != batch * heads * seq * head_dim)
+    throw std::invalid_argument(fmt::format("q has {} elements, expected {}", q.size(), batch * heads * seq * head_dim));
+  if (static_cast<int64_t>(k.size()) != batch * kv_heads * seq * head_dim)
+    throw std::invalid_argument(
+        fmt::format("k has {} elements, expected {}", k.size(), batch * kv_heads * seq * head_dim));
+  if (batch * heads > std::numeric_limits<int>::max())
+    throw std::invalid_argument(fmt::format("batch × heads ({}) is too many mask groups", batch * heads));
+  const int64_t nb = (seq + block - 1) / block, D = head_dim;
+  // Mean over a block's tokens of rows [base, base + seq) of a [.., seq, D] tensor.
+  auto pooled = [&](std::span<const float> x, int64_t base) {
+    std::vector<double> out(static_cast<size_t>(nb * D), 0.0);
+    for (int64_t t = 0; t < seq; ++t)
+      for (int64_t d = 0; d < D; ++d) out[static_cast<size_t>((t / block) * D + d)] += x[static_cast<size_t>((base + t) * D + d)];
+    for (int64_t b = 0; b < nb; ++b) {
+      const double n = static_cast<double>(std::min(seq, (b + 1) * block) - b * block);
+      for (int64_t d = 0; d < D; ++d) out[static_cast<size_t>(b * D + d)] /= n;
+    }
+    return out;
+  };
+  std::vector<uint8_t> bitmap(static_cast<size_t>(batch * heads * nb * nb), kDead);
+  std::vector<std::pair<double, int64_t>> candidates;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      const std::vector<double> qp = pooled(q, (b * heads + h) * seq);
+      const std::vector<double> kp = pooled(k, (b * kv_heads + h / (heads / kv_heads)) * seq);
+      uint8_t* rows = bitmap.data() + (b * heads + h) * nb * nb;
+      for (int64_t qb = 0; qb < nb; ++qb) {
+        uint8_t* row = rows + qb * nb;
+        candidates.clear();
+        for (int64_t kb = 0; kb < nb; ++kb) {
+          if (causal && kb > qb) continue;
+          const int64_t d = qb >= kb ? qb - kb : kb - qb;
+          const bool near = causal ? qb - kb < window_blocks : 2 * d < window_blocks;
+          if (near || kb < global_blocks) {
+            row[kb] = causal && kb == qb ? kPartial : kWhole;
+            continue;
+          }
+          double score = 0;
+          for (int64_t x = 0; x < D; ++x) score += qp[static_cast<size_t>(qb * D + x)] * kp[static_cast<size_t>(kb * D + x)];
+          candidates.emplace_back(-score, kb);  // ascending: largest score, then lowest index
+        }
+        const size_t keep = std::min(candidates.size(), static_cast<size_t>(topk));
+        std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(keep), candidates.end());
+        for (size_t n = 0; n < keep; ++n) row[candidates[n].second] = kWhole;
+      }
+    }
+  ElementRule rule;
+  rule.causal = causal;
+  return from_block_bitmap(seq, seq, block, static_cast<int>(batch * heads), bitmap, rule);
+}
+
 }  // namespace stepscope::kernels

@@ -41,4 +41,18 @@ BlockMask dilated_mask(int64_t seq, int block, int window_blocks, int dilation, 
 // the diagonal, and `random_blocks` further blocks per row drawn with `seed`.
 BlockMask bigbird_mask(int64_t seq, int block, int global_blocks, int window_blocks, int random_blocks, uint64_t seed);
 
+// A mask chosen from the input (issue #29 item 4), one per batch × head
+// (groups = batch · heads). Each block of q and k is mean-pooled over its
+// tokens; a query block keeps its `window_blocks` nearest key blocks (ending
+// at itself under causal, centred otherwise), the `global_blocks` leading
+// ones, and the `topk` other key blocks with the largest pooled score q̄·k̄
+// (ties to the lower index; under causal only blocks at or before it).
+// Layouts as block_sparse_attention_reference.h: q [batch, heads, seq,
+// head_dim], k [batch, kv_heads, seq, head_dim]. Under causal the diagonal
+// block is partial with a causal rule. This is the CPU reference of the GPU
+// selection.
+BlockMask topk_pooled_mask(std::span<const float> q, std::span<const float> k, int64_t batch, int64_t heads,
+                           int64_t kv_heads, int64_t seq, int64_t head_dim, int block, int topk, int window_blocks,
+                           int global_blocks, bool causal);
+
 }  // namespace stepscope::kernels

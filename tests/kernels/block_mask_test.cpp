@@ -144,6 +144,45 @@ TEST(BlockMask, CsrSizeAgainstDenseLayouts) {
   EXPECT_LT(static_cast<double>(m.csr_bytes()) / m.index_table_bytes(), 0.1);
 }
 
+// Input-dependent masks: key block kb's tokens are (kb, 0, 0, 0), head 0's
+// queries (1, 0, 0, 0) and head 1's (−1, 0, 0, 0), so head 0 ranks later
+// blocks first and head 1 earlier ones; one K/V head serves both. Causal,
+// window 1, global 1, top 2 on 8 blocks (and with a short last block, whose
+// mean, not sum, is pooled).
+TEST(BlockMask, TopkPooledMaskFollowsTheScores) {
+  for (int64_t seq : {128, 120}) {
+    SCOPED_TRACE(seq);
+    const int64_t D = 4;
+    std::vector<float> q(2 * seq * D, 0.0f), k(seq * D, 0.0f);
+    for (int64_t t = 0; t < seq; ++t) {
+      q[t * D] = 1.0f, q[(seq + t) * D] = -1.0f;
+      k[t * D] = static_cast<float>(t / 16);
+    }
+    const BlockMask m = topk_pooled_mask(q, k, 1, 2, 1, seq, D, 16, 2, 1, 1, true);
+    ASSERT_EQ(validate_block_mask(m), "");
+    ASSERT_EQ(m.groups, 2);
+    auto row = [&](int group, int qb) {
+      std::vector<int32_t> cols(m.col_indices.begin() + m.row_offsets[group * 8 + qb],
+                                m.col_indices.begin() + m.row_offsets[group * 8 + qb + 1]);
+      return cols;
+    };
+    EXPECT_EQ(row(0, 7), (std::vector<int32_t>{0, 5, 6, 7}));
+    EXPECT_EQ(row(1, 7), (std::vector<int32_t>{0, 1, 2, 7}));
+    EXPECT_EQ(row(0, 2), (std::vector<int32_t>{0, 1, 2}));
+    EXPECT_EQ(row(0, 0), (std::vector<int32_t>{0}));
+    EXPECT_EQ(to_block_bitmap(m)[7 * 8 + 7], 2);  // the diagonal is partial
+    // Both ways, a window of 3 blocks centred on the diagonal.
+    const BlockMask both = topk_pooled_mask(q, k, 1, 2, 1, seq, D, 16, 2, 3, 1, false);
+    std::vector<int32_t> r0(both.col_indices.begin() + both.row_offsets[3], both.col_indices.begin() + both.row_offsets[4]);
+    std::vector<int32_t> r1(both.col_indices.begin() + both.row_offsets[11],
+                            both.col_indices.begin() + both.row_offsets[12]);
+    EXPECT_EQ(r0, (std::vector<int32_t>{0, 2, 3, 4, 6, 7}));
+    EXPECT_EQ(r1, (std::vector<int32_t>{0, 1, 2, 3, 4, 5}));
+  }
+  std::vector<float> q(10), k(10);
+  EXPECT_THROW(topk_pooled_mask(q, k, 1, 1, 1, 64, 4, 16, 2, 1, 0, true), std::invalid_argument);
+}
+
 TEST(BlockMask, MalformedMasksAreNamed) {
   BlockMask m = causal_mask(256, 64);
   ASSERT_EQ(validate_block_mask(m), "");
