@@ -72,6 +72,32 @@ std::string validate_block_mask(const BlockMask& m) {
   return "";
 }
 
+BlockMask transpose_block_mask(const BlockMask& m) {
+  BlockMask t;
+  t.seq_q = m.seq_k, t.seq_k = m.seq_q, t.block = m.block, t.groups = m.groups, t.rule = m.rule;
+  const int64_t qb = m.q_blocks(), kb = m.k_blocks();
+  // Counting sort by (group, key block); scanning rows in order keeps each new row ascending.
+  t.row_offsets.assign(static_cast<size_t>(m.groups * kb + 1), 0);
+  for (int64_t g = 0; g < m.groups; ++g)
+    for (int64_t r = g * qb; r < (g + 1) * qb; ++r)
+      for (int32_t e = m.row_offsets[static_cast<size_t>(r)]; e < m.row_offsets[static_cast<size_t>(r) + 1]; ++e)
+        ++t.row_offsets[static_cast<size_t>(g * kb + m.col_indices[static_cast<size_t>(e)] + 1)];
+  for (size_t n = 1; n < t.row_offsets.size(); ++n) t.row_offsets[n] += t.row_offsets[n - 1];
+  t.col_indices.resize(m.col_indices.size());
+  t.partial.resize(m.partial.size());
+  std::vector<int32_t> next(t.row_offsets.begin(), t.row_offsets.end() - 1);
+  for (int64_t g = 0; g < m.groups; ++g)
+    for (int64_t q = 0; q < qb; ++q) {
+      const int64_t r = g * qb + q;
+      for (int32_t e = m.row_offsets[static_cast<size_t>(r)]; e < m.row_offsets[static_cast<size_t>(r) + 1]; ++e) {
+        const int32_t at = next[static_cast<size_t>(g * kb + m.col_indices[static_cast<size_t>(e)])]++;
+        t.col_indices[static_cast<size_t>(at)] = static_cast<int32_t>(q);
+        t.partial[static_cast<size_t>(at)] = m.partial[static_cast<size_t>(e)];
+      }
+    }
+  return t;
+}
+
 std::vector<uint8_t> to_block_bitmap(const BlockMask& m) {
   const int64_t qb = m.q_blocks(), kb = m.k_blocks();
   std::vector<uint8_t> bitmap(static_cast<size_t>(m.groups * qb * kb), 0);

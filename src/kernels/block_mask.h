@@ -65,6 +65,12 @@ struct BlockMask {
 // or uses documents (positions are compared).
 std::string validate_block_mask(const BlockMask& m);
 
+// The same live blocks by key block: row (group, key block) lists the query
+// blocks that attend it, ascending, with their partial flags (seq_q and
+// seq_k swap; the rule is kept as it is, still read as rule.allows(query,
+// key)). What a backward pass over keys (dK, dV) walks.
+BlockMask transpose_block_mask(const BlockMask& m);
+
 // Dense view: groups × q_blocks × k_blocks bytes, 0 dead, 1 live whole, 2 partial.
 std::vector<uint8_t> to_block_bitmap(const BlockMask& m);
 // From such a bitmap (any non-zero is live; 2 = partial). Throws

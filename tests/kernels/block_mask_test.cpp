@@ -183,6 +183,29 @@ TEST(BlockMask, TopkPooledMaskFollowsTheScores) {
   EXPECT_THROW(topk_pooled_mask(q, k, 1, 1, 1, 64, 4, 16, 2, 1, 0, true), std::invalid_argument);
 }
 
+// The transposed mask holds the same blocks by key: its bitmap is the
+// transposed bitmap (per group), and transposing twice gives the mask back.
+TEST(BlockMask, TransposeListsQueryBlocksPerKeyBlock) {
+  std::vector<uint8_t> bitmap;
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> cell(0, 2);
+  const int64_t qb = 5, kb = 7;
+  for (int64_t n = 0; n < 2 * qb * kb; ++n) bitmap.push_back(static_cast<uint8_t>(cell(rng)));
+  const BlockMask m = from_block_bitmap(5 * 32 - 3, 7 * 32 - 9, 32, 2, bitmap, {});
+  const BlockMask t = transpose_block_mask(m);
+  EXPECT_EQ(t.seq_q, m.seq_k);
+  EXPECT_EQ(t.q_blocks(), kb);
+  const std::vector<uint8_t> tb = to_block_bitmap(t);
+  for (int64_t g = 0; g < 2; ++g)
+    for (int64_t q = 0; q < qb; ++q)
+      for (int64_t k = 0; k < kb; ++k)
+        EXPECT_EQ(tb[(g * kb + k) * qb + q], bitmap[(g * qb + q) * kb + k]) << g << " " << q << " " << k;
+  const BlockMask back = transpose_block_mask(t);
+  EXPECT_EQ(back.row_offsets, m.row_offsets);
+  EXPECT_EQ(back.col_indices, m.col_indices);
+  EXPECT_EQ(back.partial, m.partial);
+}
+
 TEST(BlockMask, MalformedMasksAreNamed) {
   BlockMask m = causal_mask(256, 64);
   ASSERT_EQ(validate_block_mask(m), "");
