@@ -15,13 +15,10 @@
 #include <cstdint>
 #include <span>
 
+#include "kernels/attention_shape.h"
 #include "kernels/block_mask.h"
 
 namespace stepscope::kernels {
-
-struct AttentionShape {
-  int64_t batch = 1, heads = 1, kv_heads = 1, seq_q = 0, seq_k = 0, head_dim = 0;
-};
 
 // Empty when the shape suits the mask (sequence lengths equal, groups 1,
 // heads or batch × heads, heads a multiple of kv_heads, positive sizes).

@@ -1,0 +1,58 @@
+// CUDA kernels of block-sparse attention (issue #29 item 2), raw-pointer API
+// free of torch. Semantics, layouts and the meaning of the mask are those of
+// kernels/block_sparse_attention_reference.h; the kernels compute in fp32
+// from fp16/bf16 inputs and are tested against that reference.
+//
+// Versions (llm.c style; the fastest correct one is what the entry points run):
+//   v1  one thread per query (forward, dQ) or key (dK, dV) row of a block,
+//       K/V (or Q/dO) tiles staged through shared memory in fp32, online
+//       softmax, FMA arithmetic: the correctness baseline. Written in session
+//       25 without a GPU: compiled, not yet run (docs/kernels.md).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/attention_shape.h"
+
+namespace stepscope::kernels::gpu {
+
+enum class AttnDType : int { kFloat16 = 1, kBFloat16 = 2 };
+
+// A BlockMask's arrays and rule in device memory. `rows`: the mask by query
+// block (forward, dQ); `cols`: transpose_block_mask of it (dK, dV). doc_ids
+// may be null (no documents).
+struct DeviceCsr {
+  const int32_t* row_offsets = nullptr;
+  const int32_t* col_indices = nullptr;
+  const uint8_t* partial = nullptr;
+};
+struct DeviceBlockMask {
+  DeviceCsr rows, cols;
+  int groups = 1;
+  int block = 128;
+  bool causal = false;
+  int64_t window = 0;
+  int64_t global_tokens = 0;
+  const int32_t* doc_ids = nullptr;
+};
+
+// Bytes of fp32 workspace the backward needs: dK and dV accumulators
+// (GQA heads add into them) and the per-query dO·O terms.
+int64_t block_sparse_attention_workspace_bytes(const AttentionShape& s);
+
+// Returns "" when launched, else why not (shape, head_dim other than 64 or
+// 128, block other than 16..128 in steps of 16, a null pointer, or the
+// launch error). out: like q, in dtype; lse: fp32 [batch, heads, seq_q].
+std::string block_sparse_attention_forward(const void* q, const void* k, const void* v, const AttentionShape& s,
+                                           const DeviceBlockMask& m, float scale, AttnDType dtype, void* out,
+                                           float* lse, cudaStream_t stream);
+// dq, dk, dv in dtype; workspace of block_sparse_attention_workspace_bytes.
+std::string block_sparse_attention_backward(const void* q, const void* k, const void* v, const void* out,
+                                            const void* dout, const float* lse, const AttentionShape& s,
+                                            const DeviceBlockMask& m, float scale, AttnDType dtype, void* dq,
+                                            void* dk, void* dv, void* workspace, cudaStream_t stream);
+
+}  // namespace stepscope::kernels::gpu
