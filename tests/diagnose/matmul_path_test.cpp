@@ -107,6 +107,11 @@ const Case kTable[] = {
      MatmulPath::kTensorCore},
     {"sm100_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x128x64_cluster2x1x1_execute_kernel__5x_cublas",
      MatmulPath::kTensorCore},
+    // stepscope's own block-sparse attention v1 (src/kernels/gpu): FMA on CUDA cores.
+    {"void stepscope::kernels::gpu::(anonymous namespace)::block_sparse_attention_simt_fwd_v1<stepscope::kernels::gpu::"
+     "Bf16, 128>(unsigned short const*, unsigned short const*, unsigned short const*, stepscope::kernels::gpu::"
+     "DeviceCsr, stepscope::kernels::gpu::(anonymous namespace)::Dims, float, unsigned short*, float*)",
+     MatmulPath::kSimt},
     // ROCm: MFMA from the Tensile name (MI<M>x<N>x<K>), Composable Kernel's xdl.
     {"Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI32x32x8x1_SN_1LDSB0_APM1_ABV0_ACED0_AF0EM1", MatmulPath::kTensorCore},
     {"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_SN_LDSB1_AFC1", MatmulPath::kTensorCore},
@@ -120,6 +125,10 @@ const Case kTable[] = {
 
 TEST(MatmulPathTable, EveryRowTakesItsPath) {
   for (const Case& c : kTable) EXPECT_EQ(path_of(c.name), c.path) << c.name;
+  // Every stepscope block-sparse attention kernel is in the attention family.
+  for (const char* name : {"block_sparse_attention_simt_fwd_v1", "block_sparse_attention_simt_dq_v1",
+                           "block_sparse_attention_simt_dkdv_v1"})
+    EXPECT_EQ(analysis::classify_kernel(name, trace::EventKind::kKernel).family, KernelFamily::kAttention) << name;
 }
 
 TEST(MatmulPath, KernelNames) {

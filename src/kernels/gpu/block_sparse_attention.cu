@@ -2,6 +2,9 @@
 // list): one thread per row of a block, tiles of K/V (forward, dQ) or Q/dO
 // (dK, dV) through shared memory in fp32, online softmax. Only live blocks
 // are visited; inside a partial block each pair is checked against the rule.
+// The kernels' names carry "attention" and "simt" so that `stepscope
+// analyze` files them as attention on the CUDA-core path (analysis/
+// kernel_class, diagnose/matmul_path), which is what v1 runs.
 #include "kernels/gpu/block_sparse_attention.h"
 
 #include <cuda_runtime.h>
@@ -54,7 +57,7 @@ __device__ __forceinline__ void stage(const typename T::Bits* src, int64_t base,
 
 // grid (q_blocks, batch · heads), block threads = mask block: thread = query row.
 template <class T, int D>
-__global__ void forward_v1(const typename T::Bits* q, const typename T::Bits* k, const typename T::Bits* v,
+__global__ void block_sparse_attention_simt_fwd_v1(const typename T::Bits* q, const typename T::Bits* k, const typename T::Bits* v,
                            DeviceCsr rows, Dims d, float scale, typename T::Bits* out, float* lse) {
   extern __shared__ float smem[];
   float* ks = smem;
@@ -112,7 +115,7 @@ __global__ void forward_v1(const typename T::Bits* q, const typename T::Bits* k,
 
 // dQ, and D_i = dO_i · O_i into `delta` for the key pass. Same grid as forward.
 template <class T, int D>
-__global__ void dq_v1(const typename T::Bits* q, const typename T::Bits* k, const typename T::Bits* v,
+__global__ void block_sparse_attention_simt_dq_v1(const typename T::Bits* q, const typename T::Bits* k, const typename T::Bits* v,
                       const typename T::Bits* out, const typename T::Bits* dout, const float* lse, DeviceCsr rows,
                       Dims d, float scale, typename T::Bits* dq, float* delta) {
   extern __shared__ float smem[];
@@ -166,7 +169,7 @@ __global__ void dq_v1(const typename T::Bits* q, const typename T::Bits* k, cons
 // blocks of the transposed mask and adds into fp32 accumulators (the heads
 // of a GQA group add into the same K/V head).
 template <class T, int D>
-__global__ void dkdv_v1(const typename T::Bits* q, const typename T::Bits* k, const typename T::Bits* v,
+__global__ void block_sparse_attention_simt_dkdv_v1(const typename T::Bits* q, const typename T::Bits* k, const typename T::Bits* v,
                         const typename T::Bits* dout, const float* lse, const float* delta, DeviceCsr cols, Dims d,
                         float scale, float* dk_acc, float* dv_acc) {
   extern __shared__ float smem[];
@@ -225,7 +228,7 @@ __global__ void dkdv_v1(const typename T::Bits* q, const typename T::Bits* k, co
 }
 
 template <class T>
-__global__ void store_v1(const float* src, int64_t n, typename T::Bits* dst) {
+__global__ void block_sparse_attention_store_v1(const float* src, int64_t n, typename T::Bits* dst) {
   for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < n;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x)
     dst[idx] = T::store(src[idx]);
@@ -257,7 +260,7 @@ void launch_forward(const void* q, const void* k, const void* v, const Dims& d, 
                     float scale, void* out, float* lse, cudaStream_t stream) {
   using B = typename T::Bits;
   const dim3 grid(static_cast<unsigned>(d.q_blocks), static_cast<unsigned>(d.batch * d.heads));
-  forward_v1<T, D><<<grid, d.block, 2 * kTile * D * sizeof(float), stream>>>(
+  block_sparse_attention_simt_fwd_v1<T, D><<<grid, d.block, 2 * kTile * D * sizeof(float), stream>>>(
       static_cast<const B*>(q), static_cast<const B*>(k), static_cast<const B*>(v), m.rows, d, scale,
       static_cast<B*>(out), lse);
 }
@@ -273,16 +276,16 @@ void launch_backward(const void* q, const void* k, const void* v, const void* ou
   float* delta = ws + 2 * nkv;
   cudaMemsetAsync(ws, 0, 2 * nkv * sizeof(float), stream);
   const dim3 qgrid(static_cast<unsigned>(d.q_blocks), static_cast<unsigned>(d.batch * d.heads));
-  dq_v1<T, D><<<qgrid, d.block, 2 * kTile * D * sizeof(float), stream>>>(
+  block_sparse_attention_simt_dq_v1<T, D><<<qgrid, d.block, 2 * kTile * D * sizeof(float), stream>>>(
       static_cast<const B*>(q), static_cast<const B*>(k), static_cast<const B*>(v), static_cast<const B*>(out),
       static_cast<const B*>(dout), lse, m.rows, d, scale, static_cast<B*>(dq), delta);
   const dim3 kgrid(static_cast<unsigned>(d.k_blocks), static_cast<unsigned>(d.batch * d.heads));
-  dkdv_v1<T, D><<<kgrid, d.block, (2 * kTile * D + 2 * kTile) * sizeof(float), stream>>>(
+  block_sparse_attention_simt_dkdv_v1<T, D><<<kgrid, d.block, (2 * kTile * D + 2 * kTile) * sizeof(float), stream>>>(
       static_cast<const B*>(q), static_cast<const B*>(k), static_cast<const B*>(v), static_cast<const B*>(dout), lse,
       delta, m.cols, d, scale, dk_acc, dv_acc);
   const unsigned blocks = static_cast<unsigned>((nkv + 255) / 256 < 4096 ? (nkv + 255) / 256 : 4096);
-  store_v1<T><<<blocks, 256, 0, stream>>>(dk_acc, nkv, static_cast<B*>(dk));
-  store_v1<T><<<blocks, 256, 0, stream>>>(dv_acc, nkv, static_cast<B*>(dv));
+  block_sparse_attention_store_v1<T><<<blocks, 256, 0, stream>>>(dk_acc, nkv, static_cast<B*>(dk));
+  block_sparse_attention_store_v1<T><<<blocks, 256, 0, stream>>>(dv_acc, nkv, static_cast<B*>(dv));
 }
 
 template <template <class, int> class Body, class... Args>
