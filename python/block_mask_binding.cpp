@@ -41,6 +41,7 @@ void bind_block_mask(py::module_& m) {
       .def_property_readonly("index_table_bytes", &BlockMask::index_table_bytes);
   m.def("block_mask_validate", &validate_block_mask);
   m.def("block_mask_to_bitmap", &to_block_bitmap);
+  m.def("block_mask_transpose", &transpose_block_mask);
   m.def("block_mask_from_bitmap",
         [](int64_t seq_q, int64_t seq_k, int block, int groups, const std::vector<uint8_t>& bitmap, ElementRule rule) {
           return from_block_bitmap(seq_q, seq_k, block, groups, bitmap, std::move(rule));

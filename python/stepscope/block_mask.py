@@ -64,6 +64,11 @@ def from_bitmap(seq_q, seq_k, bitmap, block=128, groups=1, element_rule=None):
     return _stepscope.block_mask_from_bitmap(seq_q, seq_k, block, groups, list(bitmap), element_rule or ElementRule())
 
 
+def transpose(mask):
+    """The same live blocks listed by key block (rows: key blocks; columns: query blocks)."""
+    return _stepscope.block_mask_transpose(mask)
+
+
 def validate(mask):
     """'' when the mask is well formed, else what is wrong."""
     return _stepscope.block_mask_validate(mask)

@@ -4,8 +4,9 @@
 #include "registry.h"
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.doc() = "stepscope CUDA kernels: fused QKV + RoPE, activation compression, graph-safe loss scaling";
+  m.doc() = "stepscope CUDA kernels: fused QKV + RoPE, activation compression, graph-safe loss scaling, block-sparse attention";
   register_qkv_rope(m);
   register_loss_scaler(m);
   register_activation_compression(m);
+  register_block_sparse_attention(m);
 }

@@ -3,6 +3,7 @@
 * qkv_rope: FusedQKVRoPE, one GEMM + one split/RoPE kernel for attention inputs.
 * activation_compression: 4/8-bit block-wise compression of saved activations.
 * loss_scaler: GraphSafeGradScaler, torch.amp.GradScaler without host syncs.
+* block_sparse_attention: BlockSparseMask (CSR block masks) and BlockSparseAttention (issue #29).
 
 The CUDA kernels live in stepscope_kernels._C (build: see docs/kernels.md);
 without it the pure-torch reference paths still import and run.
@@ -18,6 +19,12 @@ from .activation_compression import (  # noqa: F401
     dequantize,
     quantize,
 )
+from .block_sparse_attention import (  # noqa: F401
+    BlockSparseAttention,
+    BlockSparseMask,
+    block_sparse_attention,
+    block_sparse_attention_reference,
+)
 from .loss_scaler import GraphSafeGradScaler  # noqa: F401
 from .qkv_rope import FusedQKVRoPE, qkv_rope, qkv_rope_reference, rope_tables  # noqa: F401
 
@@ -31,6 +38,7 @@ __all__ = [
     "CompressedGELU", "CompressedLayerNorm", "CompressedLinear", "CompressionConfig", "QuantizedTensor",
     "compress_activations", "dequantize", "quantize",
     "GraphSafeGradScaler",
+    "BlockSparseAttention", "BlockSparseMask", "block_sparse_attention", "block_sparse_attention_reference",
     "FusedQKVRoPE", "qkv_rope", "qkv_rope_reference", "rope_tables",
     "HAVE_KERNELS",
 ]

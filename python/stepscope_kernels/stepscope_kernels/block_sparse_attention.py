@@ -1,0 +1,228 @@
+"""Block-sparse attention (issue #29): a CSR block mask, the attention it
+defines, and the autograd function over the CUDA kernels.
+
+A :class:`BlockSparseMask` holds, per group (one mask shared by every head,
+one per head, or one per batch × head) and query block, the ascending live
+key blocks (``row_offsets``, ``col_indices``, int32) with a ``partial`` flag
+each: a whole block is attended entirely, inside a partial one the mask's
+token rule decides each pair (causal, window, same document, global tokens;
+see src/kernels/block_mask.h). The mask is checked on the host when it is
+made, so the attention call itself never synchronises with the GPU (CUDA
+graphs capture it).
+
+``block_sparse_attention(q, k, v, mask)`` takes the layout of
+``F.scaled_dot_product_attention`` (q [B, H, S, D], k and v [B, Hkv, S, D],
+H a multiple of Hkv) and returns the attention output. CUDA fp16/bf16
+tensors with head_dim 64 or 128 run the kernels of
+src/kernels/gpu/block_sparse_attention.cu (version v1, not yet measured);
+anything else runs the dense reference below, which materialises the token
+mask (for tests and CPU use, not for long sequences). A query with no
+attended key gets a zero output.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import torch
+import torch.nn as nn
+
+try:  # the CUDA extension; the reference path works without it
+    from stepscope_kernels import _C  # type: ignore
+except ImportError:  # pragma: no cover - depends on the build
+    _C = None
+
+_KERNEL_DTYPES = (torch.float16, torch.bfloat16)
+_KERNEL_HEAD_DIMS = (64, 128)
+
+
+def _transpose(row_offsets: torch.Tensor, col_indices: torch.Tensor, partial: torch.Tensor, groups: int,
+               q_blocks: int, k_blocks: int):
+    """The same live blocks listed by key block (what dK/dV walk)."""
+    counts = row_offsets[1:] - row_offsets[:-1]
+    rows = torch.repeat_interleave(torch.arange(groups * q_blocks, dtype=torch.int64), counts.to(torch.int64))
+    group, qb = rows // q_blocks, rows % q_blocks
+    key = (group * k_blocks + col_indices.to(torch.int64)) * q_blocks + qb
+    order = torch.argsort(key, stable=True)
+    t_rows = (key[order] // q_blocks)
+    t_counts = torch.bincount(t_rows, minlength=groups * k_blocks)
+    t_offsets = torch.zeros(groups * k_blocks + 1, dtype=torch.int32)
+    t_offsets[1:] = torch.cumsum(t_counts, 0).to(torch.int32)
+    return t_offsets, qb[order].to(torch.int32), partial[order]
+
+
+class BlockSparseMask:
+    """A CSR block mask and its token rule; see the module docstring."""
+
+    def __init__(self, seq: int, block: int, groups: int, row_offsets, col_indices, partial, *, causal: bool = False,
+                 window: int = 0, global_tokens: int = 0, doc_ids: Optional[Sequence[int]] = None):
+        if seq < 1 or not (16 <= block <= 256 and block % 16 == 0) or groups < 1:
+            raise ValueError(f"mask: seq ({seq}) must be positive, block ({block}) a multiple of 16 from 16 to 256, "
+                             f"groups ({groups}) positive")
+        self.seq, self.block, self.groups = int(seq), int(block), int(groups)
+        self.q_blocks = self.k_blocks = (self.seq + self.block - 1) // self.block
+        self.row_offsets = torch.as_tensor(row_offsets, dtype=torch.int32).cpu().contiguous()
+        self.col_indices = torch.as_tensor(col_indices, dtype=torch.int32).cpu().contiguous()
+        self.partial = torch.as_tensor(partial, dtype=torch.uint8).cpu().contiguous()
+        self.causal, self.window, self.global_tokens = bool(causal), int(window), int(global_tokens)
+        self.doc_ids = None if doc_ids is None else torch.as_tensor(doc_ids, dtype=torch.int32).cpu().contiguous()
+        self._check()
+        self.t_offsets, self.t_indices, self.t_partial = _transpose(
+            self.row_offsets, self.col_indices, self.partial, self.groups, self.q_blocks, self.k_blocks)
+        self._device_copies = {}
+
+    @classmethod
+    def from_stepscope(cls, mask) -> "BlockSparseMask":
+        """From a ``stepscope.block_mask.BlockMask`` (seq_q must equal seq_k)."""
+        if mask.seq_q != mask.seq_k:
+            raise ValueError(f"mask: seq_q ({mask.seq_q}) and seq_k ({mask.seq_k}) differ")
+        rule = mask.rule
+        return cls(mask.seq_q, mask.block, mask.groups, list(mask.row_offsets), list(mask.col_indices),
+                   list(mask.partial), causal=rule.causal, window=rule.window, global_tokens=rule.global_tokens,
+                   doc_ids=list(rule.doc_ids) or None)
+
+    def _check(self):
+        rows = self.groups * self.q_blocks
+        if self.row_offsets.numel() != rows + 1:
+            raise ValueError(f"mask: row_offsets has {self.row_offsets.numel()} entries, expected {rows + 1}")
+        if self.partial.numel() != self.col_indices.numel():
+            raise ValueError(f"mask: partial has {self.partial.numel()} entries, col_indices {self.col_indices.numel()}")
+        if int(self.row_offsets[0]) != 0 or int(self.row_offsets[-1]) != self.col_indices.numel():
+            raise ValueError("mask: row_offsets must start at 0 and end at the number of col_indices")
+        counts = self.row_offsets[1:] - self.row_offsets[:-1]
+        if bool((counts < 0).any()):
+            raise ValueError("mask: row_offsets must not fall")
+        if bool((counts == 0).any()):
+            r = int(torch.nonzero(counts == 0)[0])
+            raise ValueError(f"mask: row {r} (query block {r % self.q_blocks}) has no live key block")
+        c = self.col_indices.to(torch.int64)
+        if c.numel() and (bool((c < 0).any()) or bool((c >= self.k_blocks).any())):
+            raise ValueError(f"mask: col_indices must lie in 0..{self.k_blocks - 1}")
+        first = torch.zeros_like(c, dtype=torch.bool)
+        first[self.row_offsets[:-1].to(torch.int64)] = True
+        if c.numel() > 1 and bool(((c[1:] <= c[:-1]) & ~first[1:]).any()):
+            raise ValueError("mask: col_indices must be strictly ascending within each row")
+        if self.doc_ids is not None and self.doc_ids.numel() != self.seq:
+            raise ValueError(f"mask: doc_ids has {self.doc_ids.numel()} entries, expected seq = {self.seq}")
+        if self.window < 0 or self.global_tokens < 0:
+            raise ValueError("mask: window and global_tokens must not be negative")
+
+    @property
+    def density(self) -> float:
+        return self.col_indices.numel() / float(self.groups * self.q_blocks * self.k_blocks)
+
+    def token_mask(self, device=None) -> torch.Tensor:
+        """bool [groups, seq, seq]: whether query i attends key j (dense; for the reference and tests)."""
+        g, n, b = self.groups, self.q_blocks, self.block
+        bitmap = torch.zeros(g * n * n, dtype=torch.uint8)
+        rows = torch.repeat_interleave(torch.arange(g * n), (self.row_offsets[1:] - self.row_offsets[:-1]).to(torch.int64))
+        bitmap[rows * n + self.col_indices.to(torch.int64)] = torch.where(self.partial > 0, 2, 1).to(torch.uint8)
+        cells = bitmap.view(g, n, n).repeat_interleave(b, 1).repeat_interleave(b, 2)[:, :self.seq, :self.seq]
+        i = torch.arange(self.seq).view(-1, 1)
+        j = torch.arange(self.seq).view(1, -1)
+        backward = (j <= i) if self.causal else torch.ones(self.seq, self.seq, dtype=torch.bool)
+        rule = backward.clone()
+        if self.window > 0:
+            distance = (i - j) if self.causal else (i - j).abs()
+            rule &= distance < self.window
+        if self.doc_ids is not None:
+            d = self.doc_ids.to(torch.int64)
+            rule &= d.view(-1, 1) == d.view(1, -1)
+        if self.global_tokens > 0:
+            rule |= ((i < self.global_tokens) | (j < self.global_tokens)) & backward
+        allowed = (cells == 1) | ((cells == 2) & rule.unsqueeze(0))
+        return allowed.to(device) if device is not None else allowed
+
+    def on(self, device: torch.device):
+        """The CSR tensors on `device`, copied once per device."""
+        key = str(device)
+        if key not in self._device_copies:
+            move = lambda t: None if t is None else t.to(device)  # noqa: E731
+            self._device_copies[key] = tuple(move(t) for t in (self.row_offsets, self.col_indices, self.partial,
+                                                               self.t_offsets, self.t_indices, self.t_partial,
+                                                               self.doc_ids))
+        return self._device_copies[key]
+
+
+def _check_inputs(q, k, v, mask: BlockSparseMask):
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        raise ValueError(f"q, k, v must be [batch, heads, seq, head_dim], got {tuple(q.shape)}, {tuple(k.shape)}, "
+                         f"{tuple(v.shape)}")
+    if k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[3] != k.shape[3]:
+        raise ValueError(f"k and v must match q's batch and head_dim, got q {tuple(q.shape)}, k {tuple(k.shape)}, "
+                         f"v {tuple(v.shape)}")
+    if q.shape[1] % k.shape[1] != 0:
+        raise ValueError(f"q's heads ({q.shape[1]}) must be a multiple of k's ({k.shape[1]})")
+    if q.shape[2] != mask.seq or k.shape[2] != mask.seq:
+        raise ValueError(f"mask: seq {mask.seq} does not match q/k sequence lengths {q.shape[2]}, {k.shape[2]}")
+    if mask.groups not in (1, q.shape[1], q.shape[0] * q.shape[1]):
+        raise ValueError(f"mask: groups ({mask.groups}) must be 1, heads ({q.shape[1]}) or batch × heads "
+                         f"({q.shape[0] * q.shape[1]})")
+
+
+def block_sparse_attention_reference(q, k, v, mask: BlockSparseMask, scale: Optional[float] = None):
+    """Dense, differentiable definition: softmax over the attended keys, zero where there are none."""
+    _check_inputs(q, k, v, mask)
+    b, h, s, d = q.shape
+    rep = h // k.shape[1]
+    k = k.repeat_interleave(rep, dim=1)
+    v = v.repeat_interleave(rep, dim=1)
+    scale = d ** -0.5 if scale is None else scale
+    allowed = mask.token_mask(q.device)
+    if mask.groups == 1:
+        allowed = allowed.view(1, 1, s, s)
+    elif mask.groups == h:
+        allowed = allowed.view(1, h, s, s)
+    else:
+        allowed = allowed.view(b, h, s, s)
+    scores = torch.matmul(q, k.transpose(-1, -2)) * scale
+    scores = scores.masked_fill(~allowed, float("-inf"))
+    # 16-bit scores are softmaxed in fp32; fp32 and fp64 in their own precision.
+    wide = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
+    probs = torch.softmax(scores.to(wide), dim=-1).nan_to_num(0.0).to(q.dtype)
+    return torch.matmul(probs, v)
+
+
+class _BlockSparseAttentionFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, mask: BlockSparseMask, scale: float):
+        tensors = mask.on(q.device)
+        out, lse = _C.block_sparse_attention_forward(q, k, v, *tensors, mask.block, mask.groups, mask.causal,
+                                                     mask.window, mask.global_tokens, scale)
+        ctx.save_for_backward(q, k, v, out, lse)
+        ctx.mask, ctx.scale = mask, scale
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        q, k, v, out, lse = ctx.saved_tensors
+        tensors = ctx.mask.on(q.device)
+        dq, dk, dv = _C.block_sparse_attention_backward(q, k, v, out, grad_out.contiguous(), lse, *tensors,
+                                                        ctx.mask.block, ctx.mask.groups, ctx.mask.causal,
+                                                        ctx.mask.window, ctx.mask.global_tokens, ctx.scale)
+        return dq, dk, dv, None, None
+
+
+def _kernel_path(q, k, v) -> bool:
+    return (_C is not None and q.is_cuda and q.dtype in _KERNEL_DTYPES and q.dtype == k.dtype == v.dtype
+            and q.shape[-1] in _KERNEL_HEAD_DIMS and all(t.is_contiguous() for t in (q, k, v)))
+
+
+def block_sparse_attention(q, k, v, mask: BlockSparseMask, scale: Optional[float] = None):
+    """Attention of q over k, v restricted to the mask's live pairs (see the module docstring)."""
+    _check_inputs(q, k, v, mask)
+    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    if _kernel_path(q, k, v):
+        return _BlockSparseAttentionFn.apply(q, k, v, mask, scale)
+    return block_sparse_attention_reference(q, k, v, mask, scale)
+
+
+class BlockSparseAttention(nn.Module):
+    """``block_sparse_attention`` with a fixed mask: a drop-in for ``F.scaled_dot_product_attention(q, k, v)``."""
+
+    def __init__(self, mask: BlockSparseMask, scale: Optional[float] = None):
+        super().__init__()
+        self.mask, self.scale = mask, scale
+
+    def forward(self, q, k, v):
+        return block_sparse_attention(q, k, v, self.mask, self.scale)

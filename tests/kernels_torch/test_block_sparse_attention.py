@@ -1,0 +1,144 @@
+"""Block-sparse attention through PyTorch (issue #29 item 3), on fresh random
+inputs (the seed is printed on failure).
+
+CPU (the reference path; needs torch and, for the masks, the stepscope
+package): the mask's token mask against the pattern written directly as a
+mask_mod (causal, window, documents, global tokens); the reference's output
+and gradients against F.scaled_dot_product_attention with that boolean mask
+(float64, 1e-9) and grouped-query heads; malformed masks and shapes raise
+ValueError naming what is wrong.
+
+GPU (the kernel path; needs the extension and a CUDA GPU): the kernels
+against the reference path on the same bf16/fp16 inputs, output within
+2e-2 and gradients within 4e-2 of (1 + |ref|) for bf16 (fp16: a quarter),
+the bound of one rounding to the dtype plus fp32 accumulation.
+"""
+
+import os
+import unittest
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # no torch here
+    torch = None
+
+bsa = None
+bm = None
+if torch is not None:
+    try:
+        import importlib
+
+        bsa = importlib.import_module("stepscope_kernels.block_sparse_attention")
+        from stepscope import block_mask as bm
+    except ImportError:
+        bsa = bm = None
+
+HAS_KERNELS = bsa is not None and bsa._C is not None and torch.cuda.is_available()
+
+
+def fresh_seed():
+    return int.from_bytes(os.urandom(4), "little")
+
+
+def patterns(seq):
+    """(name, stepscope mask, mask_mod-style boolean [seq, seq]) triples."""
+    i = torch.arange(seq).view(-1, 1)
+    j = torch.arange(seq).view(1, -1)
+    lengths = [37, 100, 5, seq - 142]
+    doc = torch.repeat_interleave(torch.arange(4), torch.tensor(lengths))
+    return [
+        ("causal", bm.causal(seq, block=32), j <= i),
+        ("window", bm.sliding_window(seq, 45, block=32), (j <= i) & (i - j < 45)),
+        ("bidirectional window", bm.sliding_window(seq, 45, block=32, causal=False), (i - j).abs() < 45),
+        ("documents", bm.documents(lengths, block=32), (j <= i) & (doc.view(-1, 1) == doc.view(1, -1))),
+        ("global + window", bm.global_window(seq, 20, 33, block=32),
+         (j <= i) & ((i - j < 33) | (i < 20) | (j < 20))),
+    ]
+
+
+@unittest.skipUnless(bsa is not None, "needs torch, stepscope_kernels and stepscope")
+class ReferencePathTest(unittest.TestCase):
+    def test_token_mask_is_the_pattern(self):
+        for name, mask, want in patterns(200):
+            with self.subTest(name):
+                got = bsa.BlockSparseMask.from_stepscope(mask).token_mask()
+                self.assertTrue(torch.equal(got[0], want))
+
+    def test_matches_sdpa_with_the_boolean_mask(self):
+        seed = fresh_seed()
+        g = torch.Generator().manual_seed(seed)
+        for name, mask, want in patterns(200):
+            with self.subTest(name, seed=seed):
+                q = torch.randn(2, 4, 200, 16, generator=g, dtype=torch.float64, requires_grad=True)
+                k = torch.randn(2, 2, 200, 16, generator=g, dtype=torch.float64, requires_grad=True)
+                v = torch.randn(2, 2, 200, 16, generator=g, dtype=torch.float64, requires_grad=True)
+                out = bsa.block_sparse_attention(q, k, v, bsa.BlockSparseMask.from_stepscope(mask))
+                ref = F.scaled_dot_product_attention(q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1),
+                                                     attn_mask=want)
+                torch.testing.assert_close(out, ref, rtol=1e-9, atol=1e-9)
+                grad = torch.randn(out.shape, generator=g, dtype=torch.float64)
+                mine = torch.autograd.grad(out, (q, k, v), grad)
+                theirs = torch.autograd.grad(ref, (q, k, v), grad)
+                for a, b in zip(mine, theirs):
+                    torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-9)
+
+    def test_transposed_csr_is_the_librarys(self):
+        for name, mask, _ in patterns(200):
+            with self.subTest(name):
+                m = bsa.BlockSparseMask.from_stepscope(mask)
+                t = bm.transpose(mask)
+                self.assertEqual(m.t_offsets.tolist(), list(t.row_offsets))
+                self.assertEqual(m.t_indices.tolist(), list(t.col_indices))
+                self.assertEqual(m.t_partial.tolist(), list(t.partial))
+
+    def test_module_and_queries_without_keys(self):
+        # Block 0 sees only block 1, marked partial under a causal rule: no pair is allowed.
+        mask = bsa.BlockSparseMask(32, 16, 1, [0, 1, 3], [1, 0, 1], [1, 1, 1], causal=True)
+        q = torch.ones(1, 1, 32, 4)
+        v = torch.full((1, 1, 32, 4), 2.0)
+        out = bsa.BlockSparseAttention(mask)(q, q, v)
+        self.assertTrue(torch.equal(out[0, 0, :16], torch.zeros(16, 4)))
+        torch.testing.assert_close(out[0, 0, 16:], torch.full((16, 4), 2.0))
+
+    def test_bad_masks_and_shapes_raise(self):
+        with self.assertRaisesRegex(ValueError, "strictly ascending"):
+            bsa.BlockSparseMask(64, 16, 1, [0, 1, 3, 4, 5], [0, 1, 0, 2, 3], [1, 0, 1, 1, 1])
+        with self.assertRaisesRegex(ValueError, "row 1 \\(query block 1\\) has no live key block"):
+            bsa.BlockSparseMask(64, 16, 1, [0, 1, 1, 2, 3], [0, 2, 3], [1, 1, 1])
+        with self.assertRaisesRegex(ValueError, "col_indices must lie in 0..3"):
+            bsa.BlockSparseMask(64, 16, 1, [0, 1, 2, 3, 4], [0, 1, 2, 4], [1, 1, 1, 1])
+        mask = bsa.BlockSparseMask.from_stepscope(bm.causal(64, block=16))
+        q = torch.randn(1, 3, 64, 8)
+        k = torch.randn(1, 2, 64, 8)
+        with self.assertRaisesRegex(ValueError, "multiple of k's"):
+            bsa.block_sparse_attention(q, k, k, mask)
+        with self.assertRaisesRegex(ValueError, "does not match q/k sequence lengths"):
+            bsa.block_sparse_attention(torch.randn(1, 2, 32, 8), k[:, :, :32], k[:, :, :32], mask)
+
+
+@unittest.skipUnless(HAS_KERNELS, "needs the extension and a CUDA GPU")
+class KernelPathTest(unittest.TestCase):
+    def test_kernels_match_the_reference(self):
+        seed = fresh_seed()
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)):
+            for d in (64, 128):
+                for name, mask, _ in patterns(300):
+                    with self.subTest(name, dtype=dtype, d=d, seed=seed):
+                        m = bsa.BlockSparseMask.from_stepscope(mask)
+                        q = torch.randn(2, 4, 300, d, device="cuda", dtype=dtype, generator=g, requires_grad=True)
+                        k = torch.randn(2, 2, 300, d, device="cuda", dtype=dtype, generator=g, requires_grad=True)
+                        v = torch.randn(2, 2, 300, d, device="cuda", dtype=dtype, generator=g, requires_grad=True)
+                        out = bsa.block_sparse_attention(q, k, v, m)
+                        ref = bsa.block_sparse_attention_reference(q.float(), k.float(), v.float(), m)
+                        torch.testing.assert_close(out.float(), ref, rtol=tol, atol=tol)
+                        grad = torch.randn(out.shape, device="cuda", dtype=dtype, generator=g)
+                        mine = torch.autograd.grad(out, (q, k, v), grad)
+                        theirs = torch.autograd.grad(ref, (q, k, v), grad.float())
+                        for a, b in zip(mine, theirs):
+                            torch.testing.assert_close(a.float(), b, rtol=2 * tol, atol=2 * tol)
+
+
+if __name__ == "__main__":
+    unittest.main()
