@@ -53,7 +53,7 @@ setup(
             sources=sorted(glob.glob(os.path.join("csrc", "*.cpp"))) + kernel_sources(),
             include_dirs=[SRC, os.path.join(HERE, "csrc")],
             extra_compile_args={
-                "cxx": ["-O3", "-std=c++17"],
+                "cxx": ["-O3", "-std=c++20"],  # PyTorch 2.12+ headers need C++20; the .cu files (no torch) stay C++17
                 "nvcc": ["-O3", "-gencode=arch=compute_90,code=sm_90", "-std=c++17"],
             },
         )
