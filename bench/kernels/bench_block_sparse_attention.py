@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Benchmark of block-sparse attention (issue #29 item 5) on one GPU, bf16.
+
+For sequence lengths 4k-64k, causal sliding-window masks at densities of
+about 5, 12, 25 and 50% of the block pairs and a document mask, head dims 64
+and 128: forward and forward + backward of
+
+  * stepscope's kernels (stepscope_kernels.block_sparse_attention),
+  * FlexAttention with the same BlockMask (create_block_mask over the same
+    mask_mod, flex_attention under torch.compile), and
+  * dense causal SDPA (F.scaled_dot_product_attention(is_causal=True): what a
+    model runs without a mask) on the same shapes.
+
+TFLOP/s are counted on live blocks only: 4 · batch · heads · head_dim ·
+block² per live block forward, 2.5× that backward (FlashAttention-2's count);
+SDPA's on the causal half. Each row also prints the mask's CSR bytes against
+FlexAttention's int32 index table. The issue's targets: faster than
+FlexAttention at density <= 25% (forward and backward), and >= 60% of dense
+SDPA's TFLOP/s at head dim 128.
+
+    python3 bench/kernels/bench_block_sparse_attention.py [--json out.jsonl] [--seqs 4096,16384,65536]
+"""
+
+import importlib
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_common  # noqa: E402
+
+from stepscope import block_mask as bm  # noqa: E402
+
+bsa = importlib.import_module("stepscope_kernels.block_sparse_attention")  # noqa: E402
+
+try:
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+except ImportError:  # older torch: no FlexAttention baseline
+    create_block_mask = flex_attention = None
+
+BLOCK = 128
+
+
+def patterns(seq):
+    """(name, stepscope mask, FlexAttention mask_mod) for this length."""
+    out = []
+    for share in (0.05, 0.125, 0.25, 0.5):
+        w = max(BLOCK, int(share * seq))
+        out.append((f"window {w} ({share:.0%})", bm.sliding_window(seq, w, block=BLOCK),
+                    lambda b, h, q, k, w=w: (q >= k) & (q - k < w)))
+    docs = [seq // 8] * 8
+    doc = torch.repeat_interleave(torch.arange(8, device="cuda"), torch.tensor(docs, device="cuda"))
+    out.append(("8 documents", bm.documents(docs, block=BLOCK),
+                lambda b, h, q, k: (q >= k) & (doc[q] == doc[k])))
+    return out
+
+
+def main():
+    p = bench_common.common_args(__doc__.splitlines()[0])
+    p.add_argument("--seqs", default="4096,16384,65536")
+    p.add_argument("--heads", type=int, default=16)
+    args = p.parse_args()
+    report = bench_common.Report("block_sparse_attention", args)
+    if bsa._C is None:
+        report.note(error="stepscope_kernels._C is not built: nothing to time")
+        return
+    flex = None
+    if flex_attention is not None and not args.no_compile:
+        flex = bench_common.compiled_or_none(flex_attention, report, "flex_attention")
+    copy_bw = bench_common.copy_bandwidth()
+    for d in (64, 128):
+        for seq in (int(s) for s in args.seqs.split(",")):
+            shape = (1, args.heads, seq, d)
+            q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+            grad = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+            dense_flops = 4 * args.heads * d * seq * seq / 2
+            t_sdpa = bench_common.time_cuda(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                                            iters=args.iters)
+            t_sdpa_fb = bench_common.time_cuda(
+                lambda: torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), grad),
+                iters=args.iters)
+            report.header(f"d {d}, seq {seq}, {args.heads} heads, bf16")
+            report.row("dense causal SDPA fwd", t_sdpa, None, copy_bw, tflops=dense_flops / t_sdpa / 1e12)
+            report.row("dense causal SDPA fwd+bwd", t_sdpa_fb, None, copy_bw,
+                       tflops=3.5 * dense_flops / t_sdpa_fb / 1e12)
+            for name, mask, mask_mod in patterns(seq):
+                m = bsa.BlockSparseMask.from_stepscope(mask)
+                live_flops = 4 * args.heads * d * mask.live_blocks * BLOCK * BLOCK
+                ours = lambda: bsa.block_sparse_attention(q, k, v, m)  # noqa: E731
+                t = bench_common.time_cuda(ours, iters=args.iters)
+                t_fb = bench_common.time_cuda(lambda: torch.autograd.grad(ours(), (q, k, v), grad), iters=args.iters)
+                base, base_fb = {"SDPA": t_sdpa}, {"SDPA": t_sdpa_fb}
+                if flex is not None:
+                    fmask = create_block_mask(mask_mod, 1, 1, seq, seq, device="cuda", BLOCK_SIZE=BLOCK)
+                    theirs = lambda: flex(q, k, v, block_mask=fmask)  # noqa: E731
+                    base["flex"] = bench_common.time_cuda(theirs, iters=args.iters)
+                    base_fb["flex"] = bench_common.time_cuda(
+                        lambda: torch.autograd.grad(theirs(), (q, k, v), grad), iters=args.iters)
+                extra = dict(seq=seq, head_dim=d, density=mask.density, csr_bytes=mask.csr_bytes,
+                             index_table_bytes=mask.index_table_bytes)
+                r = report.row(f"{name} fwd", t, None, copy_bw, base, tflops=live_flops / t / 1e12, **extra)
+                r_fb = report.row(f"{name} fwd+bwd", t_fb, None, copy_bw, base_fb,
+                                  tflops=3.5 * live_flops / t_fb / 1e12, **extra)
+                report.note(case=name, seq=seq, head_dim=d,
+                            share_of_sdpa_tflops_fwd=r["tflops"] / (dense_flops / t_sdpa / 1e12),
+                            share_of_sdpa_tflops_fwd_bwd=r_fb["tflops"] / (3.5 * dense_flops / t_sdpa_fb / 1e12))
+
+
+if __name__ == "__main__":
+    main()
