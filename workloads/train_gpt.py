@@ -175,7 +175,10 @@ class Attention(nn.Module):
             cos, sin = rope_tables(S, hd, x.device, x.dtype)
         q = apply_rope(q, cos, sin)
         k = apply_rope(k, cos, sin)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        # attention_fn (set by workloads/block_sparse_training.py) replaces the
+        # causal SDPA with another attention over the same q, k, v.
+        attention_fn = getattr(self, "attention_fn", None)
+        y = attention_fn(q, k, v) if attention_fn is not None else F.scaled_dot_product_attention(q, k, v, is_causal=True)
         y = y.transpose(1, 2).contiguous().view(B, S, D)
         return self.proj(y)
 
