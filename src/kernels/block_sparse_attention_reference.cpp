@@ -27,6 +27,16 @@ void check_all(const AttentionShape& s, const BlockMask& m) {
   if (std::string bad = check_attention_shape(s, m); !bad.empty()) throw std::invalid_argument(bad);
 }
 
+// q, k, v, out and lse of the shape (both passes take them).
+void check_inputs(const AttentionShape& s, size_t q, size_t k, size_t v, size_t out, size_t lse) {
+  const int64_t nq = s.batch * s.heads * s.seq_q * s.head_dim, nkv = s.batch * s.kv_heads * s.seq_k * s.head_dim;
+  check_span("q", q, nq);
+  check_span("k", k, nkv);
+  check_span("v", v, nkv);
+  check_span("out", out, nq);
+  check_span("lse", lse, s.batch * s.heads * s.seq_q);
+}
+
 // The keys query i of (b, h) attends, in ascending order.
 std::vector<int64_t> attended_keys(const BlockMask& m, const AttentionShape& s, int64_t b, int64_t h, int64_t i) {
   std::vector<int64_t> keys;
@@ -86,12 +96,7 @@ void block_sparse_attention_forward_reference(const AttentionShape& s, const Blo
                                               std::span<const float> k, std::span<const float> v, double scale,
                                               std::span<float> out, std::span<float> lse) {
   check_all(s, m);
-  const int64_t nq = s.batch * s.heads * s.seq_q * s.head_dim, nkv = s.batch * s.kv_heads * s.seq_k * s.head_dim;
-  check_span("q", q.size(), nq);
-  check_span("k", k.size(), nkv);
-  check_span("v", v.size(), nkv);
-  check_span("out", out.size(), nq);
-  check_span("lse", lse.size(), s.batch * s.heads * s.seq_q);
+  check_inputs(s, q.size(), k.size(), v.size(), out.size(), lse.size());
   const Index at{s};
   const int64_t D = s.head_dim;
   std::vector<double> scores, acc(static_cast<size_t>(D));
@@ -131,13 +136,9 @@ void block_sparse_attention_backward_reference(const AttentionShape& s, const Bl
                                                std::span<const float> lse, double scale, std::span<float> dq,
                                                std::span<float> dk, std::span<float> dv) {
   check_all(s, m);
+  check_inputs(s, q.size(), k.size(), v.size(), out.size(), lse.size());
   const int64_t nq = s.batch * s.heads * s.seq_q * s.head_dim, nkv = s.batch * s.kv_heads * s.seq_k * s.head_dim;
-  check_span("q", q.size(), nq);
-  check_span("k", k.size(), nkv);
-  check_span("v", v.size(), nkv);
-  check_span("out", out.size(), nq);
   check_span("dout", dout.size(), nq);
-  check_span("lse", lse.size(), s.batch * s.heads * s.seq_q);
   check_span("dq", dq.size(), nq);
   check_span("dk", dk.size(), nkv);
   check_span("dv", dv.size(), nkv);

@@ -55,6 +55,27 @@ __device__ __forceinline__ void stage(const typename T::Bits* src, int64_t base,
     dst[idx] = T::load(src[(base + t0 + idx / D) * D + idx % D]);
 }
 
+// Walks the live blocks of one CSR row, tile by tile: every thread of the
+// block takes part in staging (the __syncthreads are uniform), then each
+// thread visits the tile for its own row. `limit` is the length of the
+// walked sequence (keys for a query row, queries for a key row).
+template <class Stage, class Visit>
+__device__ __forceinline__ void walk_tiles(const DeviceCsr& csr, int64_t row, int block, int64_t limit, Stage stage,
+                                           Visit visit) {
+  for (int32_t e = csr.row_offsets[row]; e < csr.row_offsets[row + 1]; ++e) {
+    const int64_t begin = static_cast<int64_t>(csr.col_indices[e]) * block;
+    const int64_t end = limit < begin + block ? limit : begin + block;
+    const bool partial = csr.partial[e] != 0;
+    for (int64_t t0 = begin; t0 < end; t0 += kTile) {
+      const int n = end - t0 < kTile ? static_cast<int>(end - t0) : kTile;
+      __syncthreads();
+      stage(t0, n);
+      __syncthreads();
+      visit(t0, n, partial);
+    }
+  }
+}
+
 // grid (q_blocks, batch · heads), block threads = mask block: thread = query row.
 template <class T, int D>
 __global__ void block_sparse_attention_simt_fwd_v1(const typename T::Bits* q, const typename T::Bits* k, const typename T::Bits* v,
@@ -73,34 +94,30 @@ __global__ void block_sparse_attention_simt_fwd_v1(const typename T::Bits* q, co
     acc[x] = 0;
   }
   const int64_t row = group_of(d, b, h) * d.q_blocks + qb;
-  for (int32_t e = rows.row_offsets[row]; e < rows.row_offsets[row + 1]; ++e) {
-    const int64_t begin = static_cast<int64_t>(rows.col_indices[e]) * d.block;
-    const int64_t end = d.seq_k < begin + d.block ? d.seq_k : begin + d.block;
-    const bool partial = rows.partial[e] != 0;
-    for (int64_t t0 = begin; t0 < end; t0 += kTile) {
-      const int n = end - t0 < kTile ? static_cast<int>(end - t0) : kTile;
-      __syncthreads();
-      stage<T, D>(k, kv_base, t0, n, ks);
-      stage<T, D>(v, kv_base, t0, n, vs);
-      __syncthreads();
-      if (!active) continue;
-      for (int jj = 0; jj < n; ++jj) {
-        if (partial && !allows(d, i, t0 + jj)) continue;
-        float s = 0;
-        for (int x = 0; x < D; ++x) s = fmaf(qreg[x], ks[jj * D + x], s);
-        s *= scale;
-        if (s > top) {
-          const float rescale = __expf(top - s);  // top = -inf: 0
-          sum *= rescale;
-          for (int x = 0; x < D; ++x) acc[x] *= rescale;
-          top = s;
+  walk_tiles(
+      rows, row, d.block, d.seq_k,
+      [&](int64_t t0, int n) {
+        stage<T, D>(k, kv_base, t0, n, ks);
+        stage<T, D>(v, kv_base, t0, n, vs);
+      },
+      [&](int64_t t0, int n, bool partial) {
+        if (!active) return;
+        for (int jj = 0; jj < n; ++jj) {
+          if (partial && !allows(d, i, t0 + jj)) continue;
+          float s = 0;
+          for (int x = 0; x < D; ++x) s = fmaf(qreg[x], ks[jj * D + x], s);
+          s *= scale;
+          if (s > top) {
+            const float rescale = __expf(top - s);  // top = -inf: 0
+            sum *= rescale;
+            for (int x = 0; x < D; ++x) acc[x] *= rescale;
+            top = s;
+          }
+          const float p = __expf(s - top);
+          sum += p;
+          for (int x = 0; x < D; ++x) acc[x] = fmaf(p, vs[jj * D + x], acc[x]);
         }
-        const float p = __expf(s - top);
-        sum += p;
-        for (int x = 0; x < D; ++x) acc[x] = fmaf(p, vs[jj * D + x], acc[x]);
-      }
-    }
-  }
+      });
   if (!active) return;
   const int64_t o = (bh * d.seq_q + i) * D;
   if (sum == 0) {
@@ -137,30 +154,26 @@ __global__ void block_sparse_attention_simt_dq_v1(const typename T::Bits* q, con
   const float row_lse = active ? lse[bh * d.seq_q + i] : 0.0f;
   if (active) delta[bh * d.seq_q + i] = dot_o;
   const int64_t row = group_of(d, b, h) * d.q_blocks + qb;
-  for (int32_t e = rows.row_offsets[row]; e < rows.row_offsets[row + 1]; ++e) {
-    const int64_t begin = static_cast<int64_t>(rows.col_indices[e]) * d.block;
-    const int64_t end = d.seq_k < begin + d.block ? d.seq_k : begin + d.block;
-    const bool partial = rows.partial[e] != 0;
-    for (int64_t t0 = begin; t0 < end; t0 += kTile) {
-      const int n = end - t0 < kTile ? static_cast<int>(end - t0) : kTile;
-      __syncthreads();
-      stage<T, D>(k, kv_base, t0, n, ks);
-      stage<T, D>(v, kv_base, t0, n, vs);
-      __syncthreads();
-      if (!active) continue;
-      for (int jj = 0; jj < n; ++jj) {
-        if (partial && !allows(d, i, t0 + jj)) continue;
-        float s = 0, dp = 0;
-        for (int x = 0; x < D; ++x) {
-          s = fmaf(qreg[x], ks[jj * D + x], s);
-          dp = fmaf(dor[x], vs[jj * D + x], dp);
+  walk_tiles(
+      rows, row, d.block, d.seq_k,
+      [&](int64_t t0, int n) {
+        stage<T, D>(k, kv_base, t0, n, ks);
+        stage<T, D>(v, kv_base, t0, n, vs);
+      },
+      [&](int64_t t0, int n, bool partial) {
+        if (!active) return;
+        for (int jj = 0; jj < n; ++jj) {
+          if (partial && !allows(d, i, t0 + jj)) continue;
+          float s = 0, dp = 0;
+          for (int x = 0; x < D; ++x) {
+            s = fmaf(qreg[x], ks[jj * D + x], s);
+            dp = fmaf(dor[x], vs[jj * D + x], dp);
+          }
+          const float p = __expf(s * scale - row_lse);
+          const float ds = p * (dp - dot_o) * scale;
+          for (int x = 0; x < D; ++x) acc[x] = fmaf(ds, ks[jj * D + x], acc[x]);
         }
-        const float p = __expf(s * scale - row_lse);
-        const float ds = p * (dp - dot_o) * scale;
-        for (int x = 0; x < D; ++x) acc[x] = fmaf(ds, ks[jj * D + x], acc[x]);
-      }
-    }
-  }
+      });
   if (!active) return;
   for (int x = 0; x < D; ++x) dq[at + x] = T::store(acc[x]);
 }
@@ -189,37 +202,33 @@ __global__ void block_sparse_attention_simt_dkdv_v1(const typename T::Bits* q, c
   }
   const int64_t row = group_of(d, b, h) * d.k_blocks + kb;
   const int64_t q_base = bh * d.seq_q;
-  for (int32_t e = cols.row_offsets[row]; e < cols.row_offsets[row + 1]; ++e) {
-    const int64_t begin = static_cast<int64_t>(cols.col_indices[e]) * d.block;
-    const int64_t end = d.seq_q < begin + d.block ? d.seq_q : begin + d.block;
-    const bool partial = cols.partial[e] != 0;
-    for (int64_t t0 = begin; t0 < end; t0 += kTile) {
-      const int n = end - t0 < kTile ? static_cast<int>(end - t0) : kTile;
-      __syncthreads();
-      stage<T, D>(q, q_base, t0, n, qs);
-      stage<T, D>(dout, q_base, t0, n, dos);
-      for (int idx = threadIdx.x; idx < n; idx += blockDim.x) {
-        lses[idx] = lse[q_base + t0 + idx];
-        deltas[idx] = delta[q_base + t0 + idx];
-      }
-      __syncthreads();
-      if (!active) continue;
-      for (int ii = 0; ii < n; ++ii) {
-        if (partial && !allows(d, t0 + ii, j)) continue;
-        float s = 0, dp = 0;
-        for (int x = 0; x < D; ++x) {
-          s = fmaf(qs[ii * D + x], kreg[x], s);
-          dp = fmaf(dos[ii * D + x], vreg[x], dp);
+  walk_tiles(
+      cols, row, d.block, d.seq_q,
+      [&](int64_t t0, int n) {
+        stage<T, D>(q, q_base, t0, n, qs);
+        stage<T, D>(dout, q_base, t0, n, dos);
+        for (int idx = threadIdx.x; idx < n; idx += blockDim.x) {
+          lses[idx] = lse[q_base + t0 + idx];
+          deltas[idx] = delta[q_base + t0 + idx];
         }
-        const float p = __expf(s * scale - lses[ii]);
-        const float ds = p * (dp - deltas[ii]) * scale;
-        for (int x = 0; x < D; ++x) {
-          dv[x] = fmaf(p, dos[ii * D + x], dv[x]);
-          dk[x] = fmaf(ds, qs[ii * D + x], dk[x]);
+      },
+      [&](int64_t t0, int n, bool partial) {
+        if (!active) return;
+        for (int ii = 0; ii < n; ++ii) {
+          if (partial && !allows(d, t0 + ii, j)) continue;
+          float s = 0, dp = 0;
+          for (int x = 0; x < D; ++x) {
+            s = fmaf(qs[ii * D + x], kreg[x], s);
+            dp = fmaf(dos[ii * D + x], vreg[x], dp);
+          }
+          const float p = __expf(s * scale - lses[ii]);
+          const float ds = p * (dp - deltas[ii]) * scale;
+          for (int x = 0; x < D; ++x) {
+            dv[x] = fmaf(p, dos[ii * D + x], dv[x]);
+            dk[x] = fmaf(ds, qs[ii * D + x], dk[x]);
+          }
         }
-      }
-    }
-  }
+      });
   if (!active) return;
   for (int x = 0; x < D; ++x) {
     atomicAdd(dk_acc + kv_at + x, dk[x]);
