@@ -31,8 +31,6 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_common  # noqa: E402
 
-from stepscope import block_mask as bm  # noqa: E402
-
 bsa = importlib.import_module("stepscope_kernels.block_sparse_attention")  # noqa: E402
 
 try:
@@ -44,16 +42,18 @@ BLOCK = 128
 
 
 def patterns(seq):
-    """(name, stepscope mask, FlexAttention mask_mod) for this length."""
+    """(name, BlockSparseMask, FlexAttention mask_mod) for this length: the same mask both ways."""
     out = []
     for share in (0.05, 0.125, 0.25, 0.5):
         w = max(BLOCK, int(share * seq))
-        out.append((f"window {w} ({share:.0%})", bm.sliding_window(seq, w, block=BLOCK),
-                    lambda b, h, q, k, w=w: (q >= k) & (q - k < w)))
+        mod = lambda b, h, q, k, w=w: (q >= k) & (q - k < w)  # noqa: E731
+        out.append((f"window {w} ({share:.0%})",
+                    bsa.BlockSparseMask.from_mask_mod(mod, seq, BLOCK, "cuda", causal=True, window=w), mod))
     docs = [seq // 8] * 8
     doc = torch.repeat_interleave(torch.arange(8, device="cuda"), torch.tensor(docs, device="cuda"))
-    out.append(("8 documents", bm.documents(docs, block=BLOCK),
-                lambda b, h, q, k: (q >= k) & (doc[q] == doc[k])))
+    mod = lambda b, h, q, k: (q >= k) & (doc[q] == doc[k])  # noqa: E731
+    out.append(("8 documents",
+                bsa.BlockSparseMask.from_mask_mod(mod, seq, BLOCK, "cuda", causal=True, doc_ids=doc.tolist()), mod))
     return out
 
 
@@ -85,9 +85,9 @@ def main():
             report.row("dense causal SDPA fwd", t_sdpa, None, copy_bw, tflops=dense_flops / t_sdpa / 1e12)
             report.row("dense causal SDPA fwd+bwd", t_sdpa_fb, None, copy_bw,
                        tflops=3.5 * dense_flops / t_sdpa_fb / 1e12)
-            for name, mask, mask_mod in patterns(seq):
-                m = bsa.BlockSparseMask.from_stepscope(mask)
-                live_flops = 4 * args.heads * d * mask.live_blocks * BLOCK * BLOCK
+            for name, m, mask_mod in patterns(seq):
+                live = m.col_indices.numel()
+                live_flops = 4 * args.heads * d * live * BLOCK * BLOCK
                 ours = lambda: bsa.block_sparse_attention(q, k, v, m)  # noqa: E731
                 t = bench_common.time_cuda(ours, iters=args.iters)
                 t_fb = bench_common.time_cuda(lambda: torch.autograd.grad(ours(), (q, k, v), grad), iters=args.iters)
@@ -98,8 +98,9 @@ def main():
                     base["flex"] = bench_common.time_cuda(theirs, iters=args.iters)
                     base_fb["flex"] = bench_common.time_cuda(
                         lambda: torch.autograd.grad(theirs(), (q, k, v), grad), iters=args.iters)
-                extra = dict(seq=seq, head_dim=d, density=mask.density, csr_bytes=mask.csr_bytes,
-                             index_table_bytes=mask.index_table_bytes)
+                extra = dict(seq=seq, head_dim=d, density=m.density,
+                             csr_bytes=4 * (m.row_offsets.numel()) + 5 * live,
+                             index_table_bytes=4 * m.q_blocks * m.k_blocks)
                 r = report.row(f"{name} fwd", t, None, copy_bw, base, tflops=live_flops / t / 1e12, **extra)
                 r_fb = report.row(f"{name} fwd+bwd", t_fb, None, copy_bw, base_fb,
                                   tflops=3.5 * live_flops / t_fb / 1e12, **extra)

@@ -26,19 +26,36 @@ except ImportError:  # no torch here
 bsa = None
 bm = None
 if torch is not None:
-    try:
-        import importlib
+    import importlib
 
+    try:
         bsa = importlib.import_module("stepscope_kernels.block_sparse_attention")
+    except ImportError:
+        bsa = None
+    try:  # the library's builders; the kernel tests do without them (from_mask_mod)
         from stepscope import block_mask as bm
     except ImportError:
-        bsa = bm = None
+        bm = None
 
 HAS_KERNELS = bsa is not None and bsa._C is not None and torch.cuda.is_available()
 
 
 def fresh_seed():
     return int.from_bytes(os.urandom(4), "little")
+
+
+def mod_patterns(seq, device="cpu"):
+    """(name, FlexAttention-style mask_mod, ElementRule keywords, block) for from_mask_mod."""
+    lengths = [37, 100, 5, seq - 142]
+    doc = torch.repeat_interleave(torch.arange(4, device=device), torch.tensor(lengths, device=device))
+    return [
+        ("causal", lambda b, h, q, k: q >= k, dict(causal=True), 64),
+        ("window", lambda b, h, q, k: (q >= k) & (q - k < 100), dict(causal=True, window=100), 64),
+        ("documents", lambda b, h, q, k: (q >= k) & (doc[q] == doc[k]),
+         dict(causal=True, doc_ids=doc.tolist()), 32),
+        ("global + window", lambda b, h, q, k: (q >= k) & ((q - k < 50) | (q < 20) | (k < 20)),
+         dict(causal=True, window=50, global_tokens=20), 32),
+    ]
 
 
 def patterns(seq):
@@ -57,8 +74,25 @@ def patterns(seq):
     ]
 
 
-@unittest.skipUnless(bsa is not None, "needs torch, stepscope_kernels and stepscope")
+@unittest.skipUnless(bsa is not None and bm is not None, "needs torch, stepscope_kernels and stepscope")
 class ReferencePathTest(unittest.TestCase):
+    def test_from_mask_mod_is_the_librarys_builder(self):
+        built = {"causal": bm.causal(300, block=64), "window": bm.sliding_window(300, 100, block=64),
+                 "documents": bm.documents([37, 100, 5, 158], block=32),
+                 "global + window": bm.global_window(300, 20, 50, block=32)}
+        for name, mod, rule, block in mod_patterns(300):
+            with self.subTest(name):
+                m = bsa.BlockSparseMask.from_mask_mod(mod, 300, block, **rule)
+                self.assertEqual(m.row_offsets.tolist(), list(built[name].row_offsets))
+                self.assertEqual(m.col_indices.tolist(), list(built[name].col_indices))
+                if name == "global + window":
+                    # The library keeps partial the blocks only the union of window and
+                    # global tokens covers; what it calls whole is whole.
+                    for mine, lib in zip(m.partial.tolist(), built[name].partial):
+                        self.assertTrue(lib or not mine)
+                else:
+                    self.assertEqual(m.partial.tolist(), list(built[name].partial))
+
     def test_token_mask_is_the_pattern(self):
         for name, mask, want in patterns(200):
             with self.subTest(name):
@@ -124,9 +158,9 @@ class KernelPathTest(unittest.TestCase):
         g = torch.Generator(device="cuda").manual_seed(seed)
         for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)):
             for d in (64, 128):
-                for name, mask, _ in patterns(300):
+                for name, mod, rule, block in mod_patterns(300, "cuda"):
                     with self.subTest(name, dtype=dtype, d=d, seed=seed):
-                        m = bsa.BlockSparseMask.from_stepscope(mask)
+                        m = bsa.BlockSparseMask.from_mask_mod(mod, 300, block, "cuda", **rule)
                         q = torch.randn(2, 4, 300, d, device="cuda", dtype=dtype, generator=g, requires_grad=True)
                         k = torch.randn(2, 2, 300, d, device="cuda", dtype=dtype, generator=g, requires_grad=True)
                         v = torch.randn(2, 2, 300, d, device="cuda", dtype=dtype, generator=g, requires_grad=True)

@@ -81,6 +81,39 @@ class BlockSparseMask:
                    list(mask.partial), causal=rule.causal, window=rule.window, global_tokens=rule.global_tokens,
                    doc_ids=list(rule.doc_ids) or None)
 
+    @classmethod
+    def from_mask_mod(cls, mask_mod, seq: int, block: int = 128, device=None, **rule) -> "BlockSparseMask":
+        """From a FlexAttention-style ``mask_mod(b, h, q_idx, kv_idx)`` (one mask for all heads).
+
+        Each block is classified by evaluating mask_mod on every token pair of
+        its block row (on `device`): live when some pair is allowed, whole when
+        all are. ``rule`` (causal, window, global_tokens, doc_ids) must say in
+        ElementRule terms what mask_mod says, since the kernels apply it inside
+        partial blocks.
+        """
+        device = torch.device(device or "cpu")
+        n = (seq + block - 1) // block
+        pad = n * block
+        zero = torch.zeros((), dtype=torch.int64, device=device)
+        kv = torch.arange(pad, device=device)
+        offsets, cols, partial = [0], [], []
+        for qb in range(n):
+            q = torch.arange(qb * block, (qb + 1) * block, device=device)
+            # Positions past the end are clamped for mask_mod (it may index
+            # per-token tables) and masked out below.
+            allowed = mask_mod(zero, zero, q.clamp(max=seq - 1).view(-1, 1), kv.clamp(max=seq - 1).view(1, -1))
+            allowed = allowed.expand(block, pad)
+            valid = (q.view(-1, 1) < seq) & (kv.view(1, -1) < seq)
+            blocks = allowed.reshape(block, n, block).transpose(0, 1).reshape(n, -1)
+            valid_b = valid.reshape(block, n, block).transpose(0, 1).reshape(n, -1)
+            live = (blocks & valid_b).any(dim=1)
+            whole = (blocks | ~valid_b).all(dim=1)
+            idx = torch.nonzero(live).flatten().cpu()
+            cols += idx.tolist()
+            partial += (~whole[live]).to(torch.uint8).cpu().tolist()
+            offsets.append(len(cols))
+        return cls(seq, block, 1, offsets, cols, partial, **rule)
+
     def _check(self):
         rows = self.groups * self.q_blocks
         if self.row_offsets.numel() != rows + 1:
