@@ -171,7 +171,7 @@ class KernelPathTest(unittest.TestCase):
                         mine = torch.autograd.grad(out, (q, k, v), grad)
                         theirs = torch.autograd.grad(ref, (q, k, v), grad.float())
                         for a, b in zip(mine, theirs):
-                            torch.testing.assert_close(a.float(), b, rtol=2 * tol, atol=2 * tol)
+                            torch.testing.assert_close(a.float(), b.float(), rtol=2 * tol, atol=2 * tol)
 
 
 if __name__ == "__main__":

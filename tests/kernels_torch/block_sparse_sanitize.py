@@ -1,0 +1,31 @@
+"""Run under compute-sanitizer (issue #29, bad input): the block-sparse
+attention kernels, forward and backward, on a ragged sequence (300 tokens,
+blocks of 64 and 32), grouped-query heads, head dims 64 and 128, a causal
+window and a document mask; exits 0 when every launch completed. Used as
+
+    compute-sanitizer --tool memcheck --error-exitcode 1 python3 tests/kernels_torch/block_sparse_sanitize.py
+
+(PYTHONPATH=python/stepscope_kernels with the extension built in place).
+"""
+
+import importlib
+
+import torch
+
+bsa = importlib.import_module("stepscope_kernels.block_sparse_attention")
+doc = torch.repeat_interleave(torch.arange(3, device="cuda"), torch.tensor([100, 150, 50], device="cuda"))
+masks = [
+    bsa.BlockSparseMask.from_mask_mod(lambda b, h, q, k: (q >= k) & (q - k < 100), 300, 64, "cuda",
+                                      causal=True, window=100),
+    bsa.BlockSparseMask.from_mask_mod(lambda b, h, q, k: (q >= k) & (doc[q] == doc[k]), 300, 32, "cuda",
+                                      causal=True, doc_ids=doc.tolist()),
+]
+for d in (64, 128):
+    for m in masks:
+        q = torch.randn(2, 4, 300, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        k = torch.randn(2, 2, 300, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        v = torch.randn(2, 2, 300, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        out = bsa.block_sparse_attention(q, k, v, m)
+        out.backward(torch.randn_like(out))
+torch.cuda.synchronize()
+print("block-sparse attention: every launch completed")
