@@ -11,7 +11,7 @@ same initial weights on the same batches:
 * flex: FlexAttention (torch.compile'd flex_attention) with the BlockMask of
   a causal sliding window + global tokens, the dense reference of the mask;
 * stepscope: stepscope_kernels.block_sparse_attention with the same mask
-  (stepscope.block_mask.global_window).
+  (BlockSparseMask.from_mask_mod of the same mask_mod).
 
 Reported per run: final_loss (mean training loss of the last 20 steps),
 val_loss (fixed held-out batches from the corpus' last 10%), step_ms (median
@@ -37,8 +37,6 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import train_gpt  # noqa: E402
-
-from stepscope import block_mask as bm  # noqa: E402
 
 bsa = importlib.import_module("stepscope_kernels.block_sparse_attention")
 
@@ -85,19 +83,20 @@ def batches(data, seq, batch, steps, seed):
 
 
 def attention_for(run, args, device):
-    """The attention_fn of a run (None: the model's causal SDPA)."""
+    """The attention_fn of a run (None: the model's causal SDPA). Both masked
+    runs take one mask_mod: a causal window plus global tokens."""
     if run == "dense":
         return None
-    if run == "stepscope":
-        mask = bsa.BlockSparseMask.from_stepscope(
-            bm.global_window(args.seq, args.global_tokens, args.window, block=args.block))
-        return lambda q, k, v: bsa.block_sparse_attention(q, k, v, mask)
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-
     w, g = args.window, args.global_tokens
 
     def mask_mod(b, h, q, k):
         return (q >= k) & ((q - k < w) | (q < g) | (k < g))
+
+    if run == "stepscope":
+        mask = bsa.BlockSparseMask.from_mask_mod(mask_mod, args.seq, args.block, device, causal=True, window=w,
+                                                 global_tokens=g)
+        return lambda q, k, v: bsa.block_sparse_attention(q, k, v, mask)
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
     block_mask = create_block_mask(mask_mod, 1, 1, args.seq, args.seq, device=device, BLOCK_SIZE=args.block)
     flex = torch.compile(flex_attention)
