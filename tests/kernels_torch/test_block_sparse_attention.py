@@ -153,6 +153,20 @@ class ReferencePathTest(unittest.TestCase):
 
 @unittest.skipUnless(HAS_KERNELS, "needs the extension and a CUDA GPU")
 class KernelPathTest(unittest.TestCase):
+    def test_cuda_inputs_the_kernels_cannot_take_are_refused(self):
+        m = bsa.BlockSparseMask.from_mask_mod(lambda b, h, q, k: q >= k, 256, 64, "cuda", causal=True)
+        q32 = torch.randn(1, 2, 256, 64, device="cuda")
+        with self.assertRaisesRegex(ValueError, "q: dtype torch.float32 is not supported"):
+            bsa.block_sparse_attention(q32, q32, q32, m)
+        q96 = torch.randn(1, 2, 256, 96, device="cuda", dtype=torch.bfloat16)
+        with self.assertRaisesRegex(ValueError, "q: head_dim 96 is not supported"):
+            bsa.block_sparse_attention(q96, q96, q96, m)
+        # Non-contiguous inputs (the [B, S, H, D] -> [B, H, S, D] transpose of a model) run the kernels too.
+        x = torch.randn(1, 256, 2, 64, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
+        self.assertFalse(x.is_contiguous())
+        torch.testing.assert_close(bsa.block_sparse_attention(x, x, x, m),
+                                   bsa.block_sparse_attention(x.contiguous(), x.contiguous(), x.contiguous(), m))
+
     def test_kernels_match_the_reference(self):
         seed = fresh_seed()
         g = torch.Generator(device="cuda").manual_seed(seed)

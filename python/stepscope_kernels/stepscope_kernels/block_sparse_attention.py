@@ -12,11 +12,11 @@ graphs capture it).
 
 ``block_sparse_attention(q, k, v, mask)`` takes the layout of
 ``F.scaled_dot_product_attention`` (q [B, H, S, D], k and v [B, Hkv, S, D],
-H a multiple of Hkv) and returns the attention output. CUDA fp16/bf16
-tensors with head_dim 64 or 128 run the kernels of
-src/kernels/gpu/block_sparse_attention.cu (version v1, not yet measured);
-anything else runs the dense reference below, which materialises the token
-mask (for tests and CPU use, not for long sequences). A query with no
+H a multiple of Hkv) and returns the attention output. CUDA tensors run the
+kernels of src/kernels/gpu/block_sparse_attention.cu (fp16/bf16, head_dim 64
+or 128, blocks up to 128; anything else is a ValueError naming the
+argument); CPU tensors run the dense reference below, which materialises the
+token mask (for tests and CPU use, not for long sequences). A query with no
 attended key gets a zero output.
 """
 
@@ -236,17 +236,35 @@ class _BlockSparseAttentionFn(torch.autograd.Function):
         return dq, dk, dv, None, None
 
 
-def _kernel_path(q, k, v) -> bool:
-    return (_C is not None and q.is_cuda and q.dtype in _KERNEL_DTYPES and q.dtype == k.dtype == v.dtype
-            and q.shape[-1] in _KERNEL_HEAD_DIMS and all(t.is_contiguous() for t in (q, k, v)))
+def _check_kernel_inputs(q, k, v):
+    """CUDA tensors go to the kernels; what they cannot take is refused, naming the argument
+    (never a silent fall back to the dense reference, whose memory grows with seq²)."""
+    if _C is None:
+        raise ValueError("q: CUDA tensors need the stepscope_kernels extension, which is not built "
+                         "(python/stepscope_kernels: python setup.py build_ext --inplace)")
+    if q.dtype not in _KERNEL_DTYPES:
+        raise ValueError(f"q: dtype {q.dtype} is not supported by the kernels (float16 or bfloat16)")
+    if k.dtype != q.dtype or v.dtype != q.dtype:
+        raise ValueError(f"k, v: dtypes {k.dtype}, {v.dtype} must equal q's ({q.dtype})")
+    if q.shape[-1] not in _KERNEL_HEAD_DIMS:
+        raise ValueError(f"q: head_dim {q.shape[-1]} is not supported by the kernels (64 or 128)")
+    for name, t in (("k", k), ("v", v)):
+        if t.device != q.device:
+            raise ValueError(f"{name} is on {t.device} but q is on {q.device}")
 
 
 def block_sparse_attention(q, k, v, mask: BlockSparseMask, scale: Optional[float] = None):
-    """Attention of q over k, v restricted to the mask's live pairs (see the module docstring)."""
+    """Attention of q over k, v restricted to the mask's live pairs (see the module docstring).
+
+    CUDA tensors run the kernels (made contiguous first); CPU tensors the dense reference.
+    """
     _check_inputs(q, k, v, mask)
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
-    if _kernel_path(q, k, v):
-        return _BlockSparseAttentionFn.apply(q, k, v, mask, scale)
+    if q.is_cuda:
+        _check_kernel_inputs(q, k, v)
+        if mask.block > 128:
+            raise ValueError(f"mask: block {mask.block} is not supported by the kernels (16..128)")
+        return _BlockSparseAttentionFn.apply(q.contiguous(), k.contiguous(), v.contiguous(), mask, scale)
     return block_sparse_attention_reference(q, k, v, mask, scale)
 
 
