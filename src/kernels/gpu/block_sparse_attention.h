@@ -6,8 +6,9 @@
 // Versions (llm.c style; the fastest correct one is what the entry points run):
 //   v1  one thread per query (forward, dQ) or key (dK, dV) row of a block,
 //       K/V (or Q/dO) tiles staged through shared memory in fp32, online
-//       softmax, FMA arithmetic: the correctness baseline. Written in session
-//       25 without a GPU: compiled, not yet run (docs/kernels.md).
+//       softmax, FMA arithmetic: the correctness baseline. Correct on the
+//       H200 (torch test, memcheck clean), 1-3% of dense SDPA's TFLOP/s
+//       (docs/kernels.md, "Block-sparse attention").
 #pragma once
 
 #include <cuda_runtime_api.h>
