@@ -10,9 +10,10 @@ Two jobs, both on one CUDA GPU:
              of the first round are kept so the events per iteration are
              counted, not assumed.
   SCENARIO   a train_gpt.py scenario. In each round (the order rotated per
-             round) it runs: the scenario without the profiler, its fix (when
-             it has one, see FIXES) without the profiler, and the scenario
-             under each profiler setting. Unprofiled step times are the time
+             round) it runs its fix (when it has one, see FIXES) without the
+             profiler and the scenario under each profiler setting, with a
+             block of the scenario without the profiler before and after each
+             of them. Unprofiled step times are the time
              between consecutive step starts (each step ends with the loss
              read, loss.item(), so the host waits for the GPU every step).
 
@@ -233,7 +234,8 @@ def run_scenario(out, job, rounds, steps, active, log):
     fix, category = ALT_FIXES[alt] if alt else FIXES.get(scenario, (None, None))
     settings = ["examples"] if alt else list(SETTINGS)
     args, cfg = config(scenario, sizes, "cuda")
-    n_batches = rounds * (steps + 2 + len(settings) * (2 + active)) + 8
+    n_blocks = len(settings) + (1 if fix is not None else 0)  # blocks beside the unprofiled ones, per round
+    n_batches = rounds * ((n_blocks + 1) * (steps + 2) + len(settings) * (2 + active)) + 8
     run = train_gpt.build_training(args, cfg, n_batches)
     for _ in range(3):  # untimed warm-up: compilation, capture, allocator
         run.train_step().item()
@@ -250,16 +252,29 @@ def run_scenario(out, job, rounds, steps, active, log):
     os.makedirs(os.path.join(out, job), exist_ok=True)
     meta = {"scenario": scenario, "config": vars(cfg), "torch": torch.__version__,
             "device": torch.cuda.get_device_name(0)}
+    # Every block of the scenario under the profiler or of its fix sits
+    # between two blocks of the scenario without it: the host's speed drifts
+    # (a host-bound step moved by 40% between rounds of one run), so a trace
+    # is compared with the unprofiled steps run just before and after it
+    # (`adjacent_ms`), not only with the run's median.
     blocks = ["none"] + (["fix"] if fixed else []) + settings
     res = {b: [] for b in blocks}
     enq = {b: [] for b in blocks}
+    adjacent = {b: [] for b in settings}  # per round: median of the unprofiled steps around the block
     trace_ms = {}
+
+    def unprofiled_block():
+        t, q = unprofiled_steps(run, cfg, steps)
+        res["none"].extend(t)
+        enq["none"].extend(q)
+        return t
+
     for r in range(rounds):
-        order = blocks[r % len(blocks):] + blocks[:r % len(blocks)]
+        others = blocks[1:]
+        order = others[r % len(others):] + others[:r % len(others)]
+        before = unprofiled_block()
         for b in order:
-            if b == "none":
-                t, q = unprofiled_steps(run, cfg, steps)
-            elif b == "fix":
+            if b == "fix":
                 t, q = unprofiled_steps(fixed, fcfg, steps)
             else:
                 path = os.path.join(out, job, f"{b}.json.gz") if r == 0 else None
@@ -268,12 +283,17 @@ def run_scenario(out, job, rounds, steps, active, log):
                     trace_ms[b] = trace_steps_ms(path)
             res[b] += t
             enq[b] += q
+            after = unprofiled_block()
+            if b != "fix":
+                adjacent[b].append(statistics.median(before + after))
+            before = after
         log(f"{job} round {r}: " + ", ".join(
             f"{b}={statistics.median(res[b]):.1f}" for b in blocks))
     med = {b: statistics.median(v) for b, v in res.items()}
     return {"job": job, "scenario": scenario, "fix": fix, "category": category, "rounds": rounds,
             "step_ms": res, "median_ms": med, "trace_step_ms": trace_ms, "enqueue_ms": enq,
             "median_enqueue_ms": {b: statistics.median(v) for b, v in enq.items()},
+            "adjacent_ms": adjacent,
             "config": vars(cfg)}
 
 
@@ -283,7 +303,8 @@ def main():
     p.add_argument("out")
     p.add_argument("jobs", nargs="+")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--steps", type=int, default=20, help="unprofiled steps per round")
+    p.add_argument("--steps", type=int, default=10,
+                   help="steps per unprofiled block (one before and after every other block) and per fix block")
     p.add_argument("--active", type=int, default=4, help="profiled steps per round")
     p.add_argument("--micro-iters", type=int, default=2000)
     p.add_argument("--budget-s", type=float, default=1e9,
