@@ -37,13 +37,19 @@ std::vector<CostEvent> cost_events(const StepGraph& g, const trace::EventStore& 
                                    const ProfilerCostModel& m) {
   const auto& ev = store.events;
   const int64_t per_op = m.per_op_ns + (s.shapes ? m.shapes_extra_ns : 0) + (s.flops ? m.flops_extra_ns : 0);
+  // with_stack costs model code (a few Python calls per recorded op) far
+  // more per call than a pure-Python loop (a DataLoader's tokenizer, dozens
+  // of calls per op), where only the tracer's own bookkeeping is added.
+  const int64_t ops = s.cpu_ops + s.runtime_calls;
+  const int64_t per_python =
+      s.python_events > m.python_loop_calls_per_op * std::max<int64_t>(ops, 1) ? m.python_loop_event_ns : m.python_event_ns;
   std::vector<CostEvent> out;
   out.reserve(store.cpu_op_rows.size() + store.runtime_rows.size());
   for (uint32_t r : store.cpu_op_rows) out.push_back({ev.ts_ns[r], per_op});
   for (uint32_t r : store.runtime_rows) out.push_back({ev.ts_ns[r] + ev.dur_ns[r] / 2, per_op});
   for (size_t r = 0; r < ev.ts_ns.size(); ++r) {
     if (ev.kind[r] == EventKind::kMemory) out.push_back({ev.ts_ns[r], m.memory_event_ns});
-    else if (ev.kind[r] == EventKind::kPythonFunction) out.push_back({ev.ts_ns[r], m.python_event_ns});
+    else if (ev.kind[r] == EventKind::kPythonFunction) out.push_back({ev.ts_ns[r], per_python});
   }
   for (const HostMark& mk : g.marks)
     if (mk.kind == MarkKind::kStepStart) out.push_back({mk.t_ns - 1, m.per_step_ns});

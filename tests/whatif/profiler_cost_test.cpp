@@ -95,6 +95,34 @@ TEST(ProfilerCost, AHostBoundStepLosesTheModelsCost) {
   EXPECT_LT(ur.unprofiled_step_ns, u.unprofiled_step_ns);
 }
 
+std::string python_call(int64_t ts_ns, int64_t dur_ns) {
+  return stepscope::testing::x_event("python_function", "<built-in function len>", us_text(ts_ns), us_text(dur_ns),
+                                     "1", "1", R"("args": {"Python id": 7})");
+}
+
+// with_stack: model code (a few Python calls per op) is charged the model-code
+// cost per call; a pure-Python loop (a DataLoader tokenizing, dozens of calls
+// per op) only the tracer's bookkeeping, so the loop's own work is not taken
+// for the profiler's.
+TEST(ProfilerCost, APurePythonLoopCostsOnlyTheTracersBookkeeping) {
+  const ProfilerCostModel m;
+  auto with_calls = [](int per_gap) {
+    std::vector<std::string> ev = host_bound(3, false, false);
+    for (int s = 0; s < 2; ++s)  // in each step, calls in the 2 us before the first op
+      for (int i = 0; i < per_gap; ++i) ev.push_back(python_call(s * 100'000 + 9'000 + i, 1));
+    return ev;
+  };
+  // 2 calls per step beside 16 ops and launches: model code.
+  Built few = build(with_calls(2));
+  UnprofiledBaseline uf = unprofiled_baseline(few.graph, *few.run->stores[0], std::nullopt, m);
+  EXPECT_TRUE(uf.settings.stack);
+  EXPECT_EQ(uf.model_cost_ns, 16 * m.per_op_ns + 2 * m.python_event_ns + m.per_step_ns / 2);
+  // 400 calls per step (25 per op and launch): a loop.
+  Built many = build(with_calls(400));
+  UnprofiledBaseline um = unprofiled_baseline(many.graph, *many.run->stores[0], std::nullopt, m);
+  EXPECT_EQ(um.model_cost_ns, 16 * m.per_op_ns + 400 * m.python_loop_event_ns + m.per_step_ns / 2);
+}
+
 TEST(ProfilerCost, AGpuBoundStepKeepsItsTime) {
   // One 90 us kernel per 100 us step, launched at the step's start: the
   // host's cost is hidden behind the GPU.
