@@ -98,6 +98,34 @@ def unprofiled_table(jobs, run_dir, binary, calibrate):
         print(f"\n{within} of {len(errors)} estimates within ±10%; largest |error| {max(errors):.1f}%\n")
 
 
+def noise_floor(jobs):
+    """What no model that prices the profiler from the trace's records can
+    beat: per job and setting, the profiler's mean cost over the rounds (the
+    profiled block's median step less its adjacent unprofiled steps), known
+    exactly, taken off each round's profiled step. The records are the same
+    in every round; the cost is not. Runs with `adjacent_ms` only."""
+    import statistics
+    rows = hits = heavy = heavy_hits = 0
+    for j in jobs:
+        rounds = j["rounds"]
+        for setting, adjacent in (j.get("adjacent_ms") or {}).items():
+            steps = j["step_ms"][setting]
+            k = len(steps) // rounds
+            profiled = [statistics.median(steps[i * k:(i + 1) * k]) for i in range(rounds)]
+            cost = statistics.mean(p - a for p, a in zip(profiled, adjacent))
+            for p, a in zip(profiled, adjacent):
+                ok = abs((p - cost) - a) <= 0.10 * a
+                rows += 1
+                hits += ok
+                if cost > 0.15 * statistics.mean(adjacent):
+                    heavy += 1
+                    heavy_hits += ok
+    if rows:
+        print(f"Noise floor: the profiler's mean cost per job and setting, known exactly, puts {hits} of {rows} "
+              f"round blocks within ±10% of their adjacent unprofiled step ({heavy_hits} of {heavy} where the "
+              f"profiler adds more than 15% of the step)\n")
+
+
 def savings_table(jobs, run_dir, binary, calibrate):
     print("| job | fix | findings | measured saving % | estimated % | basis | bound % | reported | verdict |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -151,6 +179,7 @@ def main():
     jobs = [j for j in jobs if j["job"] != "micro"]
     if a.only != "savings":
         unprofiled_table(jobs, a.run_dir, a.stepscope, a.calibrate)
+        noise_floor(jobs)
     if a.only != "unprofiled":
         savings_table(jobs, a.run_dir, a.stepscope, a.calibrate)
     return 0
