@@ -7,8 +7,9 @@ measured and predicted step time (and memory where published), the error,
 and the features of that row the models do not express. Those features are
 read from the row itself (its columns and its source notes) by the rules in
 UNMODELLED below, each of which names a documented gap of docs/planner.md
-("Known limits"); they say what the model leaves out for the row, not how
-much of the error each one causes.
+("Known limits"). Where a publication ran a row with and without a feature
+(PAIRED), the part of the row's error that feature causes is measured from
+the pair (measured_parts).
 
     python3 validation/error_table.py --stepscope build/stepscope > docs/planner_validation.md
 """
@@ -68,6 +69,86 @@ UNMODELLED = [
 ]
 
 
+# Features a source publishes both ways, the rest of the row held fixed: the
+# pair measures what the feature does to the step, and the model's two
+# predictions what it thinks it does. (label, has it, row without it).
+PAIRED = [
+    ("float8 rowwise (vs tensorwise)", lambda r: "rowwise" in _notes(r),
+     lambda r, p: "rowwise" not in _notes(p) and p.get("dtype") == r.get("dtype")),
+    ("async TP (vs off)", lambda r: _has(r, "tp_overlap", "yes"),
+     lambda r, p: not _has(p, "tp_overlap", "yes")),
+    ("torch.compile (vs eager)", lambda r: _has(r, "torch_compile", "yes"),
+     lambda r, p: _has(p, "torch_compile", "no")),
+    ("float8 (vs bf16)", lambda r: _has(r, "dtype", "fp8") and "rowwise" not in _notes(r),
+     lambda r, p: _has(p, "dtype", "bf16")),
+    # The same GPUs and tokens per GPU at a longer sequence, split by ring
+    # attention (torchtitan's long-context table).
+    ("context parallel at a longer sequence (vs cp 1)", lambda r: _int(r, "cp") > 1,
+     lambda r, p: _int(p, "cp") == 1 and _int(p, "seq", 0) < _int(r, "seq", 0)),
+]
+# Columns that do not say what ran (the measurement, its unit, prose).
+_NOT_THE_RUN = {"value", "step_seconds", "memory_gb", "notes", "metric", "flops_convention"}
+_FEATURE_COLUMNS = {"float8 rowwise (vs tensorwise)": set(), "async TP (vs off)": {"tp_overlap"},
+                    "torch.compile (vs eager)": {"torch_compile"}, "float8 (vs bf16)": {"dtype", "fp8_all_gather"},
+                    "context parallel at a longer sequence (vs cp 1)": {"cp", "seq", "dp", "global_batch"}}
+
+
+def partner(rows, errors, i, label, without):
+    """The row of the same publication that runs row i without the feature,
+    everything else equal, with a prediction; None if the source has none."""
+    r = rows[i]
+    skip = _NOT_THE_RUN | _FEATURE_COLUMNS[label]
+    for j, p in enumerate(rows):
+        if j == i or j not in errors or not without(r, p):
+            continue
+        if all(r.get(c, "") == p.get(c, "") for c in r if c not in skip):
+            return j
+    return None
+
+
+def measured_parts(rows, errors, i):
+    """Row i's error split along published pairs: for each feature the row
+    has and its source also ran without (the rest equal), the part of the
+    error that feature causes, (1 + e_row) / (1 + e_partner) - 1 (the
+    model's predicted effect of the feature against the measured one); then
+    the same for the partner, down to a row with no such pair, whose error
+    is the residual. Returns ([(label, part %, partner index)], residual
+    row index)."""
+    parts, at = [], i
+    for label, has, without in PAIRED:
+        if not has(rows[at]):
+            continue
+        j = partner(rows, errors, at, label, without)
+        if j is None:
+            continue
+        parts.append((label, 100.0 * ((1 + errors[at] / 100.0) / (1 + errors[j] / 100.0) - 1), j))
+        at = j
+    return parts, at
+
+
+def parts_table(result, rows, target_pct=10.0):
+    """Every row above the step-time target, its error split into the
+    measured parts of paired features and the residual with what the
+    residual row leaves out."""
+    errors = {x["index"]: x["error_pct"] for x in result["rows"] if x["metric"] == "step_seconds"}
+    lines = [f"Rows above ±{target_pct:.0f}%, their error split along published pairs "
+             "(each part: the model's effect of the feature against the measured one; the residual: the error "
+             "of the row at the end of the chain, with what that row leaves out):", "",
+             "| row | error | measured parts (vs row) | residual | residual row leaves out |",
+             "|---|---|---|---|---|"]
+    explained = 0
+    above = [i for i, e in errors.items() if abs(e) > target_pct]
+    for i in above:
+        parts, at = measured_parts(rows, errors, i)
+        explained += abs(errors[at]) <= target_pct
+        text = "; ".join(f"{label} {part:+.1f}% (vs {j})" for label, part, j in parts) or "— (no pair)"
+        gaps = [label for label, rule in UNMODELLED if rule(rows[at])]
+        lines.append(f"| {i} | {errors[i]:+.1f}% | {text} | {errors[at]:+.1f}% (row {at}) | {'; '.join(gaps) or '—'} |")
+    lines += ["", f"{len(above)} rows above ±{target_pct:.0f}%; in {explained} of them the paired parts take "
+              f"the residual within ±{target_pct:.0f}%.", ""]
+    return lines if above else []
+
+
 def validate(stepscope, path):
     out = subprocess.run([stepscope, "plan", "validate", path, "--json", "-"], capture_output=True, text=True)
     if out.returncode != 0:
@@ -107,6 +188,8 @@ def table(path, result, rows):
         lines.append(f"| {x['index']} | {source} | {r['model']} | {r['gpu']} × {r['n_gpu']} | {layout(r)} | "
                      f"{x['measured']:.3f} | {x['predicted']:.3f} | {x['error_pct']:+.1f}% | {mem} | "
                      f"{'; '.join(gaps) or '—'} |")
+    lines.append("")
+    lines += parts_table(result, rows)
     skipped = result.get("skipped", [])
     if skipped:
         lines.append("")
@@ -128,8 +211,12 @@ def main():
            f"({platform.machine()}) at commit {commit or 'unknown'} by "
            "`python3 validation/error_table.py --stepscope build/stepscope > docs/planner_validation.md`. "
            "Error = (predicted − measured) / measured. The last column lists what the models leave out for "
-           "that row (rules in `validation/error_table.py`, each a limit in docs/planner.md), not how much "
-           "of the error each causes.", ""]
+           "that row (rules in `validation/error_table.py`, each a limit in docs/planner.md). Below each "
+           "table, every row above ±10% has its error split along pairs the same publication ran with and "
+           "without a feature (float8 rowwise, async TP, torch.compile, float8, context parallelism at a "
+           "longer sequence): each part is what the feature's mis-modelled effect costs that row, measured; "
+           "the residual is the error of the row the chain ends at, with what it leaves out, named but not "
+           "measured.", ""]
     for path in args.files:
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
