@@ -79,7 +79,9 @@ PAIRED = [
      lambda r, p: not _has(p, "tp_overlap", "yes")),
     ("torch.compile (vs eager)", lambda r: _has(r, "torch_compile", "yes"),
      lambda r, p: _has(p, "torch_compile", "no")),
-    ("float8 (vs bf16)", lambda r: _has(r, "dtype", "fp8") and "rowwise" not in _notes(r),
+    # Tensorwise only: a rowwise row's partner must be rowwise too, which a
+    # bf16 row is not.
+    ("float8 (vs bf16)", lambda r: _has(r, "dtype", "fp8"),
      lambda r, p: _has(p, "dtype", "bf16")),
     # The same GPUs and tokens per GPU at a longer sequence, split by ring
     # attention (torchtitan's long-context table).
@@ -101,7 +103,8 @@ def partner(rows, errors, i, label, without):
     for j, p in enumerate(rows):
         if j == i or j not in errors or not without(r, p):
             continue
-        if all(r.get(c, "") == p.get(c, "") for c in r if c not in skip):
+        same_features = all(has(r) == has(p) for other, has, _ in PAIRED if other != label)
+        if same_features and all(r.get(c, "") == p.get(c, "") for c in r if c not in skip):
             return j
     return None
 
@@ -114,15 +117,20 @@ def measured_parts(rows, errors, i):
     the same for the partner, down to a row with no such pair, whose error
     is the residual. Returns ([(label, part %, partner index)], residual
     row index)."""
-    parts, at = [], i
-    for label, has, without in PAIRED:
-        if not has(rows[at]):
-            continue
-        j = partner(rows, errors, at, label, without)
-        if j is None:
-            continue
-        parts.append((label, 100.0 * ((1 + errors[at] / 100.0) / (1 + errors[j] / 100.0) - 1), j))
-        at = j
+    parts, at, used = [], i, set()
+    progress = True
+    while progress:  # a partner can open a pair the row itself had none for
+        progress = False
+        for label, has, without in PAIRED:
+            if label in used or not has(rows[at]):
+                continue
+            j = partner(rows, errors, at, label, without)
+            if j is None:
+                continue
+            parts.append((label, 100.0 * ((1 + errors[at] / 100.0) / (1 + errors[j] / 100.0) - 1), j))
+            used.add(label)
+            at, progress = j, True
+            break
     return parts, at
 
 
