@@ -187,6 +187,30 @@ class KernelPathTest(unittest.TestCase):
                         for a, b in zip(mine, theirs):
                             torch.testing.assert_close(a.float(), b.float(), rtol=2 * tol, atol=2 * tol)
 
+    def test_each_forward_version_matches_the_reference(self):
+        # v1 (SIMT) and v2 (WMMA tensor cores) on the same inputs, blocks of
+        # 16 to 128 and a sequence that ends inside a 64-key tile.
+        seed = fresh_seed()
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        seq = 500
+        try:
+            for version in (1, 2):
+                bsa.FORWARD_VERSION = version
+                for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)):
+                    for d in (64, 128):
+                        for block in (16, 128):
+                            for name, mod, rule, _ in mod_patterns(seq, "cuda"):
+                                with self.subTest(name, version=version, dtype=dtype, d=d, block=block, seed=seed):
+                                    m = bsa.BlockSparseMask.from_mask_mod(mod, seq, block, "cuda", **rule)
+                                    q = torch.randn(1, 4, seq, d, device="cuda", dtype=dtype, generator=g)
+                                    k = torch.randn(1, 2, seq, d, device="cuda", dtype=dtype, generator=g)
+                                    v = torch.randn(1, 2, seq, d, device="cuda", dtype=dtype, generator=g)
+                                    out = bsa.block_sparse_attention(q, k, v, m)
+                                    ref = bsa.block_sparse_attention_reference(q.float(), k.float(), v.float(), m)
+                                    torch.testing.assert_close(out.float(), ref, rtol=tol, atol=tol)
+        finally:
+            bsa.FORWARD_VERSION = 0
+
 
 if __name__ == "__main__":
     unittest.main()

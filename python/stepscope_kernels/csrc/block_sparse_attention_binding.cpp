@@ -76,7 +76,8 @@ std::tuple<at::Tensor, at::Tensor> forward(const at::Tensor& q, const at::Tensor
                                            const at::Tensor& ro, const at::Tensor& ci, const at::Tensor& pa,
                                            const at::Tensor& tro, const at::Tensor& tci, const at::Tensor& tpa,
                                            const std::optional<at::Tensor>& doc_ids, int64_t block, int64_t groups,
-                                           bool causal, int64_t window, int64_t global_tokens, double scale) {
+                                           bool causal, int64_t window, int64_t global_tokens, double scale,
+                                           int64_t version) {
   for (const auto& [t, name] : {std::pair{&q, "q"}, std::pair{&k, "k"}, std::pair{&v, "v"}}) check_tensor(*t, name, q);
   const AttnDType dtype = attn_dtype(q);
   const AttentionShape s = shape_of(q, k, v);
@@ -87,7 +88,7 @@ std::tuple<at::Tensor, at::Tensor> forward(const at::Tensor& q, const at::Tensor
   at::Tensor lse = at::empty({s.batch, s.heads, s.seq_q}, q.options().dtype(at::kFloat));
   const std::string err = stepscope::kernels::gpu::block_sparse_attention_forward(
       q.data_ptr(), k.data_ptr(), v.data_ptr(), s, m, static_cast<float>(scale), dtype, out.data_ptr(),
-      lse.data_ptr<float>(), at::cuda::getCurrentCUDAStream());
+      lse.data_ptr<float>(), at::cuda::getCurrentCUDAStream(), static_cast<int>(version));
   STEPSCOPE_CHECK(err.empty(), err);
   return {out, lse};
 }

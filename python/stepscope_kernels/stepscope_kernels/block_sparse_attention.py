@@ -32,6 +32,11 @@ try:  # the CUDA extension; the reference path works without it
 except ImportError:  # pragma: no cover - depends on the build
     _C = None
 
+# The forward kernel's version (src/kernels/gpu/block_sparse_attention.h):
+# 0 the fastest that applies, 1 the SIMT baseline, 2 WMMA tensor cores.
+# Tests and benchmarks set it to compare versions on the same inputs.
+FORWARD_VERSION = 0
+
 _KERNEL_DTYPES = (torch.float16, torch.bfloat16)
 _KERNEL_HEAD_DIMS = (64, 128)
 
@@ -221,7 +226,7 @@ class _BlockSparseAttentionFn(torch.autograd.Function):
     def forward(ctx, q, k, v, mask: BlockSparseMask, scale: float):
         tensors = mask.on(q.device)
         out, lse = _C.block_sparse_attention_forward(q, k, v, *tensors, mask.block, mask.groups, mask.causal,
-                                                     mask.window, mask.global_tokens, scale)
+                                                     mask.window, mask.global_tokens, scale, FORWARD_VERSION)
         ctx.save_for_backward(q, k, v, out, lse)
         ctx.mask, ctx.scale = mask, scale
         return out

@@ -13,40 +13,18 @@
 #include <limits>
 #include <string>
 
+#include "kernels/gpu/block_sparse_attention_rule.cuh"
 #include "kernels/gpu/dtype_bits.cuh"
 #include "kernels/gpu/launch_error.cuh"
 
 namespace stepscope::kernels::gpu {
 namespace {
 
+using bsa::allows;
+using bsa::Dims;
+using bsa::group_of;
+
 constexpr int kTile = 32;  // keys (or queries) staged per shared-memory tile
-
-struct Dims {
-  int64_t batch, heads, kv_heads, seq_q, seq_k;
-  int64_t q_blocks, k_blocks;
-  int groups, block;
-  bool causal;
-  int64_t window, global_tokens;
-  const int32_t* doc_ids;
-};
-
-__device__ __forceinline__ bool allows(const Dims& d, int64_t i, int64_t j) {
-  const bool backward = !d.causal || j <= i;
-  if (d.global_tokens > 0 && (i < d.global_tokens || j < d.global_tokens) && backward) return true;
-  if (!backward) return false;
-  if (d.window > 0) {
-    const int64_t distance = d.causal ? i - j : (i > j ? i - j : j - i);
-    if (distance >= d.window) return false;
-  }
-  if (d.doc_ids) return d.doc_ids[i] == d.doc_ids[j];
-  return true;
-}
-
-__device__ __forceinline__ int64_t group_of(const Dims& d, int64_t b, int64_t h) {
-  if (d.groups == 1) return 0;
-  if (d.groups == d.heads) return h;
-  return b * d.heads + h;
-}
 
 // Stage rows [t0, t0 + n) of a [.., seq, D] tensor at `base` into `dst` as fp32.
 template <class T, int D>
@@ -266,8 +244,9 @@ Dims dims(const AttentionShape& s, const DeviceBlockMask& m) {
 
 template <class T, int D>
 void launch_forward(const void* q, const void* k, const void* v, const Dims& d, const DeviceBlockMask& m,
-                    float scale, void* out, float* lse, cudaStream_t stream) {
+                    float scale, void* out, float* lse, int version, cudaStream_t stream) {
   using B = typename T::Bits;
+  if (version != 1 && bsa::launch_forward_wmma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream)) return;
   const dim3 grid(static_cast<unsigned>(d.q_blocks), static_cast<unsigned>(d.batch * d.heads));
   block_sparse_attention_simt_fwd_v1<T, D><<<grid, d.block, 2 * kTile * D * sizeof(float), stream>>>(
       static_cast<const B*>(q), static_cast<const B*>(k), static_cast<const B*>(v), m.rows, d, scale,
@@ -328,12 +307,13 @@ int64_t block_sparse_attention_workspace_bytes(const AttentionShape& s) {
 
 std::string block_sparse_attention_forward(const void* q, const void* k, const void* v, const AttentionShape& s,
                                            const DeviceBlockMask& m, float scale, AttnDType dtype, void* out,
-                                           float* lse, cudaStream_t stream) {
+                                           float* lse, cudaStream_t stream, int version) {
   if (std::string bad = check(s, m, dtype); !bad.empty()) return bad;
   if (!q || !k || !v || !out || !lse || !m.rows.row_offsets || !m.rows.col_indices || !m.rows.partial)
     return "block_sparse_attention_forward: a null pointer";
+  if (version < 0 || version > 2) return "block_sparse_attention_forward: version must be 0 (fastest), 1 or 2";
   const Dims d = dims(s, m);
-  dispatch<Forward>(dtype, s.head_dim, q, k, v, d, m, scale, out, lse, stream);
+  dispatch<Forward>(dtype, s.head_dim, q, k, v, d, m, scale, out, lse, version, stream);
   return launch_error("block_sparse_attention_forward");
 }
 

@@ -9,6 +9,10 @@
 //       softmax, FMA arithmetic: the correctness baseline. Correct on the
 //       H200 (torch test, memcheck clean), 1-3% of dense SDPA's TFLOP/s
 //       (docs/kernels.md, "Block-sparse attention").
+//   v2  forward only: FlashAttention-2's loop on the tensor cores through
+//       WMMA 16×16×16 (block_sparse_attention_wmma.cu), a warp per 16 query
+//       rows, 64-key tiles, S and the output rows in shared memory. Runs
+//       where its pointers are 16-byte aligned; else v1 does.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -47,9 +51,11 @@ int64_t block_sparse_attention_workspace_bytes(const AttentionShape& s);
 // Returns "" when launched, else why not (shape, head_dim other than 64 or
 // 128, block other than 16..128 in steps of 16, a null pointer, or the
 // launch error). out: like q, in dtype; lse: fp32 [batch, heads, seq_q].
+// `version`: 0 the fastest that applies, 1 or 2 that one (2 falls back to 1
+// where it does not apply).
 std::string block_sparse_attention_forward(const void* q, const void* k, const void* v, const AttentionShape& s,
                                            const DeviceBlockMask& m, float scale, AttnDType dtype, void* out,
-                                           float* lse, cudaStream_t stream);
+                                           float* lse, cudaStream_t stream, int version = 0);
 // dq, dk, dv in dtype; workspace of block_sparse_attention_workspace_bytes.
 std::string block_sparse_attention_backward(const void* q, const void* k, const void* v, const void* out,
                                             const void* dout, const float* lse, const AttentionShape& s,

@@ -1,0 +1,49 @@
+// What the block-sparse attention kernels share: the problem's dimensions
+// on the device and the element rule of a partial block (the semantics of
+// kernels/block_sparse_attention_reference.h), so every version tests the
+// same pairs.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/gpu/block_sparse_attention.h"
+
+namespace stepscope::kernels::gpu::bsa {
+
+struct Dims {
+  int64_t batch, heads, kv_heads, seq_q, seq_k;
+  int64_t q_blocks, k_blocks;
+  int groups, block;
+  bool causal;
+  int64_t window, global_tokens;
+  const int32_t* doc_ids;
+};
+
+__device__ __forceinline__ bool allows(const Dims& d, int64_t i, int64_t j) {
+  const bool backward = !d.causal || j <= i;
+  if (d.global_tokens > 0 && (i < d.global_tokens || j < d.global_tokens) && backward) return true;
+  if (!backward) return false;
+  if (d.window > 0) {
+    const int64_t distance = d.causal ? i - j : (i > j ? i - j : j - i);
+    if (distance >= d.window) return false;
+  }
+  if (d.doc_ids) return d.doc_ids[i] == d.doc_ids[j];
+  return true;
+}
+
+__device__ __forceinline__ int64_t group_of(const Dims& d, int64_t b, int64_t h) {
+  if (d.groups == 1) return 0;
+  if (d.groups == d.heads) return h;
+  return b * d.heads + h;
+}
+
+// Launches version 2 (block_sparse_attention_wmma.cu): tensor-core tiles
+// through WMMA. Returns false, launching nothing, where it does not apply
+// (a pointer not 16-byte aligned, or too little shared memory).
+template <class T, int D>
+bool launch_forward_wmma(const void* q, const void* k, const void* v, const Dims& d, const DeviceCsr& rows,
+                         float scale, void* out, float* lse, cudaStream_t stream);
+
+}  // namespace stepscope::kernels::gpu::bsa
