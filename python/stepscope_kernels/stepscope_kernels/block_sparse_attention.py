@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - depends on the build
     _C = None
 
 # The forward kernel's version (src/kernels/gpu/block_sparse_attention.h):
-# 0 the fastest that applies, 1 the SIMT baseline, 2 WMMA tensor cores.
+# 0 the fastest measured (today v1), 1 the SIMT baseline, 2 WMMA tensor cores.
 # Tests and benchmarks set it to compare versions on the same inputs.
 FORWARD_VERSION = 0
 

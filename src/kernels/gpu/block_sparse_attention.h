@@ -11,8 +11,9 @@
 //       (docs/kernels.md, "Block-sparse attention").
 //   v2  forward only: FlashAttention-2's loop on the tensor cores through
 //       WMMA 16×16×16 (block_sparse_attention_wmma.cu), a warp per 16 query
-//       rows, 64-key tiles, S and the output rows in shared memory. Runs
-//       where its pointers are 16-byte aligned; else v1 does.
+//       rows, 64-key tiles, S and the output rows in shared memory. Correct
+//       on the H200 but slower than v1 there (0.36-0.75x, unpadded tiles):
+//       it runs only when asked for, where its pointers are 16-byte aligned.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -51,8 +52,8 @@ int64_t block_sparse_attention_workspace_bytes(const AttentionShape& s);
 // Returns "" when launched, else why not (shape, head_dim other than 64 or
 // 128, block other than 16..128 in steps of 16, a null pointer, or the
 // launch error). out: like q, in dtype; lse: fp32 [batch, heads, seq_q].
-// `version`: 0 the fastest that applies, 1 or 2 that one (2 falls back to 1
-// where it does not apply).
+// `version`: 0 the fastest measured (v1 today), 1 or 2 that one (2 falls
+// back to 1 where it does not apply).
 std::string block_sparse_attention_forward(const void* q, const void* k, const void* v, const AttentionShape& s,
                                            const DeviceBlockMask& m, float scale, AttnDType dtype, void* out,
                                            float* lse, cudaStream_t stream, int version = 0);

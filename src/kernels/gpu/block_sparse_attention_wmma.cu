@@ -4,8 +4,9 @@
 // rows; for each live key block, tiles of 64 keys of K and V are staged in
 // shared memory as 16-bit values, the warp computes S = Q·Kᵀ (16 × 64) with
 // 16×16×16 MMAs into fp32, applies the rule of a partial block and the
-// online softmax on S in shared memory (two lanes per row), writes P as
-// 16-bit and adds P·V into its fp32 output rows, rescaled per row.
+// online softmax on S in shared memory (the warp's lanes across one row at
+// a time), writes P as 16-bit and adds P·V into its fp32 output rows,
+// rescaled per row.
 //
 // Why shared memory for S and O: WMMA fragments do not say which row an
 // accumulator element belongs to, and the softmax is per row. Staging them
@@ -25,8 +26,12 @@ namespace {
 
 using namespace nvcuda;
 
-constexpr int kKeys = 64;  // keys per tile
+constexpr int kKeys = 64;  // keys per tile: two per lane in the softmax
 constexpr int kRows = 16;  // query rows per warp (the MMA's M)
+// Row padding of the shared-memory tiles, in elements (16 bytes): rows of
+// 128 or 256 bytes would put every row of a 16×16 fragment in the same banks.
+constexpr int kPadH = 8;  // 16-bit tiles
+constexpr int kPadF = 4;  // fp32 tiles
 
 template <class T>
 struct Element;
@@ -45,13 +50,14 @@ struct Element<F16> {
 // tile (16-bit), and per warp S (fp32), P (16-bit) and its output rows (fp32).
 template <int D>
 constexpr int64_t shared_bytes(int warps) {
-  return static_cast<int64_t>(warps) * kRows * D * 2 + 2 * kKeys * D * 2 +
-         static_cast<int64_t>(warps) * kRows * (kKeys * 4 + kKeys * 2 + D * 4);
+  return static_cast<int64_t>(warps) * kRows * (D + kPadH) * 2 + 2 * kKeys * (D + kPadH) * 2 +
+         static_cast<int64_t>(warps) * kRows * ((kKeys + kPadF) * 4 + (kKeys + kPadH) * 2 + (D + kPadF) * 4);
 }
 
 // Copies rows [row0, row0 + n) of a [.., D] 16-bit tensor at `src` (row
-// `base` first) into `dst` (`rows` rows), 16 bytes at a time; rows from n on
-// are zeros, so a masked P of 0 never meets a NaN of stale memory.
+// `base` first) into `dst` (`rows` rows of D + kPadH), 16 bytes at a time;
+// rows from n on are zeros, so a masked P of 0 never meets a NaN of stale
+// memory.
 template <int D>
 __device__ __forceinline__ void stage_rows(const uint16_t* src, int64_t base, int64_t row0, int n, int rows,
                                            uint16_t* dst) {
@@ -61,8 +67,19 @@ __device__ __forceinline__ void stage_rows(const uint16_t* src, int64_t base, in
     const int r = idx / (D / kVec), c = idx % (D / kVec);
     uint4 word = make_uint4(0, 0, 0, 0);
     if (r < n) word = reinterpret_cast<const uint4*>(src + (base + row0 + r) * D)[c];
-    reinterpret_cast<uint4*>(dst + r * D)[c] = word;
+    reinterpret_cast<uint4*>(dst + r * (D + kPadH))[c] = word;
   }
+}
+
+__device__ __forceinline__ float warp_max(float x) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+  return x;
+}
+__device__ __forceinline__ float warp_sum(float x) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
 }
 
 // grid (q_blocks, batch · heads); block: 32 · ceil(mask block / 16) threads.
@@ -74,24 +91,26 @@ __global__ void __launch_bounds__(256) block_sparse_attention_wmma_fwd_v2(
   extern __shared__ __align__(128) unsigned char smem[];
   const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   uint16_t* qs = reinterpret_cast<uint16_t*>(smem);
-  uint16_t* ks = qs + warps * kRows * D;
-  uint16_t* vs = ks + kKeys * D;
-  unsigned char* per_warp = reinterpret_cast<unsigned char*>(vs + kKeys * D);
-  float* ss = reinterpret_cast<float*>(per_warp) + warp * kRows * kKeys;
-  E* ps = reinterpret_cast<E*>(per_warp + warps * kRows * kKeys * 4) + warp * kRows * kKeys;
-  float* os = reinterpret_cast<float*>(per_warp + warps * kRows * kKeys * 6) + warp * kRows * D;
+  constexpr int QD = D + kPadH, SK = kKeys + kPadF, PK = kKeys + kPadH, OD = D + kPadF;  // row strides
+  uint16_t* ks = qs + warps * kRows * QD;
+  uint16_t* vs = ks + kKeys * QD;
+  unsigned char* per_warp = reinterpret_cast<unsigned char*>(vs + kKeys * QD);
+  float* ss = reinterpret_cast<float*>(per_warp) + warp * kRows * SK;
+  E* ps = reinterpret_cast<E*>(per_warp + warps * kRows * SK * 4) + warp * kRows * PK;
+  float* os = reinterpret_cast<float*>(per_warp + warps * kRows * (SK * 4 + PK * 2)) + warp * kRows * OD;
 
   const int64_t qb = blockIdx.x, bh = blockIdx.y, b = bh / d.heads, h = bh % d.heads;
   const int64_t q0 = qb * d.block;
   const int q_rows = static_cast<int>(d.seq_q - q0 < warps * kRows ? d.seq_q - q0 : warps * kRows);
   const int64_t kv_base = (b * d.kv_heads + h / (d.heads / d.kv_heads)) * d.seq_k;
   stage_rows<D>(q, bh * d.seq_q, q0, q_rows < d.block ? q_rows : d.block, warps * kRows, qs);
-  // Two lanes per row: lane / 2 is the row within the warp, lane % 2 the half of its columns.
-  const int rr = lane / 2, half = lane % 2;
-  const int64_t i = q0 + warp * kRows + rr;
-  const bool row_live = warp * kRows + rr < d.block && i < d.seq_q;
-  for (int x = half * (D / 2); x < (half + 1) * (D / 2); ++x) os[rr * D + x] = 0.0f;
-  float top = -INFINITY, sum = 0.0f;
+  for (int x = lane; x < kRows * OD; x += 32) os[x] = 0.0f;
+  // Each row's running max and sum, the same in every lane: lanes sweep one
+  // row at a time across its columns, so shared memory is read without bank
+  // conflicts and the output is written coalesced.
+  float top[kRows], sum[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) top[r] = -INFINITY, sum[r] = 0.0f;
   const bool warp_live = warp * kRows < d.block && q0 + warp * kRows < d.seq_q;
 
   const int64_t row = group_of(d, b, h) * d.q_blocks + qb;
@@ -114,59 +133,69 @@ __global__ void __launch_bounds__(256) block_sparse_attention_wmma_fwd_v2(
         for (int kk = 0; kk < D / 16; ++kk) {
           wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major> a;
           wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::col_major> bk;
-          wmma::load_matrix_sync(a, reinterpret_cast<const E*>(qs + warp * kRows * D + kk * 16), D);
-          wmma::load_matrix_sync(bk, reinterpret_cast<const E*>(ks + c * 16 * D + kk * 16), D);
+          wmma::load_matrix_sync(a, reinterpret_cast<const E*>(qs + warp * kRows * QD + kk * 16), QD);
+          wmma::load_matrix_sync(bk, reinterpret_cast<const E*>(ks + c * 16 * QD + kk * 16), QD);
           wmma::mma_sync(acc, a, bk, acc);
         }
-        wmma::store_matrix_sync(ss + c * 16, acc, kKeys, wmma::mem_row_major);
+        wmma::store_matrix_sync(ss + c * 16, acc, SK, wmma::mem_row_major);
       }
       __syncwarp();
-      // Online softmax on this lane's half row.
-      float tile_top = -INFINITY;
-      const int j0 = half * (kKeys / 2), j1 = j0 + kKeys / 2;
-      for (int jj = j0; jj < j1; ++jj) {
-        float s = -INFINITY;
-        if (row_live && jj < n && (!partial || allows(d, i, t0 + jj))) s = ss[rr * kKeys + jj] * scale;
-        ss[rr * kKeys + jj] = s;
-        tile_top = fmaxf(tile_top, s);
+      // Online softmax, row by row; lane holds columns lane and lane + 32.
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const int64_t i = q0 + warp * kRows + r;
+        const bool row_live = warp * kRows + r < d.block && i < d.seq_q;
+        float s[2];
+#pragma unroll
+        for (int h2 = 0; h2 < 2; ++h2) {
+          const int jj = lane + 32 * h2;
+          s[h2] = -INFINITY;
+          if (row_live && jj < n && (!partial || allows(d, i, t0 + jj))) s[h2] = ss[r * SK + jj] * scale;
+        }
+        const float tile_top = warp_max(fmaxf(s[0], s[1]));
+        const float new_top = fmaxf(top[r], tile_top);
+        // A row with nothing live yet keeps top = -inf and adds nothing.
+        const float rescale =
+            new_top == -INFINITY ? 1.0f : (top[r] == -INFINITY ? 0.0f : __expf(top[r] - new_top));
+        float part = 0.0f;
+#pragma unroll
+        for (int h2 = 0; h2 < 2; ++h2) {
+          const float p = s[h2] == -INFINITY ? 0.0f : __expf(s[h2] - new_top);
+          part += p;
+          ps[r * PK + lane + 32 * h2] = Element<T>::from(p);
+        }
+        sum[r] = sum[r] * rescale + warp_sum(part);
+        top[r] = new_top;
+        if (rescale != 1.0f)
+          for (int x = lane; x < D; x += 32) os[r * OD + x] *= rescale;
       }
-      tile_top = fmaxf(tile_top, __shfl_xor_sync(0xffffffffu, tile_top, 1));
-      const float new_top = fmaxf(top, tile_top);
-      // A row with nothing live yet keeps top = -inf and adds nothing.
-      const float rescale = new_top == -INFINITY ? 1.0f : (top == -INFINITY ? 0.0f : __expf(top - new_top));
-      float part = 0.0f;
-      for (int jj = j0; jj < j1; ++jj) {
-        const float s = ss[rr * kKeys + jj];
-        const float p = s == -INFINITY ? 0.0f : __expf(s - new_top);
-        part += p;
-        ps[rr * kKeys + jj] = Element<T>::from(p);
-      }
-      part += __shfl_xor_sync(0xffffffffu, part, 1);
-      sum = sum * rescale + part;
-      top = new_top;
-      for (int x = half * (D / 2); x < (half + 1) * (D / 2); ++x) os[rr * D + x] *= rescale;
       __syncwarp();
       // O += P · V.
       for (int c = 0; c < D / 16; ++c) {
         wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-        wmma::load_matrix_sync(acc, os + c * 16, D, wmma::mem_row_major);
+        wmma::load_matrix_sync(acc, os + c * 16, OD, wmma::mem_row_major);
         for (int kk = 0; kk < col_frags; ++kk) {
           wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major> a;
           wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major> bv;
-          wmma::load_matrix_sync(a, ps + kk * 16, kKeys);
-          wmma::load_matrix_sync(bv, reinterpret_cast<const E*>(vs + kk * 16 * D + c * 16), D);
+          wmma::load_matrix_sync(a, ps + kk * 16, PK);
+          wmma::load_matrix_sync(bv, reinterpret_cast<const E*>(vs + kk * 16 * QD + c * 16), QD);
           wmma::mma_sync(acc, a, bv, acc);
         }
-        wmma::store_matrix_sync(os + c * 16, acc, D, wmma::mem_row_major);
+        wmma::store_matrix_sync(os + c * 16, acc, OD, wmma::mem_row_major);
       }
       __syncwarp();
     }
   }
-  if (!row_live) return;
-  const int64_t o = (bh * d.seq_q + i) * D;
-  const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-  for (int x = half * (D / 2); x < (half + 1) * (D / 2); ++x) out[o + x] = T::store(os[rr * D + x] * inv);
-  if (half == 0) lse[bh * d.seq_q + i] = sum > 0.0f ? top + logf(sum) : -INFINITY;
+  if (!warp_live) return;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int64_t i = q0 + warp * kRows + r;
+    if (warp * kRows + r >= d.block || i >= d.seq_q) break;
+    const int64_t o = (bh * d.seq_q + i) * D;
+    const float inv = sum[r] > 0.0f ? 1.0f / sum[r] : 0.0f;
+    for (int x = lane; x < D; x += 32) out[o + x] = T::store(os[r * OD + x] * inv);
+    if (lane == 0) lse[bh * d.seq_q + i] = sum[r] > 0.0f ? top[r] + logf(sum[r]) : -INFINITY;
+  }
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
