@@ -1,5 +1,6 @@
 // Python binding of the block-sparse attention masks (src/kernels/block_mask*):
-// the builders, the dense and FlexAttention conversions and the validator.
+// the builders (the input-dependent top-k selection's CPU reference too), the
+// dense and FlexAttention conversions and the validator.
 // python/stepscope/block_mask.py wraps them; std::invalid_argument becomes
 // ValueError with the library's message.
 #include <pybind11/pybind11.h>
@@ -62,6 +63,12 @@ void bind_block_mask(py::module_& m) {
   m.def("block_mask_strided", &strided_mask);
   m.def("block_mask_dilated", &dilated_mask);
   m.def("block_mask_bigbird", &bigbird_mask);
+  m.def("block_mask_topk_pooled",
+        [](const std::vector<float>& q, const std::vector<float>& k, int64_t batch, int64_t heads, int64_t kv_heads,
+           int64_t seq, int64_t head_dim, int block, int topk, int window_blocks, int global_blocks, bool causal) {
+          return topk_pooled_mask(q, k, batch, heads, kv_heads, seq, head_dim, block, topk, window_blocks,
+                                  global_blocks, causal);
+        });
 }
 
 }  // namespace stepscope::python

@@ -51,6 +51,30 @@ def bigbird(seq, global_blocks, window_blocks, random_blocks, seed=0, block=128)
     return _stepscope.block_mask_bigbird(seq, block, global_blocks, window_blocks, random_blocks, seed)
 
 
+def topk_pooled(q, k, block=128, topk=4, window_blocks=1, global_blocks=0, causal=True):
+    """The mask chosen from the input (CPU reference): q [batch, heads, seq,
+    head_dim] and k [batch, kv_heads, seq, head_dim] as nested sequences or
+    anything with .tolist() (a torch tensor); one mask per batch × head."""
+    shape_q = _shape(q, "q")
+    shape_k = _shape(k, "k")
+    b, h, s, d = shape_q
+    if shape_k[0] != b or shape_k[2] != s or shape_k[3] != d:
+        raise ValueError(f"k has shape {tuple(shape_k)}, expected [{b}, kv_heads, {s}, {d}]")
+    return _stepscope.block_mask_topk_pooled(_flat(q), _flat(k), b, h, shape_k[1], s, d, block, topk,
+                                             window_blocks, global_blocks, causal)
+
+
+def _shape(x, name):
+    shape = list(getattr(x, "shape", []))
+    if len(shape) != 4:
+        raise ValueError(f"{name} must have 4 dimensions [batch, heads, seq, head_dim]")
+    return [int(n) for n in shape]
+
+
+def _flat(x):
+    return [float(v) for v in (x.reshape(-1).tolist() if hasattr(x, "reshape") else x)]
+
+
 def from_rule(seq, element_rule, block=128):
     return _stepscope.block_mask_from_rule(seq, block, element_rule)
 

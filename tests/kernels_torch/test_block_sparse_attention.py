@@ -135,6 +135,49 @@ class ReferencePathTest(unittest.TestCase):
         self.assertTrue(torch.equal(out[0, 0, :16], torch.zeros(16, 4)))
         torch.testing.assert_close(out[0, 0, 16:], torch.full((16, 4), 2.0))
 
+    def test_topk_pooled_is_the_librarys_reference(self):
+        # The device-side selection against the C++ reference, on fresh random
+        # q and k: GQA heads, a ragged last block, global blocks, top-k above
+        # what a row can pick; the transposed arrays too.
+        seed = fresh_seed()
+        g = torch.Generator().manual_seed(seed)
+        for causal in (True, False):
+            for (b, h, hk, seq, d, block, topk, window, glob) in ((2, 4, 2, 300, 16, 32, 3, 2, 1),
+                                                                  (1, 2, 1, 256, 8, 16, 20, 1, 0),
+                                                                  (1, 3, 3, 129, 8, 64, 1, 3, 2)):
+                with self.subTest(causal=causal, seq=seq, block=block, topk=topk, seed=seed):
+                    q = torch.randn(b, h, seq, d, generator=g)
+                    k = torch.randn(b, hk, seq, d, generator=g)
+                    ref = bm.topk_pooled(q, k, block=block, topk=topk, window_blocks=window, global_blocks=glob,
+                                         causal=causal)
+                    m = bsa.BlockSparseMask.topk_pooled(q, k, block=block, topk=topk, window_blocks=window,
+                                                        global_blocks=glob, causal=causal)
+                    self.assertEqual(m.groups, b * h)
+                    self.assertEqual(m.row_offsets.tolist(), list(ref.row_offsets))
+                    self.assertEqual(m.col_indices.tolist(), list(ref.col_indices))
+                    self.assertEqual(m.partial.tolist(), list(ref.partial))
+                    t = bm.transpose(ref)
+                    self.assertEqual(m.t_offsets.tolist(), list(t.row_offsets))
+                    self.assertEqual(m.t_indices.tolist(), list(t.col_indices))
+                    self.assertEqual(m.t_partial.tolist(), list(t.partial))
+
+    def test_topk_pooled_ties_go_to_the_lower_block_and_bad_arguments_raise(self):
+        # Every key block alike: each row's pick among equal scores is the
+        # lowest candidate, as in the reference.
+        q = torch.randn(1, 1, 128, 8)
+        k = torch.ones(1, 1, 128, 8)
+        m = bsa.BlockSparseMask.topk_pooled(q, k, block=16, topk=1, window_blocks=1, causal=True)
+        ref = bm.topk_pooled(q, k, block=16, topk=1, window_blocks=1, causal=True)
+        self.assertEqual(m.col_indices.tolist(), list(ref.col_indices))
+        # Row 0 keeps itself; rows 1 and 2 keep themselves and pick block 0.
+        self.assertEqual(m.col_indices.tolist()[:5], [0, 0, 1, 0, 2])
+        with self.assertRaisesRegex(ValueError, "k has shape"):
+            bsa.BlockSparseMask.topk_pooled(q, torch.ones(1, 1, 64, 8), block=16)
+        with self.assertRaisesRegex(ValueError, "window_blocks"):
+            bsa.BlockSparseMask.topk_pooled(q, k, block=16, window_blocks=0)
+        with self.assertRaisesRegex(ValueError, "block"):
+            bsa.BlockSparseMask.topk_pooled(q, k, block=24)
+
     def test_bad_masks_and_shapes_raise(self):
         with self.assertRaisesRegex(ValueError, "strictly ascending"):
             bsa.BlockSparseMask(64, 16, 1, [0, 1, 3, 4, 5], [0, 1, 0, 2, 3], [1, 0, 1, 1, 1])

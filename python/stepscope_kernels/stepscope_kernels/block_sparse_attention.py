@@ -43,15 +43,21 @@ _KERNEL_HEAD_DIMS = (64, 128)
 
 def _transpose(row_offsets: torch.Tensor, col_indices: torch.Tensor, partial: torch.Tensor, groups: int,
                q_blocks: int, k_blocks: int):
-    """The same live blocks listed by key block (what dK/dV walk)."""
-    counts = row_offsets[1:] - row_offsets[:-1]
-    rows = torch.repeat_interleave(torch.arange(groups * q_blocks, dtype=torch.int64), counts.to(torch.int64))
+    """The same live blocks listed by key block (what dK/dV walk). Runs on the
+    arrays' device with sizes known from their shapes, so a mask made on the
+    GPU is transposed there without waiting for it."""
+    dev = col_indices.device
+    nnz = col_indices.numel()
+    counts = (row_offsets[1:] - row_offsets[:-1]).to(torch.int64)
+    rows = torch.repeat_interleave(torch.arange(groups * q_blocks, dtype=torch.int64, device=dev), counts,
+                                   output_size=nnz)
     group, qb = rows // q_blocks, rows % q_blocks
     key = (group * k_blocks + col_indices.to(torch.int64)) * q_blocks + qb
     order = torch.argsort(key, stable=True)
-    t_rows = (key[order] // q_blocks)
-    t_counts = torch.bincount(t_rows, minlength=groups * k_blocks)
-    t_offsets = torch.zeros(groups * k_blocks + 1, dtype=torch.int32)
+    t_rows = key[order] // q_blocks
+    t_counts = torch.zeros(groups * k_blocks, dtype=torch.int64, device=dev)
+    t_counts.scatter_add_(0, t_rows, torch.ones_like(t_rows))
+    t_offsets = torch.zeros(groups * k_blocks + 1, dtype=torch.int32, device=dev)
     t_offsets[1:] = torch.cumsum(t_counts, 0).to(torch.int32)
     return t_offsets, qb[order].to(torch.int32), partial[order]
 
@@ -119,6 +125,88 @@ class BlockSparseMask:
             offsets.append(len(cols))
         return cls(seq, block, 1, offsets, cols, partial, **rule)
 
+    @classmethod
+    def topk_pooled(cls, q: torch.Tensor, k: torch.Tensor, block: int = 128, topk: int = 4, window_blocks: int = 1,
+                    global_blocks: int = 0, causal: bool = True) -> "BlockSparseMask":
+        """A mask chosen from the input (issue #29 item 4), one per batch × head,
+        made on q's device without waiting for it (no host synchronisation:
+        CUDA graphs can capture it).
+
+        Each block of q and k is mean-pooled over its tokens; query block r
+        keeps its ``window_blocks`` nearest key blocks (ending at itself under
+        causal, centred otherwise), the ``global_blocks`` leading ones, and
+        the ``topk`` other key blocks with the largest pooled score q̄·k̄
+        (ties to the lower index; under causal only blocks at or before r).
+        Which blocks are forced and how many others each row keeps depend
+        only on the shapes, so the row offsets are known on the host and only
+        the chosen columns are computed on the device. The semantics are
+        those of the library's CPU reference, ``stepscope.block_mask.topk_pooled``
+        (src/kernels/block_mask_builders.h), which the tests compare with.
+        """
+        if q.dim() != 4 or k.dim() != 4:
+            raise ValueError("q and k must have 4 dimensions [batch, heads, seq, head_dim]")
+        b, h, seq, d = q.shape
+        hk = k.shape[1]
+        if k.shape[0] != b or k.shape[2] != seq or k.shape[3] != d or h % hk != 0:
+            raise ValueError(f"k has shape {tuple(k.shape)}, expected [{b}, kv_heads dividing {h}, {seq}, {d}]")
+        if topk < 0 or window_blocks < 1 or global_blocks < 0:
+            raise ValueError(f"topk ({topk}) and global_blocks ({global_blocks}) must not be negative, "
+                             f"window_blocks ({window_blocks}) must be positive")
+        if not (16 <= block <= 256 and block % 16 == 0):
+            raise ValueError(f"mask: block ({block}) must be a multiple of 16 from 16 to 256")
+        dev = q.device
+        n = (seq + block - 1) // block
+        # Which key blocks a row keeps whatever the input, and how many it
+        # picks: on the host, from the shapes.
+        qb = torch.arange(n).view(-1, 1)
+        kb = torch.arange(n).view(1, -1)
+        allowed = kb <= qb if causal else torch.ones(n, n, dtype=torch.bool)
+        near = (qb - kb < window_blocks) if causal else (2 * (qb - kb).abs() < window_blocks)
+        forced = allowed & (near | (kb < global_blocks))
+        candidate = allowed & ~forced
+        keep = candidate.sum(1).clamp(max=topk)
+        row_len = forced.sum(1) + keep
+        nnz = int(row_len.sum())
+        # The choice: on the device.
+        wide = torch.float64 if dev.type == "cpu" else torch.float32
+
+        def pooled(x):
+            x = x.to(wide)
+            if n * block != seq:
+                x = torch.nn.functional.pad(x, (0, 0, 0, n * block - seq))
+            counts = torch.full((n,), float(block), dtype=wide, device=dev)
+            counts[-1] = float(seq - (n - 1) * block)
+            return x.view(x.shape[0], x.shape[1], n, block, d).sum(3) / counts.view(1, 1, n, 1)
+
+        scores = pooled(q) @ pooled(k).repeat_interleave(h // hk, dim=1).transpose(-1, -2)
+        scores = scores.masked_fill(~candidate.to(dev), float("-inf"))
+        order = torch.sort(scores, dim=-1, descending=True, stable=True).indices
+        ranked = torch.arange(n, device=dev).view(1, 1, 1, n) < keep.to(dev).view(1, 1, n, 1)
+        chosen = torch.zeros(scores.shape, dtype=torch.bool, device=dev)
+        chosen.scatter_(-1, order, ranked.expand(order.shape))
+        chosen |= forced.to(dev)
+        cols = torch.arange(n, device=dev).view(1, 1, 1, n)
+        ascending = torch.where(chosen, cols, cols + n).sort(dim=-1).values.view(b * h, n, n)
+        rows = torch.repeat_interleave(torch.arange(n), row_len)
+        slot = torch.arange(nnz) - torch.repeat_interleave(torch.cumsum(row_len, 0) - row_len, row_len)
+        col = ascending[:, rows.to(dev), slot.to(dev)]
+        partial = ((col == rows.to(dev).view(1, -1)) & causal).to(torch.uint8)
+        offsets = torch.zeros(b * h * n + 1, dtype=torch.int64)
+        offsets[1:] = torch.cumsum(row_len.repeat(b * h), 0)
+
+        mask = cls.__new__(cls)
+        mask.seq, mask.block, mask.groups = int(seq), int(block), int(b * h)
+        mask.q_blocks = mask.k_blocks = n
+        mask.row_offsets = offsets.to(torch.int32).to(dev)
+        mask.col_indices = col.reshape(-1).to(torch.int32).contiguous()
+        mask.partial = partial.reshape(-1).contiguous()
+        mask.causal, mask.window, mask.global_tokens, mask.doc_ids = bool(causal), 0, 0, None
+        mask.t_offsets, mask.t_indices, mask.t_partial = _transpose(
+            mask.row_offsets, mask.col_indices, mask.partial, mask.groups, n, n)
+        mask._device_copies = {str(dev): (mask.row_offsets, mask.col_indices, mask.partial, mask.t_offsets,
+                                          mask.t_indices, mask.t_partial, None)}
+        return mask
+
     def _check(self):
         rows = self.groups * self.q_blocks
         if self.row_offsets.numel() != rows + 1:
@@ -152,9 +240,10 @@ class BlockSparseMask:
     def token_mask(self, device=None) -> torch.Tensor:
         """bool [groups, seq, seq]: whether query i attends key j (dense; for the reference and tests)."""
         g, n, b = self.groups, self.q_blocks, self.block
+        offsets, cols, partial = self.row_offsets.cpu(), self.col_indices.cpu(), self.partial.cpu()
         bitmap = torch.zeros(g * n * n, dtype=torch.uint8)
-        rows = torch.repeat_interleave(torch.arange(g * n), (self.row_offsets[1:] - self.row_offsets[:-1]).to(torch.int64))
-        bitmap[rows * n + self.col_indices.to(torch.int64)] = torch.where(self.partial > 0, 2, 1).to(torch.uint8)
+        rows = torch.repeat_interleave(torch.arange(g * n), (offsets[1:] - offsets[:-1]).to(torch.int64))
+        bitmap[rows * n + cols.to(torch.int64)] = torch.where(partial > 0, 2, 1).to(torch.uint8)
         cells = bitmap.view(g, n, n).repeat_interleave(b, 1).repeat_interleave(b, 2)[:, :self.seq, :self.seq]
         i = torch.arange(self.seq).view(-1, 1)
         j = torch.arange(self.seq).view(1, -1)
