@@ -53,8 +53,9 @@ def bigbird(seq, global_blocks, window_blocks, random_blocks, seed=0, block=128)
 
 def topk_pooled(q, k, block=128, topk=4, window_blocks=1, global_blocks=0, causal=True):
     """The mask chosen from the input (CPU reference): q [batch, heads, seq,
-    head_dim] and k [batch, kv_heads, seq, head_dim] as nested sequences or
-    anything with .tolist() (a torch tensor); one mask per batch × head."""
+    head_dim] and k [batch, kv_heads, seq, head_dim] as nested lists or
+    arrays with .shape and .reshape (torch, numpy); one mask per batch × head.
+    A ragged nested list is refused by the library's size check."""
     shape_q = _shape(q, "q")
     shape_k = _shape(k, "k")
     b, h, s, d = shape_q
@@ -65,14 +66,30 @@ def topk_pooled(q, k, block=128, topk=4, window_blocks=1, global_blocks=0, causa
 
 
 def _shape(x, name):
-    shape = list(getattr(x, "shape", []))
+    if hasattr(x, "shape"):
+        shape = [int(n) for n in x.shape]
+    else:  # nested sequences: the first element's lengths, checked by the size below
+        shape, y = [], x
+        while isinstance(y, (list, tuple)):
+            shape.append(len(y))
+            y = y[0] if y else None
     if len(shape) != 4:
         raise ValueError(f"{name} must have 4 dimensions [batch, heads, seq, head_dim]")
-    return [int(n) for n in shape]
+    return shape
 
 
 def _flat(x):
-    return [float(v) for v in (x.reshape(-1).tolist() if hasattr(x, "reshape") else x)]
+    if hasattr(x, "reshape"):
+        return [float(v) for v in x.reshape(-1).tolist()]
+    out = []
+    stack = [x]
+    while stack:
+        y = stack.pop()
+        if isinstance(y, (list, tuple)):
+            stack.extend(reversed(y))
+        else:
+            out.append(float(y))
+    return out
 
 
 def from_rule(seq, element_rule, block=128):

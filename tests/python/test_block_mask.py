@@ -23,6 +23,25 @@ class BuildersTest(unittest.TestCase):
         self.assertEqual(m.csr_bytes, 4 * 9 + 5 * 36)
         self.assertEqual(list(bm.to_bitmap(m))[:8], [2, 0, 0, 0, 0, 0, 0, 0])
 
+    def test_topk_pooled_by_hand(self):
+        # Two blocks of 16 tokens, one head, head_dim 1: query block 1 keeps
+        # itself (window 1) and picks block 0, the only one before it; the
+        # diagonal blocks are partial under causal.
+        q = [[[[1.0]] * 32]]
+        k = [[[[float(t % 3)] for t in range(32)]]]
+        m = bm.topk_pooled(q, k, block=16, topk=1, window_blocks=1, causal=True)
+        self.assertEqual(list(m.row_offsets), [0, 1, 3])
+        self.assertEqual(list(m.col_indices), [0, 0, 1])
+        self.assertEqual(list(m.partial), [1, 0, 1])
+        # Four blocks, top-1 by pooled score: key block 2 holds the largest keys.
+        k4 = [[[[5.0 if 32 <= t < 48 else 1.0] for t in range(64)]]]
+        m4 = bm.topk_pooled([[[[1.0]] * 64]], k4, block=16, topk=1, window_blocks=1, causal=True)
+        self.assertEqual(list(m4.col_indices), [0, 0, 1, 0, 2, 2, 3])
+        with self.assertRaisesRegex(ValueError, "4 dimensions"):
+            bm.topk_pooled([[1.0]], k, block=16)
+        with self.assertRaisesRegex(ValueError, "k has shape"):
+            bm.topk_pooled(q, [[[[1.0]] * 16]], block=16)
+
     def test_bad_arguments_are_value_errors(self):
         with self.assertRaisesRegex(ValueError, "window \\(0\\) must be positive"):
             bm.sliding_window(256, 0, block=64)
