@@ -19,6 +19,7 @@ import csv
 import datetime
 import json
 import platform
+import re
 import subprocess
 import sys
 
@@ -87,26 +88,50 @@ PAIRED = [
     # attention (torchtitan's long-context table).
     ("context parallel at a longer sequence (vs cp 1)", lambda r: _int(r, "cp") > 1,
      lambda r, p: _int(p, "cp") == 1 and _int(p, "seq", 0) < _int(r, "seq", 0)),
+    # The same model on the same GPUs at 16k+ tokens against a shorter
+    # sequence, with the batch and recomputation each row publishes (both
+    # modelled): what is left is how attention and its recomputation run at
+    # that length (llm-foundry's and torchtitan's long-sequence rows).
+    ("long sequence (vs a shorter one)", lambda r: _int(r, "seq", 0) >= 16384 and _int(r, "cp") == 1,
+     lambda r, p: _int(p, "seq", 0) < 16384 and _int(p, "cp") == 1),
 ]
 # Columns that do not say what ran (the measurement, its unit, prose).
 _NOT_THE_RUN = {"value", "step_seconds", "memory_gb", "notes", "metric", "flops_convention"}
 _FEATURE_COLUMNS = {"float8 rowwise (vs tensorwise)": set(), "async TP (vs off)": {"tp_overlap"},
                     "torch.compile (vs eager)": {"torch_compile"}, "float8 (vs bf16)": {"dtype", "fp8_all_gather"},
-                    "context parallel at a longer sequence (vs cp 1)": {"cp", "seq", "dp", "global_batch"}}
+                    "context parallel at a longer sequence (vs cp 1)": {"cp", "seq", "dp", "global_batch"},
+                    "long sequence (vs a shorter one)": {"seq", "micro_batch", "global_batch", "recompute",
+                                                         "recompute_layers"}}
+
+
+# Both say how long the sequence is: pairing one may change the other.
+_SEQUENCE_FEATURES = {"context parallel at a longer sequence (vs cp 1)", "long sequence (vs a shorter one)"}
+
+
+def _publication(row):
+    """The source without its table: two tables of one benchmark page ran on
+    the same machines and software."""
+    return re.sub(r"\s+Table\s+\S+$", "", row.get("source", "").strip())
 
 
 def partner(rows, errors, i, label, without):
     """The row of the same publication that runs row i without the feature,
-    everything else equal, with a prediction; None if the source has none."""
+    everything else equal, with a prediction (of several, the longest
+    sequence); None if the source has none."""
     r = rows[i]
-    skip = _NOT_THE_RUN | _FEATURE_COLUMNS[label]
+    skip = _NOT_THE_RUN | _FEATURE_COLUMNS[label] | {"source"}
+    found = []
     for j, p in enumerate(rows):
         if j == i or j not in errors or not without(r, p):
             continue
-        same_features = all(has(r) == has(p) for other, has, _ in PAIRED if other != label)
+        if _publication(p) != _publication(r):
+            continue
+        same_features = all(has(r) == has(p) for other, has, _ in PAIRED
+                            if other != label and {label, other} != _SEQUENCE_FEATURES)
         if same_features and all(r.get(c, "") == p.get(c, "") for c in r if c not in skip):
-            return j
-    return None
+            found.append(j)
+    # The nearest sequence length first (a 32k partner for a 64k row, not 8k).
+    return max(found, key=lambda j: (_int(rows[j], "seq", 0), -j)) if found else None
 
 
 def measured_parts(rows, errors, i):
@@ -222,7 +247,7 @@ def main():
            "that row (rules in `validation/error_table.py`, each a limit in docs/planner.md). Below each "
            "table, every row above ±10% has its error split along pairs the same publication ran with and "
            "without a feature (float8 rowwise, async TP, torch.compile, float8, context parallelism at a "
-           "longer sequence): each part is what the feature's mis-modelled effect costs that row, measured; "
+           "longer sequence, a long sequence): each part is what the feature's mis-modelled effect costs that row, measured; "
            "the residual is the error of the row the chain ends at, with what it leaves out, named but not "
            "measured.", ""]
     for path in args.files:

@@ -75,6 +75,23 @@ class MeasuredPartsTest(unittest.TestCase):
         for part, want in zip(got, [100 * (0.60 / 0.66 - 1), 100 * (0.66 / 0.88 - 1), 100 * (0.88 / 0.90 - 1)]):
             self.assertAlmostEqual(part, want, places=6)
 
+    def test_sequence_pairs_cross_tables_and_take_the_nearest_length(self):
+        base = {"source": "bench Table 1", "model": "m", "gpu": "H100", "tp": "1", "cp": "1", "seq": "8192",
+                "dp": "8", "global_batch": "16", "micro_batch": "2", "recompute": "op", "dtype": "bf16",
+                "torch_compile": "no", "tp_overlap": "", "notes": "", "fp8_all_gather": "", "recompute_layers": ""}
+        rows = [dict(base),
+                dict(base, source="bench Table 2", seq="32768", global_batch="8", micro_batch="1", recompute="full"),
+                dict(base, source="bench Table 2", seq="131072", cp="4", dp="2", global_batch="2",
+                     micro_batch="1", recompute="full")]
+        errors = {0: -5.0, 1: -10.0, 2: -30.0}
+        parts, at = self.et.measured_parts(rows, errors, 2)
+        # 128k with cp 4 pairs with the 32k row (not 8k), which pairs with 8k.
+        self.assertEqual([(label, j) for label, _, j in parts],
+                         [("context parallel at a longer sequence (vs cp 1)", 1),
+                          ("long sequence (vs a shorter one)", 0)])
+        self.assertEqual(at, 0)
+        self.assertAlmostEqual(parts[0][1], 100 * (0.70 / 0.90 - 1), places=6)
+
     def test_no_partner_leaves_the_row_as_its_residual(self):
         parts, at = self.et.measured_parts(self.rows, {4: -20.0, 0: -10.0}, 4)
         self.assertEqual(parts, [])
