@@ -54,6 +54,21 @@ __device__ __forceinline__ void walk_tiles(const DeviceCsr& csr, int64_t row, in
   }
 }
 
+// walk_tiles over a query row's live key blocks, staging each tile of K and
+// V (rows from kv_base) into ks and vs: what the forward and dQ passes share.
+template <class T, int D, class Visit>
+__device__ __forceinline__ void walk_kv_tiles(const DeviceCsr& rows, int64_t row, const Dims& d,
+                                              const typename T::Bits* k, const typename T::Bits* v,
+                                              int64_t kv_base, float* ks, float* vs, Visit visit) {
+  walk_tiles(
+      rows, row, d.block, d.seq_k,
+      [&](int64_t t0, int n) {
+        stage<T, D>(k, kv_base, t0, n, ks);
+        stage<T, D>(v, kv_base, t0, n, vs);
+      },
+      visit);
+}
+
 // grid (q_blocks, batch · heads), block threads = mask block: thread = query row.
 template <class T, int D>
 __global__ void block_sparse_attention_simt_fwd_v1(const typename T::Bits* q, const typename T::Bits* k, const typename T::Bits* v,
@@ -72,12 +87,8 @@ __global__ void block_sparse_attention_simt_fwd_v1(const typename T::Bits* q, co
     acc[x] = 0;
   }
   const int64_t row = group_of(d, b, h) * d.q_blocks + qb;
-  walk_tiles(
-      rows, row, d.block, d.seq_k,
-      [&](int64_t t0, int n) {
-        stage<T, D>(k, kv_base, t0, n, ks);
-        stage<T, D>(v, kv_base, t0, n, vs);
-      },
+  walk_kv_tiles<T, D>(
+      rows, row, d, k, v, kv_base, ks, vs,
       [&](int64_t t0, int n, bool partial) {
         if (!active) return;
         for (int jj = 0; jj < n; ++jj) {
@@ -132,12 +143,8 @@ __global__ void block_sparse_attention_simt_dq_v1(const typename T::Bits* q, con
   const float row_lse = active ? lse[bh * d.seq_q + i] : 0.0f;
   if (active) delta[bh * d.seq_q + i] = dot_o;
   const int64_t row = group_of(d, b, h) * d.q_blocks + qb;
-  walk_tiles(
-      rows, row, d.block, d.seq_k,
-      [&](int64_t t0, int n) {
-        stage<T, D>(k, kv_base, t0, n, ks);
-        stage<T, D>(v, kv_base, t0, n, vs);
-      },
+  walk_kv_tiles<T, D>(
+      rows, row, d, k, v, kv_base, ks, vs,
       [&](int64_t t0, int n, bool partial) {
         if (!active) return;
         for (int jj = 0; jj < n; ++jj) {
