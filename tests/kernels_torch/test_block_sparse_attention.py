@@ -177,6 +177,8 @@ class ReferencePathTest(unittest.TestCase):
             bsa.BlockSparseMask.topk_pooled(q, k, block=16, window_blocks=0)
         with self.assertRaisesRegex(ValueError, "block"):
             bsa.BlockSparseMask.topk_pooled(q, k, block=24)
+        with self.assertRaisesRegex(ValueError, "seq"):
+            bsa.BlockSparseMask.topk_pooled(q[:, :, :0], k[:, :, :0], block=16)
 
     def test_bad_masks_and_shapes_raise(self):
         with self.assertRaisesRegex(ValueError, "strictly ascending"):

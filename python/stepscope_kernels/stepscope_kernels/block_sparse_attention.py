@@ -149,6 +149,8 @@ class BlockSparseMask:
         hk = k.shape[1]
         if k.shape[0] != b or k.shape[2] != seq or k.shape[3] != d or h % hk != 0:
             raise ValueError(f"k has shape {tuple(k.shape)}, expected [{b}, kv_heads dividing {h}, {seq}, {d}]")
+        if seq < 1 or d < 1:
+            raise ValueError(f"q: seq ({seq}) and head_dim ({d}) must be positive")
         if topk < 0 or window_blocks < 1 or global_blocks < 0:
             raise ValueError(f"topk ({topk}) and global_blocks ({global_blocks}) must not be negative, "
                              f"window_blocks ({window_blocks}) must be positive")
