@@ -10,9 +10,10 @@ and 128: forward and forward + backward of
     mask_mod, flex_attention under torch.compile), and
   * dense causal SDPA (F.scaled_dot_product_attention(is_causal=True): what a
     model runs without a mask) on the same shapes, and
-  * the forward's WMMA version v2 (speedup key "v2"; up to 16k tokens;
-    the default forward is v1, the faster measured), so each forward
-    version is compared on the same inputs.
+  * other versions of our kernels (--compare 1,2: speedup keys "v1",
+    "v2"; up to 16k tokens, where v1 still finishes; v2 has no backward),
+    so the versions are compared on the same inputs. --version picks the
+    one timed as ours (default 0, the fastest measured).
 
 TFLOP/s are counted on live blocks only: 4 · batch · heads · head_dim ·
 block² per live block forward, 2.5× that backward (FlashAttention-2's count);
@@ -22,8 +23,10 @@ FlexAttention at density <= 25% (forward and backward), and >= 60% of dense
 SDPA's TFLOP/s at head dim 128.
 
     python3 bench/kernels/bench_block_sparse_attention.py [--json out.jsonl] [--seqs 4096,16384,65536]
+        [--version 3] [--compare 1,2] [--heads 16] [--iters 50] [--no-compile]
 """
 
+import contextlib
 import importlib
 import os
 import sys
@@ -60,11 +63,25 @@ def patterns(seq):
     return out
 
 
+@contextlib.contextmanager
+def versions(v):
+    """Runs the kernels of version v (forward and backward; v2 has only a
+    forward, its backward is the default's)."""
+    bsa.FORWARD_VERSION, bsa.BACKWARD_VERSION = v, (0 if v == 2 else v)
+    try:
+        yield
+    finally:
+        bsa.FORWARD_VERSION = bsa.BACKWARD_VERSION = 0
+
+
 def main():
     p = bench_common.common_args(__doc__.splitlines()[0])
     p.add_argument("--seqs", default="4096,16384,65536")
     p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--version", type=int, default=0, help="kernel version timed as ours (0: the fastest measured)")
+    p.add_argument("--compare", default="", help="other versions timed beside it, up to 16k tokens (e.g. 1,2)")
     args = p.parse_args()
+    compare = [int(x) for x in args.compare.split(",") if x]
     report = bench_common.Report("block_sparse_attention", args)
     if bsa._C is None:
         report.note(error="stepscope_kernels._C is not built: nothing to time")
@@ -92,24 +109,25 @@ def main():
                 live = m.col_indices.numel()
                 live_flops = 4 * args.heads * d * live * BLOCK * BLOCK
                 ours = lambda: bsa.block_sparse_attention(q, k, v, m)  # noqa: E731
-                t = bench_common.time_cuda(ours, iters=args.iters)
-                t_fb = bench_common.time_cuda(lambda: torch.autograd.grad(ours(), (q, k, v), grad), iters=args.iters)
+                ours_fb = lambda: torch.autograd.grad(ours(), (q, k, v), grad)  # noqa: E731
+                with versions(args.version):
+                    t = bench_common.time_cuda(ours, iters=args.iters)
+                    t_fb = bench_common.time_cuda(ours_fb, iters=args.iters)
                 base, base_fb = {"SDPA": t_sdpa}, {"SDPA": t_sdpa_fb}
+                for other in compare if seq <= 16384 else []:
+                    with versions(other):
+                        base[f"v{other}"] = bench_common.time_cuda(ours, iters=args.iters)
+                        if other != 2:  # v2 is a forward only
+                            base_fb[f"v{other}"] = bench_common.time_cuda(ours_fb, iters=args.iters)
                 if flex is not None:
                     fmask = create_block_mask(mask_mod, 1, 1, seq, seq, device="cuda", BLOCK_SIZE=BLOCK)
                     theirs = lambda: flex(q, k, v, block_mask=fmask)  # noqa: E731
                     base["flex"] = bench_common.time_cuda(theirs, iters=args.iters)
                     base_fb["flex"] = bench_common.time_cuda(
                         lambda: torch.autograd.grad(theirs(), (q, k, v), grad), iters=args.iters)
-                extra = dict(seq=seq, head_dim=d, density=m.density,
+                extra = dict(seq=seq, head_dim=d, density=m.density, version=args.version,
                              csr_bytes=4 * (m.row_offsets.numel()) + 5 * live,
                              index_table_bytes=4 * m.q_blocks * m.k_blocks)
-                if seq <= 16384:  # the WMMA forward (v2), same inputs
-                    bsa.FORWARD_VERSION = 2
-                    try:
-                        base["v2"] = bench_common.time_cuda(ours, iters=args.iters)
-                    finally:
-                        bsa.FORWARD_VERSION = 0
                 r = report.row(f"{name} fwd", t, None, copy_bw, base, tflops=live_flops / t / 1e12, **extra)
                 r_fb = report.row(f"{name} fwd+bwd", t_fb, None, copy_bw, base_fb,
                                   tflops=3.5 * live_flops / t_fb / 1e12, **extra)

@@ -55,6 +55,7 @@ def mod_patterns(seq, device="cpu"):
          dict(causal=True, doc_ids=doc.tolist()), 32),
         ("global + window", lambda b, h, q, k: (q >= k) & ((q - k < 50) | (q < 20) | (k < 20)),
          dict(causal=True, window=50, global_tokens=20), 32),
+        ("bidirectional window", lambda b, h, q, k: (q - k).abs() < 100, dict(causal=False, window=100), 64),
     ]
 
 
@@ -79,7 +80,8 @@ class ReferencePathTest(unittest.TestCase):
     def test_from_mask_mod_is_the_librarys_builder(self):
         built = {"causal": bm.causal(300, block=64), "window": bm.sliding_window(300, 100, block=64),
                  "documents": bm.documents([37, 100, 5, 158], block=32),
-                 "global + window": bm.global_window(300, 20, 50, block=32)}
+                 "global + window": bm.global_window(300, 20, 50, block=32),
+                 "bidirectional window": bm.sliding_window(300, 100, block=64, causal=False)}
         for name, mod, rule, block in mod_patterns(300):
             with self.subTest(name):
                 m = bsa.BlockSparseMask.from_mask_mod(mod, 300, block, **rule)
@@ -233,13 +235,13 @@ class KernelPathTest(unittest.TestCase):
                             torch.testing.assert_close(a.float(), b.float(), rtol=2 * tol, atol=2 * tol)
 
     def test_each_forward_version_matches_the_reference(self):
-        # v1 (SIMT) and v2 (WMMA tensor cores) on the same inputs, blocks of
-        # 16 to 128 and a sequence that ends inside a 64-key tile.
+        # v1 (SIMT), v2 (WMMA) and v3 (mma.sync) on the same inputs, blocks
+        # of 16 to 128 and a sequence that ends inside a 64-key tile.
         seed = fresh_seed()
         g = torch.Generator(device="cuda").manual_seed(seed)
         seq = 500
         try:
-            for version in (1, 2):
+            for version in (1, 2, 3):
                 bsa.FORWARD_VERSION = version
                 for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)):
                     for d in (64, 128):
@@ -255,6 +257,43 @@ class KernelPathTest(unittest.TestCase):
                                     torch.testing.assert_close(out.float(), ref, rtol=tol, atol=tol)
         finally:
             bsa.FORWARD_VERSION = 0
+
+    def _check_forward_backward(self, m, q, k, v, tol, g):
+        out = bsa.block_sparse_attention(q, k, v, m)
+        ref = bsa.block_sparse_attention_reference(q.float(), k.float(), v.float(), m)
+        torch.testing.assert_close(out.float(), ref, rtol=tol, atol=tol)
+        grad = torch.randn(out.shape, device="cuda", dtype=q.dtype, generator=g)
+        mine = torch.autograd.grad(out, (q, k, v), grad)
+        theirs = torch.autograd.grad(ref, (q, k, v), grad.float())
+        for name, a, b in zip("qkv", mine, theirs):
+            torch.testing.assert_close(a.float(), b.float(), rtol=2 * tol, atol=2 * tol, msg=lambda e: f"d{name}: {e}")
+
+    def test_version_3_forward_and_backward_match_the_reference(self):
+        # The tensor-core kernels (forward and both backward passes) on blocks
+        # that are below, at, between and above the 64-row tile, a ragged
+        # sequence, GQA, and per-(batch, head) masks chosen from the input.
+        seed = fresh_seed()
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        seq = 330
+        bsa.FORWARD_VERSION = bsa.BACKWARD_VERSION = 3
+        try:
+            for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)):
+                for d in (64, 128):
+                    def inputs():
+                        return [torch.randn(2, h, seq, d, device="cuda", dtype=dtype, generator=g,
+                                            requires_grad=True) for h in (4, 2, 2)]
+                    for block in (16, 48, 64, 128):
+                        for name, mod, rule, _ in mod_patterns(seq, "cuda"):
+                            with self.subTest(name, dtype=dtype, d=d, block=block, seed=seed):
+                                m = bsa.BlockSparseMask.from_mask_mod(mod, seq, block, "cuda", **rule)
+                                self._check_forward_backward(m, *inputs(), tol, g)
+                        with self.subTest("topk_pooled", dtype=dtype, d=d, block=block, seed=seed):
+                            q, k, v = inputs()
+                            m = bsa.BlockSparseMask.topk_pooled(q.detach(), k.detach(), block=block, topk=2,
+                                                                window_blocks=1, global_blocks=1, causal=True)
+                            self._check_forward_backward(m, q, k, v, tol, g)
+        finally:
+            bsa.FORWARD_VERSION = bsa.BACKWARD_VERSION = 0
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(
     const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& out, const at::Tensor& dout,
     const at::Tensor& lse, const at::Tensor& ro, const at::Tensor& ci, const at::Tensor& pa, const at::Tensor& tro,
     const at::Tensor& tci, const at::Tensor& tpa, const std::optional<at::Tensor>& doc_ids, int64_t block,
-    int64_t groups, bool causal, int64_t window, int64_t global_tokens, double scale) {
+    int64_t groups, bool causal, int64_t window, int64_t global_tokens, double scale, int64_t version) {
   for (const auto& [t, name] : {std::pair{&q, "q"}, std::pair{&k, "k"}, std::pair{&v, "v"}, std::pair{&out, "out"},
                                 std::pair{&dout, "grad_out"}, std::pair{&lse, "lse"}})
     check_tensor(*t, name, q);
@@ -115,7 +115,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(
   const std::string err = stepscope::kernels::gpu::block_sparse_attention_backward(
       q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), dout.data_ptr(), lse.data_ptr<float>(), s, m,
       static_cast<float>(scale), dtype, dq.data_ptr(), dk.data_ptr(), dv.data_ptr(), ws.data_ptr(),
-      at::cuda::getCurrentCUDAStream());
+      at::cuda::getCurrentCUDAStream(), static_cast<int>(version));
   STEPSCOPE_CHECK(err.empty(), err);
   return {dq, dk, dv};
 }

@@ -22,7 +22,8 @@ attended key gets a zero output.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+import functools
+from typing import NamedTuple, Optional, Sequence
 
 import torch
 import torch.nn as nn
@@ -32,13 +33,50 @@ try:  # the CUDA extension; the reference path works without it
 except ImportError:  # pragma: no cover - depends on the build
     _C = None
 
-# The forward kernel's version (src/kernels/gpu/block_sparse_attention.h):
-# 0 the fastest measured (today v1), 1 the SIMT baseline, 2 WMMA tensor cores.
-# Tests and benchmarks set it to compare versions on the same inputs.
+# The kernels' versions (src/kernels/gpu/block_sparse_attention.h): 0 the
+# fastest measured, 1 the SIMT baseline, 2 WMMA tensor cores (forward only),
+# 3 mma.sync with register-resident fragments (forward and backward).
+# Tests and benchmarks set them to compare versions on the same inputs.
 FORWARD_VERSION = 0
+BACKWARD_VERSION = 0
 
 _KERNEL_DTYPES = (torch.float16, torch.bfloat16)
 _KERNEL_HEAD_DIMS = (64, 128)
+
+
+class _TopkLayout(NamedTuple):
+    candidate: torch.Tensor  # [n, n] bool: blocks a row may pick
+    forced: torch.Tensor     # [n, n] bool: blocks a row keeps whatever the input
+    ranked: torch.Tensor     # [1, 1, n, n] bool: rank r < how many row i picks
+    rows: torch.Tensor       # [nnz] int64: each live block's row
+    slot: torch.Tensor       # [nnz] int64: its place in the row
+    offsets: torch.Tensor    # [groups · n + 1] int32: the row offsets
+
+
+@functools.lru_cache(maxsize=64)
+def _topk_layout(n: int, topk: int, window_blocks: int, global_blocks: int, causal: bool, groups: int,
+                 device: str) -> _TopkLayout:
+    """What topk_pooled keeps whatever the input, from the shapes alone, made
+    on the host and copied to the device once per shape: copies from the host
+    synchronise, so later calls (and CUDA graph captures after a warm-up call)
+    reuse these tensors and never wait for the device."""
+    qb = torch.arange(n).view(-1, 1)
+    kb = torch.arange(n).view(1, -1)
+    allowed = kb <= qb if causal else torch.ones(n, n, dtype=torch.bool)
+    near = (qb - kb < window_blocks) if causal else (2 * (qb - kb).abs() < window_blocks)
+    forced = allowed & (near | (kb < global_blocks))
+    candidate = allowed & ~forced
+    keep = candidate.sum(1).clamp(max=topk)
+    row_len = forced.sum(1) + keep
+    nnz = int(row_len.sum())
+    ranked = torch.arange(n).view(1, 1, 1, n) < keep.view(1, 1, n, 1)
+    rows = torch.repeat_interleave(torch.arange(n), row_len)
+    slot = torch.arange(nnz) - torch.repeat_interleave(torch.cumsum(row_len, 0) - row_len, row_len)
+    offsets = torch.zeros(groups * n + 1, dtype=torch.int64)
+    offsets[1:] = torch.cumsum(row_len.repeat(groups), 0)
+    dev = torch.device(device)
+    return _TopkLayout(candidate.to(dev), forced.to(dev), ranked.to(dev), rows.to(dev), slot.to(dev),
+                       offsets.to(torch.int32).to(dev))
 
 
 def _transpose(row_offsets: torch.Tensor, col_indices: torch.Tensor, partial: torch.Tensor, groups: int,
@@ -158,17 +196,7 @@ class BlockSparseMask:
             raise ValueError(f"mask: block ({block}) must be a multiple of 16 from 16 to 256")
         dev = q.device
         n = (seq + block - 1) // block
-        # Which key blocks a row keeps whatever the input, and how many it
-        # picks: on the host, from the shapes.
-        qb = torch.arange(n).view(-1, 1)
-        kb = torch.arange(n).view(1, -1)
-        allowed = kb <= qb if causal else torch.ones(n, n, dtype=torch.bool)
-        near = (qb - kb < window_blocks) if causal else (2 * (qb - kb).abs() < window_blocks)
-        forced = allowed & (near | (kb < global_blocks))
-        candidate = allowed & ~forced
-        keep = candidate.sum(1).clamp(max=topk)
-        row_len = forced.sum(1) + keep
-        nnz = int(row_len.sum())
+        lay = _topk_layout(n, topk, window_blocks, global_blocks, bool(causal), b * h, str(dev))
         # The choice: on the device.
         wide = torch.float64 if dev.type == "cpu" else torch.float32
 
@@ -181,25 +209,21 @@ class BlockSparseMask:
             return x.view(x.shape[0], x.shape[1], n, block, d).sum(3) / counts.view(1, 1, n, 1)
 
         scores = pooled(q) @ pooled(k).repeat_interleave(h // hk, dim=1).transpose(-1, -2)
-        scores = scores.masked_fill(~candidate.to(dev), float("-inf"))
+        scores = scores.masked_fill(~lay.candidate, float("-inf"))
         order = torch.sort(scores, dim=-1, descending=True, stable=True).indices
-        ranked = torch.arange(n, device=dev).view(1, 1, 1, n) < keep.to(dev).view(1, 1, n, 1)
         chosen = torch.zeros(scores.shape, dtype=torch.bool, device=dev)
-        chosen.scatter_(-1, order, ranked.expand(order.shape))
-        chosen |= forced.to(dev)
+        chosen.scatter_(-1, order, lay.ranked.expand(order.shape))
+        chosen |= lay.forced
         cols = torch.arange(n, device=dev).view(1, 1, 1, n)
         ascending = torch.where(chosen, cols, cols + n).sort(dim=-1).values.view(b * h, n, n)
-        rows = torch.repeat_interleave(torch.arange(n), row_len)
-        slot = torch.arange(nnz) - torch.repeat_interleave(torch.cumsum(row_len, 0) - row_len, row_len)
-        col = ascending[:, rows.to(dev), slot.to(dev)]
-        partial = ((col == rows.to(dev).view(1, -1)) & causal).to(torch.uint8)
-        offsets = torch.zeros(b * h * n + 1, dtype=torch.int64)
-        offsets[1:] = torch.cumsum(row_len.repeat(b * h), 0)
+        col = ascending[:, lay.rows, lay.slot]
+        partial = ((col == lay.rows.view(1, -1)) & causal).to(torch.uint8)
+        offsets = lay.offsets
 
         mask = cls.__new__(cls)
         mask.seq, mask.block, mask.groups = int(seq), int(block), int(b * h)
         mask.q_blocks = mask.k_blocks = n
-        mask.row_offsets = offsets.to(torch.int32).to(dev)
+        mask.row_offsets = offsets
         mask.col_indices = col.reshape(-1).to(torch.int32).contiguous()
         mask.partial = partial.reshape(-1).contiguous()
         mask.causal, mask.window, mask.global_tokens, mask.doc_ids = bool(causal), 0, 0, None
@@ -328,7 +352,8 @@ class _BlockSparseAttentionFn(torch.autograd.Function):
         tensors = ctx.mask.on(q.device)
         dq, dk, dv = _C.block_sparse_attention_backward(q, k, v, out, grad_out.contiguous(), lse, *tensors,
                                                         ctx.mask.block, ctx.mask.groups, ctx.mask.causal,
-                                                        ctx.mask.window, ctx.mask.global_tokens, ctx.scale)
+                                                        ctx.mask.window, ctx.mask.global_tokens, ctx.scale,
+                                                        BACKWARD_VERSION)
         return dq, dk, dv, None, None
 
 

@@ -256,22 +256,19 @@ void launch_forward(const void* q, const void* k, const void* v, const Dims& d, 
   // v1 is the default: measured on the H200, v2 ran at 0.36-0.75x its
   // speed (docs/kernels.md); v2 runs when asked for.
   if (version == 2 && bsa::launch_forward_wmma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream)) return;
+  if (version == 3 && bsa::launch_forward_mma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream)) return;
   const dim3 grid(static_cast<unsigned>(d.q_blocks), static_cast<unsigned>(d.batch * d.heads));
   block_sparse_attention_simt_fwd_v1<T, D><<<grid, d.block, 2 * kTile * D * sizeof(float), stream>>>(
       static_cast<const B*>(q), static_cast<const B*>(k), static_cast<const B*>(v), m.rows, d, scale,
       static_cast<B*>(out), lse);
 }
 
+// v1's two passes: dQ and Δ by query rows, dK and dV by key rows.
 template <class T, int D>
-void launch_backward(const void* q, const void* k, const void* v, const void* out, const void* dout,
-                     const float* lse, const Dims& d, const DeviceBlockMask& m, float scale, void* dq, void* dk,
-                     void* dv, float* ws, cudaStream_t stream) {
+void launch_backward_v1(const void* q, const void* k, const void* v, const void* out, const void* dout,
+                        const float* lse, const Dims& d, const DeviceBlockMask& m, float scale, void* dq,
+                        float* dk_acc, float* dv_acc, float* delta, cudaStream_t stream) {
   using B = typename T::Bits;
-  const int64_t nkv = d.batch * d.kv_heads * d.seq_k * D;
-  float* dk_acc = ws;
-  float* dv_acc = ws + nkv;
-  float* delta = ws + 2 * nkv;
-  cudaMemsetAsync(ws, 0, 2 * nkv * sizeof(float), stream);
   const dim3 qgrid(static_cast<unsigned>(d.q_blocks), static_cast<unsigned>(d.batch * d.heads));
   block_sparse_attention_simt_dq_v1<T, D><<<qgrid, d.block, 2 * kTile * D * sizeof(float), stream>>>(
       static_cast<const B*>(q), static_cast<const B*>(k), static_cast<const B*>(v), static_cast<const B*>(out),
@@ -280,6 +277,21 @@ void launch_backward(const void* q, const void* k, const void* v, const void* ou
   block_sparse_attention_simt_dkdv_v1<T, D><<<kgrid, d.block, (2 * kTile * D + 2 * kTile) * sizeof(float), stream>>>(
       static_cast<const B*>(q), static_cast<const B*>(k), static_cast<const B*>(v), static_cast<const B*>(dout), lse,
       delta, m.cols, d, scale, dk_acc, dv_acc);
+}
+
+template <class T, int D>
+void launch_backward(const void* q, const void* k, const void* v, const void* out, const void* dout,
+                     const float* lse, const Dims& d, const DeviceBlockMask& m, float scale, void* dq, void* dk,
+                     void* dv, float* ws, int version, cudaStream_t stream) {
+  using B = typename T::Bits;
+  const int64_t nkv = d.batch * d.kv_heads * d.seq_k * D;
+  float* dk_acc = ws;
+  float* dv_acc = ws + nkv;
+  float* delta = ws + 2 * nkv;
+  cudaMemsetAsync(ws, 0, 2 * nkv * sizeof(float), stream);
+  const bool ran_v3 = version == 3 && bsa::launch_backward_mma<T, D>(q, k, v, out, dout, lse, d, m.rows, m.cols,
+                                                                      scale, dq, delta, dk_acc, dv_acc, stream);
+  if (!ran_v3) launch_backward_v1<T, D>(q, k, v, out, dout, lse, d, m, scale, dq, dk_acc, dv_acc, delta, stream);
   const unsigned blocks = static_cast<unsigned>((nkv + 255) / 256 < 4096 ? (nkv + 255) / 256 : 4096);
   block_sparse_attention_store_v1<T><<<blocks, 256, 0, stream>>>(dk_acc, nkv, static_cast<B*>(dk));
   block_sparse_attention_store_v1<T><<<blocks, 256, 0, stream>>>(dv_acc, nkv, static_cast<B*>(dv));
@@ -320,7 +332,7 @@ std::string block_sparse_attention_forward(const void* q, const void* k, const v
   if (std::string bad = check(s, m, dtype); !bad.empty()) return bad;
   if (!q || !k || !v || !out || !lse || !m.rows.row_offsets || !m.rows.col_indices || !m.rows.partial)
     return "block_sparse_attention_forward: a null pointer";
-  if (version < 0 || version > 2) return "block_sparse_attention_forward: version must be 0 (fastest), 1 or 2";
+  if (version < 0 || version > 3) return "block_sparse_attention_forward: version must be 0 (fastest), 1, 2 or 3";
   const Dims d = dims(s, m);
   dispatch<Forward>(dtype, s.head_dim, q, k, v, d, m, scale, out, lse, version, stream);
   return launch_error("block_sparse_attention_forward");
@@ -329,14 +341,17 @@ std::string block_sparse_attention_forward(const void* q, const void* k, const v
 std::string block_sparse_attention_backward(const void* q, const void* k, const void* v, const void* out,
                                             const void* dout, const float* lse, const AttentionShape& s,
                                             const DeviceBlockMask& m, float scale, AttnDType dtype, void* dq,
-                                            void* dk, void* dv, void* workspace, cudaStream_t stream) {
+                                            void* dk, void* dv, void* workspace, cudaStream_t stream,
+                                            int version) {
   if (std::string bad = check(s, m, dtype); !bad.empty()) return bad;
   if (!q || !k || !v || !out || !dout || !lse || !dq || !dk || !dv || !workspace || !m.rows.row_offsets ||
       !m.rows.col_indices || !m.rows.partial || !m.cols.row_offsets || !m.cols.col_indices || !m.cols.partial)
     return "block_sparse_attention_backward: a null pointer";
+  if (version != 0 && version != 1 && version != 3)
+    return "block_sparse_attention_backward: version must be 0 (fastest), 1 or 3";
   const Dims d = dims(s, m);
   dispatch<Backward>(dtype, s.head_dim, q, k, v, out, dout, lse, d, m, scale, dq, dk, dv,
-                     static_cast<float*>(workspace), stream);
+                     static_cast<float*>(workspace), version, stream);
   return launch_error("block_sparse_attention_backward");
 }
 

@@ -61,6 +61,7 @@ std::string block_sparse_attention_forward(const void* q, const void* k, const v
 std::string block_sparse_attention_backward(const void* q, const void* k, const void* v, const void* out,
                                             const void* dout, const float* lse, const AttentionShape& s,
                                             const DeviceBlockMask& m, float scale, AttnDType dtype, void* dq,
-                                            void* dk, void* dv, void* workspace, cudaStream_t stream);
+                                            void* dk, void* dv, void* workspace, cudaStream_t stream,
+                                            int version = 0);
 
 }  // namespace stepscope::kernels::gpu

@@ -1,0 +1,189 @@
+// Block-sparse attention forward, v3 (see block_sparse_attention.h for the
+// version list): FlashAttention-2's loop on the tensor cores with the
+// fragments in registers. A block of 4 warps owns up to 64 query rows of one
+// query block of the mask (a 128-token block takes two), a warp 16 rows.
+// Each warp keeps its Q fragments, the scores S of a 64-key tile and its
+// output rows in registers: mma.sync m16n8k16 (16-bit in, fp32 out) leaves
+// every accumulator at a documented (row, column) (block_sparse_attention_
+// mma.cuh), so the online softmax runs on the registers with two shuffles per
+// row, and P goes straight back into the next MMA as its A operand. K and V
+// tiles reach shared memory through cp.async, double-buffered (the next tile
+// loads while this one is used), and the MMAs read them with ldmatrix.
+//
+// What v2 (WMMA) lacked: WMMA hides the fragment layout, so S and O made a
+// round trip through shared memory at every tile; that traffic is gone here.
+#include "kernels/gpu/block_sparse_attention_mma.cuh"
+
+#include <cmath>
+
+namespace stepscope::kernels::gpu::bsa {
+namespace {
+
+using namespace mma;
+
+// grid (q_blocks × ceil(block / 64), batch · heads); block: 32 · kWarps threads.
+template <class T, int D>
+__global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_fwd_v3(
+    const uint16_t* q, const uint16_t* k, const uint16_t* v, DeviceCsr rows, Dims d, float scale, uint16_t* out,
+    float* lse) {
+  constexpr int LD = D + kPad;
+  extern __shared__ __align__(128) unsigned char smem[];
+  uint16_t* buffers = reinterpret_cast<uint16_t*>(smem);  // [2][K, V][kTile][LD]
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int subs = (d.block + kCtaRows - 1) / kCtaRows;
+  const int64_t qb = blockIdx.x / subs, bh = blockIdx.y, b = bh / d.heads, h = bh % d.heads;
+  const int local0 = static_cast<int>(blockIdx.x % subs) * kCtaRows + warp * kRows;  // row within the query block
+  const int64_t q0 = qb * d.block + local0;
+  const int64_t kv_base = (b * d.kv_heads + h / (d.heads / d.kv_heads)) * d.seq_k;
+  const bool warp_live = local0 < d.block && q0 < d.seq_q;
+
+  // This lane's two rows (l/4 and l/4 + 8 of the warp's 16), as token indices.
+  const int col2 = 2 * (lane % 4);
+  bool row_ok[2];
+  int64_t row_i[2], row_at[2];
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    row_i[x] = q0 + lane / 4 + 8 * x;
+    row_ok[x] = warp_live && local0 + lane / 4 + 8 * x < d.block && row_i[x] < d.seq_q;
+    row_at[x] = bh * d.seq_q + row_i[x];
+  }
+  uint32_t qf[D / 16][4];
+  load_a_global<D>(qf, q, row_at, row_ok, lane);
+  float o[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  // Running max (scaled, in log2 units) and sum of each of the lane's rows.
+  float top[2] = {-INFINITY, -INFINITY}, sum[2] = {0.0f, 0.0f};
+  const float scale2 = scale * kLog2e;
+
+  const int64_t row = group_of(d, b, h) * d.q_blocks + qb;
+  const int32_t first = rows.row_offsets[row];
+  const int tiles = tiles_of(rows, row, d.block);
+  auto stage = [&](int t) {
+    uint16_t* to = buffers + (t & 1) * 2 * kTile * LD;
+    const Tile tile = tile_at(rows, first, t, d.block, d.seq_k);
+    stage_pair<D>(k, v, kv_base, tile.t0, tile.n, to, to + kTile * LD);
+  };
+  if (tiles > 0) stage(0);
+  commit_copies();
+  for (int t = 0; t < tiles; ++t) {
+    const uint16_t* ks = buffers + (t & 1) * 2 * kTile * LD;
+    const uint16_t* vs = ks + kTile * LD;
+    if (t + 1 < tiles) stage(t + 1);
+    commit_copies();  // an empty group on the last tile keeps the count uniform
+    wait_copies<1>();
+    __syncthreads();
+    const Tile tile = tile_at(rows, first, t, d.block, d.seq_k);
+    if (warp_live && tile.n > 0) {
+      // S = Q · Kᵀ, 16 rows × 64 keys: 8 accumulators of 16 × 8.
+      float s[kTile / 8][4];
+#pragma unroll
+      for (int j = 0; j < kTile / 8; ++j) {
+        s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+        if (j * 8 >= tile.n) continue;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk += 2) {
+          uint32_t bk[4];
+          load_b_rows<LD>(bk, ks, j, kk, lane);
+          Mma<T>::run(s[j], qf[kk], bk[0], bk[1]);
+          Mma<T>::run(s[j], qf[kk + 1], bk[2], bk[3]);
+        }
+      }
+      // Mask and scale; the tile's max of each row (a quad of lanes shares a row).
+      float tile_top[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+      for (int j = 0; j < kTile / 8; ++j)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          const int which = x >> 1, jj = j * 8 + col2 + (x & 1);
+          const bool keep = row_ok[which] && jj < tile.n && (!tile.partial || allows(d, row_i[which], tile.t0 + jj));
+          s[j][x] = keep ? s[j][x] * scale2 : -INFINITY;
+          tile_top[which] = fmaxf(tile_top[which], s[j][x]);
+        }
+      float rescale[2], base[2];
+#pragma unroll
+      for (int x = 0; x < 2; ++x) {
+        tile_top[x] = fmaxf(tile_top[x], __shfl_xor_sync(0xffffffffu, tile_top[x], 1));
+        tile_top[x] = fmaxf(tile_top[x], __shfl_xor_sync(0xffffffffu, tile_top[x], 2));
+        const float new_top = fmaxf(top[x], tile_top[x]);
+        // A row with nothing live yet: exponents against 0 give exactly 0.
+        base[x] = new_top == -INFINITY ? 0.0f : new_top;
+        rescale[x] = exp2f(top[x] - base[x]);
+        top[x] = new_top;
+      }
+      float part[2] = {0.0f, 0.0f};
+#pragma unroll
+      for (int j = 0; j < kTile / 8; ++j)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          s[j][x] = exp2f(s[j][x] - base[x >> 1]);
+          part[x >> 1] += s[j][x];
+        }
+#pragma unroll
+      for (int x = 0; x < 2; ++x) {
+        part[x] += __shfl_xor_sync(0xffffffffu, part[x], 1);
+        part[x] += __shfl_xor_sync(0xffffffffu, part[x], 2);
+        sum[x] = sum[x] * rescale[x] + part[x];
+      }
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        o[n][0] *= rescale[0], o[n][1] *= rescale[0];
+        o[n][2] *= rescale[1], o[n][3] *= rescale[1];
+      }
+      // O += P · V, P's accumulators of keys 16kk..16kk+15 as the A operand.
+#pragma unroll
+      for (int kk = 0; kk < kTile / 16; ++kk) {
+        if (kk * 16 >= tile.n) continue;
+        uint32_t pa[4];
+        pack_a<T>(s[2 * kk], s[2 * kk + 1], pa);
+#pragma unroll
+        for (int n = 0; n < D / 8; n += 2) {
+          uint32_t bv[4];
+          load_b_cols<LD>(bv, vs, kk, n, lane);
+          Mma<T>::run(o[n], pa, bv[0], bv[1]);
+          Mma<T>::run(o[n + 1], pa, bv[2], bv[3]);
+        }
+      }
+    }
+    __syncthreads();  // every warp is done with this buffer before it is refilled
+  }
+  wait_copies<0>();
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    if (!row_ok[x]) continue;
+    const float inv = sum[x] > 0.0f ? 1.0f / sum[x] : 0.0f;
+    uint16_t* dst = out + row_at[x] * D + col2;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      *reinterpret_cast<uint32_t*>(dst + n * 8) = Mma<T>::pack(o[n][2 * x] * inv, o[n][2 * x + 1] * inv);
+    if (lane % 4 == 0) lse[row_at[x]] = sum[x] > 0.0f ? (top[x] + log2f(sum[x])) * kLn2 : -INFINITY;
+  }
+}
+
+}  // namespace
+
+template <class T, int D>
+bool launch_forward_mma(const void* q, const void* k, const void* v, const Dims& d, const DeviceCsr& rows,
+                        float scale, void* out, float* lse, cudaStream_t stream) {
+  if (!aligned16(q) || !aligned16(k) || !aligned16(v) || !aligned16(out)) return false;
+  constexpr int bytes = 2 * 2 * kTile * (D + kPad) * 2;  // two buffers of a K and a V tile
+  auto kernel = block_sparse_attention_mma_fwd_v3<T, D>;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return false;
+  const int64_t subs = (d.block + kCtaRows - 1) / kCtaRows;
+  const dim3 grid(static_cast<unsigned>(d.q_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
+  kernel<<<grid, kWarps * 32, bytes, stream>>>(static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k),
+                                               static_cast<const uint16_t*>(v), rows, d, scale,
+                                               static_cast<uint16_t*>(out), lse);
+  return true;
+}
+
+#define STEPSCOPE_BSA_MMA(T, D)                                                                                   \
+  template bool launch_forward_mma<T, D>(const void*, const void*, const void*, const Dims&, const DeviceCsr&, \
+                                         float, void*, float*, cudaStream_t);
+STEPSCOPE_BSA_MMA(Bf16, 64)
+STEPSCOPE_BSA_MMA(Bf16, 128)
+STEPSCOPE_BSA_MMA(F16, 64)
+STEPSCOPE_BSA_MMA(F16, 128)
+#undef STEPSCOPE_BSA_MMA
+
+}  // namespace stepscope::kernels::gpu::bsa

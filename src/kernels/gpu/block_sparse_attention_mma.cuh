@@ -1,0 +1,176 @@
+// What the tensor-core (mma.sync) versions of block-sparse attention share:
+// the MMA and ldmatrix instructions, cp.async staging of 16-bit row tiles,
+// and the walk over a CSR row's live blocks in tiles of 64 rows.
+//
+// Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16"): lane l
+// holds, of a 16×8 fp32 accumulator C, rows l/4 and l/4 + 8 at columns
+// 2(l%4) + {0, 1} (c[0..1] the first row, c[2..3] the second); of the 16×16
+// A operand, the same rows at columns 2(l%4) + {0, 1} and + 8 (a[0] row l/4,
+// a[1] row l/4 + 8, a[2] and a[3] the same rows 8 columns on); of the 16×8 B
+// operand, column l/4 at rows 2(l%4) + {0, 1} (b0) and + 8 (b1). So the
+// accumulators of two adjacent 16×8 tiles are, packed to 16 bits, the A
+// operand of the next MMA, and ldmatrix hands lane l row l/4, columns
+// 2(l%4) + {0, 1} of each 8×8 matrix (the transpose with .trans).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "kernels/gpu/block_sparse_attention_rule.cuh"
+#include "kernels/gpu/dtype_bits.cuh"
+
+namespace stepscope::kernels::gpu::bsa::mma {
+
+constexpr int kWarps = 4;  // warps per block of threads
+constexpr int kRows = 16;  // rows per warp (the MMA's M)
+constexpr int kCtaRows = kWarps * kRows;
+constexpr int kTile = 64;  // rows per staged tile (keys in the forward and dQ, queries in dK/dV)
+constexpr int kPad = 8;    // 16 bytes of row padding: the 8 rows one ldmatrix reads land in distinct banks
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+template <class T>
+struct Mma;
+template <>
+struct Mma<Bf16> {
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&h);
+  }
+  // c += a · b
+  static __device__ __forceinline__ void run(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+};
+template <>
+struct Mma<F16> {
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&h);
+  }
+  static __device__ __forceinline__ void run(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+};
+
+// The A operand of keys/queries 16kk..16kk+15 from two adjacent accumulators
+// (s[2kk], s[2kk + 1]) of 16×8.
+template <class T>
+__device__ __forceinline__ void pack_a(const float lo[4], const float hi[4], uint32_t a[4]) {
+  a[0] = Mma<T>::pack(lo[0], lo[1]);
+  a[1] = Mma<T>::pack(lo[2], lo[3]);
+  a[2] = Mma<T>::pack(hi[0], hi[1]);
+  a[3] = Mma<T>::pack(hi[2], hi[3]);
+}
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(p)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(p)));
+}
+
+// Operands from a tile of rows [row][LD] in shared memory (LD = D + kPad),
+// for one lane:
+// - as B, with the tile's rows as the MMA's N (S = Q·Kᵀ: keys are columns):
+//   r[0..1] = B of rows 8j..8j+7 at columns 16kk..16kk+15, r[2..3] the next 16.
+template <int LD>
+__device__ __forceinline__ void load_b_rows(uint32_t r[4], const uint16_t* tile, int j, int kk, int lane) {
+  ldmatrix_x4(r, tile + (j * 8 + lane % 8) * LD + kk * 16 + (lane / 8) * 8);
+}
+// - as B, with the tile's rows as the MMA's K (O = P·V: keys are the
+//   reduction): r[0..1] = B of rows 16kk..16kk+15 at columns 8n..8n+7, r[2..3]
+//   at columns 8(n+1)..
+template <int LD>
+__device__ __forceinline__ void load_b_cols(uint32_t r[4], const uint16_t* tile, int kk, int n, int lane) {
+  ldmatrix_x4_trans(r, tile + (kk * 16 + (lane / 8 % 2) * 8 + lane % 8) * LD + (n + lane / 16) * 8);
+}
+// - as A, rows 16w..16w+15 at columns 16kk..16kk+15.
+template <int LD>
+__device__ __forceinline__ void load_a(uint32_t r[4], const uint16_t* tile, int w, int kk, int lane) {
+  ldmatrix_x4(r, tile + (w * 16 + (lane / 8 % 2) * 8 + lane % 8) * LD + kk * 16 + (lane / 16) * 8);
+}
+
+// 16 bytes global -> shared without passing through registers; bytes = 0
+// writes zeros (rows past the end of a tile).
+__device__ __forceinline__ void copy16_async(void* dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int Pending>
+__device__ __forceinline__ void wait_copies() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+}
+
+// One tile of a CSR row's walk: its first row (token) and how many rows it
+// holds (0: past the end of the sequence), and whether its block is partial.
+struct Tile {
+  int64_t t0;
+  int n;
+  bool partial;
+};
+// Tile t of the walk over entries first.. of `csr`, blocks of `block` tokens
+// cut into tiles of kTile, over a sequence of `limit` tokens.
+__device__ __forceinline__ Tile tile_at(const DeviceCsr& csr, int32_t first, int t, int block, int64_t limit) {
+  const int per_block = (block + kTile - 1) / kTile;
+  const int32_t e = first + t / per_block;
+  const int64_t begin = static_cast<int64_t>(csr.col_indices[e]) * block;
+  const int64_t end = limit < begin + block ? limit : begin + block;
+  const int64_t t0 = begin + static_cast<int64_t>(t % per_block) * kTile;
+  const int64_t left = end - t0;
+  return {t0, left <= 0 ? 0 : (left < kTile ? static_cast<int>(left) : kTile), csr.partial[e] != 0};
+}
+__device__ __forceinline__ int tiles_of(const DeviceCsr& csr, int64_t row, int block) {
+  return (csr.row_offsets[row + 1] - csr.row_offsets[row]) * ((block + kTile - 1) / kTile);
+}
+
+// Stages rows [t0, t0 + n) of two [.., D] tensors (from row `base`) into
+// `a` and `b` ([kTile][D + kPad]), zeros from row n on; every thread of the
+// block takes part.
+template <int D>
+__device__ __forceinline__ void stage_pair(const uint16_t* x, const uint16_t* y, int64_t base, int64_t t0, int n,
+                                           uint16_t* a, uint16_t* b) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  for (int idx = threadIdx.x; idx < kTile * kChunks; idx += blockDim.x) {
+    const int r = idx / kChunks, c = idx % kChunks;
+    const bool live = r < n;
+    const int64_t src = live ? (base + t0 + r) * D + c * 8 : base * D;
+    copy16_async(a + r * (D + kPad) + c * 8, x + src, live ? 16 : 0);
+    copy16_async(b + r * (D + kPad) + c * 8, y + src, live ? 16 : 0);
+  }
+}
+
+// A lane's A-operand fragments of 16 rows of a [.., D] tensor straight from
+// global memory (read once per kernel); rows not `ok` are zeros.
+template <int D>
+__device__ __forceinline__ void load_a_global(uint32_t f[D / 16][4], const uint16_t* x, const int64_t row[2],
+                                              const bool ok[2], int lane) {
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int which = i & 1, col = kk * 16 + 2 * (lane % 4) + 8 * (i >> 1);
+      f[kk][i] = ok[which] ? *reinterpret_cast<const uint32_t*>(x + row[which] * D + col) : 0u;
+    }
+}
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+}  // namespace stepscope::kernels::gpu::bsa::mma

@@ -1,0 +1,333 @@
+// Block-sparse attention backward, v3 (see block_sparse_attention.h for the
+// version list): FlashAttention-2's backward on the tensor cores, fragments
+// in registers (layouts in block_sparse_attention_mma.cuh), in two passes as
+// v1 has them, so that neither needs atomics on dQ:
+//  - by query rows (the mask's rows): S = Q·Kᵀ and dP = dO·Vᵀ per 32-key half
+//    of a staged K/V tile, P = exp(S·scale − lse), dS = P ∘ (dP − Δ), and
+//    dQ += dS·K; Δᵢ = dOᵢ·Oᵢ is computed here and kept for the second pass;
+//  - by key rows (the transposed mask): Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ per 32-query
+//    half of a staged Q/dO tile, dV += Pᵀ·dO and dK += dSᵀ·Q; query heads of
+//    one K/V head (GQA) add into fp32 accumulators, rounded to the dtype by
+//    the caller.
+// K and V (first pass) or Q and dO (second) reach shared memory through
+// cp.async, double-buffered; a warp owns 16 rows, a block of threads 64.
+#include "kernels/gpu/block_sparse_attention_mma.cuh"
+
+#include <cmath>
+
+namespace stepscope::kernels::gpu::bsa {
+namespace {
+
+using namespace mma;
+
+constexpr int kHalf = 32;  // tile rows per step of S (registers: 4 accumulators of 16 × 8 for S and for dP)
+
+// A lane's two rows of a warp's 16 (l/4 and l/4 + 8), as token indices.
+struct LaneRows {
+  int64_t token[2];
+  bool ok[2];
+};
+__device__ __forceinline__ LaneRows lane_rows(int64_t first_token, int local0, int block, int64_t limit, bool live,
+                                              int lane) {
+  LaneRows r;
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    r.token[x] = first_token + lane / 4 + 8 * x;
+    r.ok[x] = live && local0 + lane / 4 + 8 * x < block && r.token[x] < limit;
+  }
+  return r;
+}
+
+// acc[j] += A · B over head dims, B being rows 32h + 8j.. of a staged tile
+// read as B (rows as the MMA's N); A from registers.
+template <class T, int D, int LD>
+__device__ __forceinline__ void scores_from_registers(float acc[kHalf / 8][4], const uint32_t a[D / 16][4],
+                                                      const uint16_t* tile, int half, int lane) {
+#pragma unroll
+  for (int j = 0; j < kHalf / 8; ++j) {
+    acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk += 2) {
+      uint32_t b[4];
+      load_b_rows<LD>(b, tile, half * (kHalf / 8) + j, kk, lane);
+      Mma<T>::run(acc[j], a[kk], b[0], b[1]);
+      Mma<T>::run(acc[j], a[kk + 1], b[2], b[3]);
+    }
+  }
+}
+// The same with A read from shared memory (rows 16w.. of `a_tile`).
+template <class T, int D, int LD>
+__device__ __forceinline__ void scores_from_shared(float acc[kHalf / 8][4], const uint16_t* a_tile, int w,
+                                                   const uint16_t* tile, int half, int lane) {
+#pragma unroll
+  for (int j = 0; j < kHalf / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; kk += 2) {
+    uint32_t a0[4], a1[4];
+    load_a<LD>(a0, a_tile, w, kk, lane);
+    load_a<LD>(a1, a_tile, w, kk + 1, lane);
+#pragma unroll
+    for (int j = 0; j < kHalf / 8; ++j) {
+      uint32_t b[4];
+      load_b_rows<LD>(b, tile, half * (kHalf / 8) + j, kk, lane);
+      Mma<T>::run(acc[j], a0, b[0], b[1]);
+      Mma<T>::run(acc[j], a1, b[2], b[3]);
+    }
+  }
+}
+// acc += G · X over the 32 rows of a half tile: G (16 × 32, accumulators) as
+// A, rows 32h.. of the staged tile X as B (rows as the MMA's K).
+template <class T, int D, int LD>
+__device__ __forceinline__ void accumulate(float acc[D / 8][4], const float g[kHalf / 8][4], const uint16_t* tile,
+                                           int half, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < kHalf / 16; ++kk) {
+    uint32_t a[4];
+    pack_a<T>(g[2 * kk], g[2 * kk + 1], a);
+#pragma unroll
+    for (int n = 0; n < D / 8; n += 2) {
+      uint32_t b[4];
+      load_b_cols<LD>(b, tile, half * (kHalf / 16) + kk, n, lane);
+      Mma<T>::run(acc[n], a, b[0], b[1]);
+      Mma<T>::run(acc[n + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// Pass 1. grid (q_blocks × ceil(block / 64), batch · heads).
+template <class T, int D>
+__global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
+    const uint16_t* q, const uint16_t* k, const uint16_t* v, const uint16_t* out, const uint16_t* dout,
+    const float* lse, DeviceCsr rows, Dims d, float scale, uint16_t* dq, float* delta) {
+  constexpr int LD = D + kPad;
+  extern __shared__ __align__(128) unsigned char smem[];
+  uint16_t* buffers = reinterpret_cast<uint16_t*>(smem);  // [2][K, V][kTile][LD]
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, col2 = 2 * (lane % 4);
+  const int subs = (d.block + kCtaRows - 1) / kCtaRows;
+  const int64_t qb = blockIdx.x / subs, bh = blockIdx.y, b = bh / d.heads, h = bh % d.heads;
+  const int local0 = static_cast<int>(blockIdx.x % subs) * kCtaRows + warp * kRows;
+  const int64_t q0 = qb * d.block + local0;
+  const int64_t kv_base = (b * d.kv_heads + h / (d.heads / d.kv_heads)) * d.seq_k;
+  const bool warp_live = local0 < d.block && q0 < d.seq_q;
+  const LaneRows r = lane_rows(q0, local0, d.block, d.seq_q, warp_live, lane);
+  int64_t at[2];
+  float lse2[2], dlt[2];
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    at[x] = bh * d.seq_q + r.token[x];
+    // Δ = dO · O over the row: this lane's quarter of it, then the quad's sum.
+    float part = 0.0f;
+    if (r.ok[x])
+      for (int c = 0; c < D; c += 8)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          part += T::load(dout[at[x] * D + c + col2 + e]) * T::load(out[at[x] * D + c + col2 + e]);
+    part += __shfl_xor_sync(0xffffffffu, part, 1);
+    part += __shfl_xor_sync(0xffffffffu, part, 2);
+    dlt[x] = part;
+    if (r.ok[x] && lane % 4 == 0) delta[at[x]] = part;
+    // A row with no attended key (lse = -inf) is masked everywhere; 0 keeps
+    // its exponents finite.
+    const float l = r.ok[x] ? lse[at[x]] : 0.0f;
+    lse2[x] = l == -INFINITY ? 0.0f : l * kLog2e;
+  }
+  uint32_t qf[D / 16][4], dof[D / 16][4];
+  load_a_global<D>(qf, q, at, r.ok, lane);
+  load_a_global<D>(dof, dout, at, r.ok, lane);
+  float acc[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
+  const float scale2 = scale * kLog2e;
+
+  const int64_t row = group_of(d, b, h) * d.q_blocks + qb;
+  const int32_t first = rows.row_offsets[row];
+  const int tiles = tiles_of(rows, row, d.block);
+  auto stage = [&](int t) {
+    uint16_t* to = buffers + (t & 1) * 2 * kTile * LD;
+    const Tile tile = tile_at(rows, first, t, d.block, d.seq_k);
+    stage_pair<D>(k, v, kv_base, tile.t0, tile.n, to, to + kTile * LD);
+  };
+  if (tiles > 0) stage(0);
+  commit_copies();
+  for (int t = 0; t < tiles; ++t) {
+    const uint16_t* ks = buffers + (t & 1) * 2 * kTile * LD;
+    const uint16_t* vs = ks + kTile * LD;
+    if (t + 1 < tiles) stage(t + 1);
+    commit_copies();
+    wait_copies<1>();
+    __syncthreads();
+    const Tile tile = tile_at(rows, first, t, d.block, d.seq_k);
+    if (warp_live) {
+      for (int half = 0; half * kHalf < tile.n; ++half) {
+        float s[kHalf / 8][4], dp[kHalf / 8][4];
+        scores_from_registers<T, D, LD>(s, qf, ks, half, lane);
+        scores_from_registers<T, D, LD>(dp, dof, vs, half, lane);
+#pragma unroll
+        for (int j = 0; j < kHalf / 8; ++j)
+#pragma unroll
+          for (int x = 0; x < 4; ++x) {
+            const int which = x >> 1, jj = half * kHalf + j * 8 + col2 + (x & 1);
+            const bool keep =
+                r.ok[which] && jj < tile.n && (!tile.partial || allows(d, r.token[which], tile.t0 + jj));
+            const float p = keep ? exp2f(s[j][x] * scale2 - lse2[which]) : 0.0f;
+            s[j][x] = p * (dp[j][x] - dlt[which]);  // dS
+          }
+        accumulate<T, D, LD>(acc, s, ks, half, lane);
+      }
+    }
+    __syncthreads();
+  }
+  wait_copies<0>();
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    if (!r.ok[x]) continue;
+    uint16_t* dst = dq + at[x] * D + col2;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      *reinterpret_cast<uint32_t*>(dst + n * 8) = Mma<T>::pack(acc[n][2 * x] * scale, acc[n][2 * x + 1] * scale);
+  }
+}
+
+// Pass 2. grid (k_blocks × ceil(block / 64), batch · heads): each query head
+// adds its share into its K/V head's fp32 accumulators.
+template <class T, int D>
+__global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dkdv_v3(
+    const uint16_t* q, const uint16_t* k, const uint16_t* v, const uint16_t* dout, const float* lse,
+    const float* delta, DeviceCsr cols, Dims d, float scale, float* dk_acc, float* dv_acc) {
+  constexpr int LD = D + kPad;
+  extern __shared__ __align__(128) unsigned char smem[];
+  uint16_t* kv = reinterpret_cast<uint16_t*>(smem);  // [K, V][kTile][LD]: this block's key rows
+  uint16_t* buffers = kv + 2 * kTile * LD;            // [2][Q, dO][kTile][LD]
+  float* row_terms = reinterpret_cast<float*>(buffers + 4 * kTile * LD);  // [2][lse · log2 e, Δ][kTile]
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, col2 = 2 * (lane % 4);
+  const int subs = (d.block + kCtaRows - 1) / kCtaRows;
+  const int64_t kb = blockIdx.x / subs, bh = blockIdx.y, b = bh / d.heads, h = bh % d.heads;
+  const int cta0 = static_cast<int>(blockIdx.x % subs) * kCtaRows;
+  const int local0 = cta0 + warp * kRows;
+  const int64_t k0 = kb * d.block + local0;
+  const int64_t kv_base = (b * d.kv_heads + h / (d.heads / d.kv_heads)) * d.seq_k;
+  const int64_t q_base = bh * d.seq_q;
+  const bool warp_live = local0 < d.block && k0 < d.seq_k;
+  const LaneRows r = lane_rows(k0, local0, d.block, d.seq_k, warp_live, lane);
+  {
+    const int64_t cta_first = kb * d.block + cta0;
+    const int64_t left = d.seq_k - cta_first;
+    const int in_block = d.block - cta0 < kCtaRows ? d.block - cta0 : kCtaRows;
+    const int n = left < in_block ? static_cast<int>(left) : in_block;
+    stage_pair<D>(k, v, kv_base, cta_first, n > 0 ? n : 0, kv, kv + kTile * LD);
+  }
+  float dk[D / 8][4], dv[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int x = 0; x < 4; ++x) dk[n][x] = dv[n][x] = 0.0f;
+  const float scale2 = scale * kLog2e;
+
+  const int64_t row = group_of(d, b, h) * d.k_blocks + kb;
+  const int32_t first = cols.row_offsets[row];
+  const int tiles = tiles_of(cols, row, d.block);
+  auto stage = [&](int t) {
+    uint16_t* to = buffers + (t & 1) * 2 * kTile * LD;
+    float* terms = row_terms + (t & 1) * 2 * kTile;
+    const Tile tile = tile_at(cols, first, t, d.block, d.seq_q);
+    stage_pair<D>(q, dout, q_base, tile.t0, tile.n, to, to + kTile * LD);
+    for (int i = threadIdx.x; i < kTile; i += blockDim.x) {
+      const bool live = i < tile.n;
+      const float l = live ? lse[q_base + tile.t0 + i] : 0.0f;
+      // A query with no attended key (lse = -inf) has P = 0 everywhere it is
+      // masked; +inf here would only turn a masked 0 into a NaN.
+      terms[i] = live && l != -INFINITY ? l * kLog2e : 0.0f;
+      terms[kTile + i] = live ? delta[q_base + tile.t0 + i] : 0.0f;
+    }
+  };
+  if (tiles > 0) stage(0);
+  commit_copies();
+  for (int t = 0; t < tiles; ++t) {
+    const uint16_t* qs = buffers + (t & 1) * 2 * kTile * LD;
+    const uint16_t* dos = qs + kTile * LD;
+    const float* terms = row_terms + (t & 1) * 2 * kTile;
+    if (t + 1 < tiles) stage(t + 1);
+    commit_copies();
+    wait_copies<1>();
+    __syncthreads();
+    const Tile tile = tile_at(cols, first, t, d.block, d.seq_q);
+    if (warp_live) {
+      for (int half = 0; half * kHalf < tile.n; ++half) {
+        float p[kHalf / 8][4], ds[kHalf / 8][4];
+        scores_from_shared<T, D, LD>(p, kv, warp, qs, half, lane);                  // Sᵀ
+        scores_from_shared<T, D, LD>(ds, kv + kTile * LD, warp, dos, half, lane);  // dPᵀ
+#pragma unroll
+        for (int j = 0; j < kHalf / 8; ++j)
+#pragma unroll
+          for (int x = 0; x < 4; ++x) {
+            const int which = x >> 1, ii = half * kHalf + j * 8 + col2 + (x & 1);
+            const bool keep =
+                r.ok[which] && ii < tile.n && (!tile.partial || allows(d, tile.t0 + ii, r.token[which]));
+            const float pt = keep ? exp2f(p[j][x] * scale2 - terms[ii]) : 0.0f;
+            p[j][x] = pt;
+            ds[j][x] = pt * (ds[j][x] - (keep ? terms[kTile + ii] : 0.0f));
+          }
+        accumulate<T, D, LD>(dv, p, dos, half, lane);
+        accumulate<T, D, LD>(dk, ds, qs, half, lane);
+      }
+    }
+    __syncthreads();
+  }
+  wait_copies<0>();
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    if (!r.ok[x]) continue;
+    const int64_t at = (kv_base + r.token[x]) * D + col2;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        atomicAdd(dk_acc + at + n * 8 + e, dk[n][2 * x + e] * scale);
+        atomicAdd(dv_acc + at + n * 8 + e, dv[n][2 * x + e]);
+      }
+  }
+}
+
+template <class Kernel>
+bool allow_shared(Kernel kernel, int bytes) {
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) == cudaSuccess;
+}
+
+}  // namespace
+
+template <class T, int D>
+bool launch_backward_mma(const void* q, const void* k, const void* v, const void* out, const void* dout,
+                         const float* lse, const Dims& d, const DeviceCsr& rows, const DeviceCsr& cols, float scale,
+                         void* dq, float* delta, float* dk_acc, float* dv_acc, cudaStream_t stream) {
+  for (const void* p : {q, k, v, out, dout, static_cast<const void*>(dq)})
+    if (!aligned16(p)) return false;
+  constexpr int tile_bytes = kTile * (D + kPad) * 2;
+  constexpr int dq_bytes = 4 * tile_bytes;                           // two buffers of K and V
+  constexpr int dkdv_bytes = 6 * tile_bytes + 2 * 2 * kTile * 4;  // K, V; two buffers of Q, dO; lse, Δ
+  auto dq_kernel = block_sparse_attention_mma_dq_v3<T, D>;
+  auto dkdv_kernel = block_sparse_attention_mma_dkdv_v3<T, D>;
+  if (!allow_shared(dq_kernel, dq_bytes) || !allow_shared(dkdv_kernel, dkdv_bytes)) return false;
+  const int64_t subs = (d.block + kCtaRows - 1) / kCtaRows;
+  const auto* B = static_cast<const uint16_t*>(q);
+  const dim3 qgrid(static_cast<unsigned>(d.q_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
+  dq_kernel<<<qgrid, kWarps * 32, dq_bytes, stream>>>(
+      B, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), static_cast<const uint16_t*>(out),
+      static_cast<const uint16_t*>(dout), lse, rows, d, scale, static_cast<uint16_t*>(dq), delta);
+  const dim3 kgrid(static_cast<unsigned>(d.k_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
+  dkdv_kernel<<<kgrid, kWarps * 32, dkdv_bytes, stream>>>(
+      B, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), static_cast<const uint16_t*>(dout), lse,
+      delta, cols, d, scale, dk_acc, dv_acc);
+  return true;
+}
+
+#define STEPSCOPE_BSA_MMA_BWD(T, D)                                                                              \
+  template bool launch_backward_mma<T, D>(const void*, const void*, const void*, const void*, const void*,    \
+                                          const float*, const Dims&, const DeviceCsr&, const DeviceCsr&, float, \
+                                          void*, float*, float*, float*, cudaStream_t);
+STEPSCOPE_BSA_MMA_BWD(Bf16, 64)
+STEPSCOPE_BSA_MMA_BWD(Bf16, 128)
+STEPSCOPE_BSA_MMA_BWD(F16, 64)
+STEPSCOPE_BSA_MMA_BWD(F16, 128)
+#undef STEPSCOPE_BSA_MMA_BWD
+
+}  // namespace stepscope::kernels::gpu::bsa
