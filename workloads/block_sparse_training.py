@@ -58,6 +58,8 @@ def parse_args(argv=None):
     p.add_argument("--runs", default="dense,flex,stepscope")
     p.add_argument("--json", default=None)
     p.add_argument("--smoke", action="store_true", help="CPU, tiny sizes, few steps: checks the script runs")
+    p.add_argument("--version", type=int, default=0,
+                   help="stepscope kernel version, forward and backward (0: the fastest measured)")
     args = p.parse_args(argv)
     if args.smoke:
         args.seq, args.batch, args.d_model, args.heads, args.layers = 256, 2, 64, 2, 2
@@ -143,6 +145,7 @@ def train(run, args, train_data, val_data, device, dtype):
 
 def main(argv=None):
     args = parse_args(argv)
+    bsa.FORWARD_VERSION = bsa.BACKWARD_VERSION = args.version
     device = torch.device("cpu" if args.smoke else "cuda")
     dtype = torch.float32 if args.smoke else torch.bfloat16
     train_data, val_data = load_bytes()

@@ -6,7 +6,8 @@
 // output's rounding (bf16: 2^-8, fp16: 2^-11 relative) plus fp32
 // accumulation: |gpu − ref| ≤ tol · (1 + |ref|) with tol 1.6e-2 (bf16) and
 // 4e-3 (fp16), lse within 1e-4. Outputs start as NaN bytes, so an element the
-// kernels never write fails. Skips without a GPU (CI).
+// kernels never write fails. Every version with a backward (v1 SIMT, v3
+// mma.sync) runs every case. Skips without a GPU (CI).
 #include <gtest/gtest.h>
 
 #ifdef STEPSCOPE_HAVE_KERNELS_GPU
@@ -70,9 +71,10 @@ DeviceBuffer& upload(DeviceBuffer& b, const std::vector<T>& v) {
   return b;
 }
 
-void run_case(const char* name, const BlockMask& mask, const AttentionShape& s, AttnDType dtype, std::mt19937& rng) {
+void run_case(const char* name, const BlockMask& mask, const AttentionShape& s, AttnDType dtype, std::mt19937& rng,
+              int version) {
   SCOPED_TRACE(std::string(name) + (dtype == AttnDType::kBFloat16 ? " bf16" : " fp16") + " d" +
-               std::to_string(s.head_dim));
+               std::to_string(s.head_dim) + " v" + std::to_string(version));
   ASSERT_EQ(validate_block_mask(mask), "");
   const int64_t nq = s.batch * s.heads * s.seq_q * s.head_dim, nkv = s.batch * s.kv_heads * s.seq_k * s.head_dim;
   const int64_t rows = s.batch * s.heads * s.seq_q;
@@ -104,11 +106,11 @@ void run_case(const char* name, const BlockMask& mask, const AttentionShape& s, 
   dm.global_tokens = mask.rule.global_tokens;
   dm.doc_ids = mask.rule.doc_ids.empty() ? nullptr : docs.as<int32_t>();
   ASSERT_EQ(gpu::block_sparse_attention_forward(dq_in.ptr(), dk_in.ptr(), dv_in.ptr(), s, dm, static_cast<float>(scale),
-                                                dtype, dout_buf.ptr(), dlse.as<float>(), nullptr),
+                                                dtype, dout_buf.ptr(), dlse.as<float>(), nullptr, version),
             "");
   ASSERT_EQ(gpu::block_sparse_attention_backward(dq_in.ptr(), dk_in.ptr(), dv_in.ptr(), dout_buf.ptr(), ddout.ptr(),
                                                  dlse.as<float>(), s, dm, static_cast<float>(scale), dtype, ddq.ptr(),
-                                                 ddk.ptr(), ddv.ptr(), ws.ptr(), nullptr),
+                                                 ddk.ptr(), ddv.ptr(), ws.ptr(), nullptr, version),
             "");
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const double tol = dtype == AttnDType::kBFloat16 ? 1.6e-2 : 4e-3;
@@ -128,23 +130,27 @@ TEST(BlockSparseAttentionGpu, MatchesReferenceForEveryPattern) {
   const unsigned seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(seed);
-  for (AttnDType dtype : {AttnDType::kBFloat16, AttnDType::kFloat16})
-    for (int64_t d : {64, 128}) {
-      const AttentionShape s{2, 4, 2, 300, 300, d};
-      run_case("causal", causal_mask(300, 64), s, dtype, rng);
-      run_case("window", sliding_window_mask(300, 64, 100, true), s, dtype, rng);
-      run_case("documents", document_mask(std::vector<int64_t>{40, 130, 7, 123}, 32, true), s, dtype, rng);
-      run_case("global + window", global_window_mask(300, 32, 20, 50, true), s, dtype, rng);
-      run_case("bigbird", bigbird_mask(300, 32, 1, 3, 2, seed), s, dtype, rng);
-      std::vector<uint8_t> bitmap;
-      std::bernoulli_distribution coin(0.3);
-      for (int64_t h = 0; h < 4; ++h)
-        for (int64_t qb = 0; qb < 10; ++qb)
-          for (int64_t kb = 0; kb < 10; ++kb) bitmap.push_back(kb == qb ? 2 : kb < qb && coin(rng) ? 1 : 0);
-      ElementRule causal;
-      causal.causal = true;
-      run_case("random per head", from_block_bitmap(300, 300, 32, 4, bitmap, causal), s, dtype, rng);
-    }
+  for (int version : {1, 3})
+    for (AttnDType dtype : {AttnDType::kBFloat16, AttnDType::kFloat16})
+      for (int64_t d : {64, 128}) {
+        const AttentionShape s{2, 4, 2, 300, 300, d};
+        auto run = [&](const char* name, const BlockMask& m) { run_case(name, m, s, dtype, rng, version); };
+        run("causal", causal_mask(300, 64));
+        run("causal, blocks of 128", causal_mask(300, 128));
+        run("window", sliding_window_mask(300, 64, 100, true));
+        run("two-way window, blocks of 48", sliding_window_mask(300, 48, 70, false));
+        run("documents", document_mask(std::vector<int64_t>{40, 130, 7, 123}, 32, true));
+        run("global + window", global_window_mask(300, 32, 20, 50, true));
+        run("bigbird", bigbird_mask(300, 32, 1, 3, 2, seed));
+        std::vector<uint8_t> bitmap;
+        std::bernoulli_distribution coin(0.3);
+        for (int64_t h = 0; h < 4; ++h)
+          for (int64_t qb = 0; qb < 10; ++qb)
+            for (int64_t kb = 0; kb < 10; ++kb) bitmap.push_back(kb == qb ? 2 : kb < qb && coin(rng) ? 1 : 0);
+        ElementRule causal;
+        causal.causal = true;
+        run("random per head", from_block_bitmap(300, 300, 32, 4, bitmap, causal));
+      }
 }
 
 TEST(BlockSparseAttentionGpu, RefusesUnsupportedShapesBeforeLaunching) {

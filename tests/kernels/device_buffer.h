@@ -35,7 +35,9 @@ class DeviceBuffer {
   // Copies n bytes (all of the buffer by default) from the host.
   void upload(const void* src, size_t n = std::numeric_limits<size_t>::max()) {
     if (n == std::numeric_limits<size_t>::max()) n = bytes_;
-    if (n > 0) ASSERT_EQ(cudaMemcpy(ptr(), src, n, cudaMemcpyHostToDevice), cudaSuccess);
+    if (n > 0) {
+      ASSERT_EQ(cudaMemcpy(ptr(), src, n, cudaMemcpyHostToDevice), cudaSuccess);
+    }
   }
   template <class T>
   void put(const T& value) {
@@ -46,10 +48,11 @@ class DeviceBuffer {
   std::vector<T> download(size_t count = std::numeric_limits<size_t>::max(), size_t offset_bytes = 0) const {
     if (count == std::numeric_limits<size_t>::max()) count = (bytes_ - offset_bytes) / sizeof(T);
     std::vector<T> h(count);
-    if (count > 0)
+    if (count > 0) {
       EXPECT_EQ(cudaMemcpy(h.data(), static_cast<const char*>(ptr()) + offset_bytes, count * sizeof(T),
                            cudaMemcpyDeviceToHost),
                 cudaSuccess);
+    }
     return h;
   }
   template <class T>

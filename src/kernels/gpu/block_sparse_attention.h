@@ -14,6 +14,13 @@
 //       rows, 64-key tiles, S and the output rows in shared memory. Correct
 //       on the H200 but slower than v1 there (0.36-0.75x, unpadded tiles):
 //       it runs only when asked for, where its pointers are 16-byte aligned.
+//   v3  forward and backward on the tensor cores through mma.sync m16n8k16
+//       with the fragments in registers (block_sparse_attention_mma*.cu): a
+//       warp per 16 rows, 4 warps per block of threads, 64-row tiles of K/V
+//       (forward, dQ) or Q/dO (dK, dV) double-buffered through cp.async and
+//       read by ldmatrix; the softmax on the accumulators, P and dS fed back
+//       as A operands. Runs when asked for (version 3), where its pointers
+//       are 16-byte aligned.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -52,12 +59,13 @@ int64_t block_sparse_attention_workspace_bytes(const AttentionShape& s);
 // Returns "" when launched, else why not (shape, head_dim other than 64 or
 // 128, block other than 16..128 in steps of 16, a null pointer, or the
 // launch error). out: like q, in dtype; lse: fp32 [batch, heads, seq_q].
-// `version`: 0 the fastest measured (v1 today), 1 or 2 that one (2 falls
-// back to 1 where it does not apply).
+// `version`: 0 the fastest measured (v1 today), 1, 2 or 3 that one (2 and 3
+// fall back to 1 where they do not apply).
 std::string block_sparse_attention_forward(const void* q, const void* k, const void* v, const AttentionShape& s,
                                            const DeviceBlockMask& m, float scale, AttnDType dtype, void* out,
                                            float* lse, cudaStream_t stream, int version = 0);
 // dq, dk, dv in dtype; workspace of block_sparse_attention_workspace_bytes.
+// `version`: 0 the fastest measured (v1 today), 1 or 3.
 std::string block_sparse_attention_backward(const void* q, const void* k, const void* v, const void* out,
                                             const void* dout, const float* lse, const AttentionShape& s,
                                             const DeviceBlockMask& m, float scale, AttnDType dtype, void* dq,
