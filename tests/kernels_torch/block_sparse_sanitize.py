@@ -1,7 +1,8 @@
 """Run under compute-sanitizer (issue #29, bad input): the block-sparse
 attention kernels, forward and backward, on a ragged sequence (300 tokens,
-blocks of 64 and 32), grouped-query heads, head dims 64 and 128, a causal
-window and a document mask; exits 0 when every launch completed. Used as
+blocks of 128, 64 and 32), grouped-query heads, head dims 64 and 128, a
+causal window, a document mask and a two-way window, every version with a
+backward (v1, v3; v2's forward); exits 0 when every launch completed. Used as
 
     compute-sanitizer --tool memcheck --error-exitcode 1 python3 tests/kernels_torch/block_sparse_sanitize.py
 
@@ -19,13 +20,16 @@ masks = [
                                       causal=True, window=100),
     bsa.BlockSparseMask.from_mask_mod(lambda b, h, q, k: (q >= k) & (doc[q] == doc[k]), 300, 32, "cuda",
                                       causal=True, doc_ids=doc.tolist()),
+    bsa.BlockSparseMask.from_mask_mod(lambda b, h, q, k: (q - k).abs() < 150, 300, 128, "cuda", window=150),
 ]
-for d in (64, 128):
-    for m in masks:
-        q = torch.randn(2, 4, 300, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-        k = torch.randn(2, 2, 300, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-        v = torch.randn(2, 2, 300, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-        out = bsa.block_sparse_attention(q, k, v, m)
-        out.backward(torch.randn_like(out))
-torch.cuda.synchronize()
+for forward, backward in ((1, 1), (2, 1), (3, 3)):
+    bsa.FORWARD_VERSION, bsa.BACKWARD_VERSION = forward, backward
+    for d in (64, 128):
+        for m in masks:
+            q = torch.randn(2, 4, 300, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+            k = torch.randn(2, 2, 300, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+            v = torch.randn(2, 2, 300, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+            out = bsa.block_sparse_attention(q, k, v, m)
+            out.backward(torch.randn_like(out))
+    torch.cuda.synchronize()
 print("block-sparse attention: every launch completed")
