@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Writes the synthetic memory snapshots the reader's tests use (committed
+beside this script; rerun it to regenerate them byte for byte).
+
+They are not snapshots of a real run: each is a dict of the shape
+torch.cuda.memory._snapshot() returns (torch/cuda/memory.py: Segment, Block,
+Frame, TraceEntry; allocator_settings from PyTorch 2.4 on), pickled the way
+_dump_snapshot() does (pickle.dump), at every pickle protocol 2-5. The story
+they tell is known, so tests can assert exact numbers:
+
+  device 0: one 20 MiB large segment (3 blocks: 8 MiB allocated by
+  model.py:forward, 4 MiB allocated by attn.py:softmax, 8 MiB inactive) and
+  one 2 MiB small segment (one 512-byte block allocated by data.py:collate,
+  the rest inactive). The history (time_us from 1,000,000): segment_alloc
+  20 MiB, alloc 8 MiB (forward), alloc 4 MiB (softmax), alloc 6 MiB
+  (softmax), free_requested/free_completed of the 6 MiB, segment_alloc 2 MiB,
+  alloc 512 B (collate), then an oom for 12 MiB with 1 MiB free on the device.
+  Frames are shared dicts (pickled once, then memo references), as the
+  allocator's interned frames are.
+
+  snapshot_v21_p2.pickle: the PyTorch 2.1 shape (no block addresses, no
+  time_us, no allocator_settings, no is_expandable), protocol 2.
+  snapshot_p{2,3,4,5}.pickle: the current shape at each protocol.
+"""
+
+import os
+import pickle
+
+MiB = 1 << 20
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def frame(filename, line, name):
+    return {"filename": filename, "line": line, "name": name}
+
+
+FWD = [frame("model.py", 42, "forward"), frame("train.py", 10, "step")]
+SOFTMAX = [frame("attn.py", 7, "softmax"), frame("model.py", 40, "forward"), frame("train.py", 10, "step")]
+COLLATE = [frame("data.py", 3, "collate")]
+STREAM = 0
+BASE, SMALL = 0x7F0000000000, 0x7F0100000000
+
+
+def snapshot(old=False):
+    def block(addr, size, requested, state, frames):
+        b = {"size": size, "requested_size": requested, "state": state, "frames": frames}
+        if not old:
+            b["address"] = addr
+        return b
+
+    large = {"address": BASE, "total_size": 20 * MiB, "stream": STREAM, "segment_type": "large",
+             "allocated_size": 12 * MiB, "active_size": 12 * MiB, "requested_size": 12 * MiB - 100,
+             "blocks": [block(BASE, 8 * MiB, 8 * MiB - 100, "active_allocated", FWD),
+                        block(BASE + 8 * MiB, 4 * MiB, 4 * MiB, "active_allocated", SOFTMAX),
+                        block(BASE + 12 * MiB, 8 * MiB, 0, "inactive", [])]}
+    small = {"address": SMALL, "total_size": 2 * MiB, "stream": STREAM, "segment_type": "small",
+             "allocated_size": 512, "active_size": 512, "requested_size": 500,
+             "blocks": [block(SMALL, 512, 500, "active_allocated", COLLATE),
+                        block(SMALL + 512, 2 * MiB - 512, 0, "inactive", [])]}
+    if not old:
+        for s in (large, small):
+            s.update(device=0, is_expandable=False, segment_pool_id=(0, 0), frames=[])
+
+    events = [("segment_alloc", BASE, 20 * MiB, FWD), ("alloc", BASE, 8 * MiB, FWD),
+              ("alloc", BASE + 8 * MiB, 4 * MiB, SOFTMAX), ("alloc", BASE + 12 * MiB, 6 * MiB, SOFTMAX),
+              ("free_requested", BASE + 12 * MiB, 6 * MiB, SOFTMAX), ("free_completed", BASE + 12 * MiB, 6 * MiB, SOFTMAX),
+              ("segment_alloc", SMALL, 2 * MiB, COLLATE), ("alloc", SMALL, 512, COLLATE)]
+    trace = []
+    for n, (action, addr, size, frames) in enumerate(events):
+        e = {"action": action, "addr": addr, "size": size, "stream": STREAM, "frames": frames}
+        if not old:
+            e["time_us"] = 1_000_000 + 1000 * n
+        trace.append(e)
+    oom = {"action": "oom", "size": 12 * MiB, "stream": STREAM, "device_free": 1 * MiB, "frames": SOFTMAX}
+    if not old:
+        oom["time_us"] = 1_000_000 + 1000 * len(events)
+    trace.append(oom)
+    snap = {"segments": [large, small], "device_traces": [trace, []]}
+    if not old:
+        snap["allocator_settings"] = {"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:256", "max_split_size": 256 * MiB,
+                                      "garbage_collection_threshold": 0.0, "expandable_segments": False,
+                                      "roundup_power2_divisions": [1] * 16}
+    return snap
+
+
+def main():
+    with open(os.path.join(HERE, "snapshot_v21_p2.pickle"), "wb") as f:
+        pickle.dump(snapshot(old=True), f, protocol=2)
+    for p in (2, 3, 4, 5):
+        with open(os.path.join(HERE, f"snapshot_p{p}.pickle"), "wb") as f:
+            pickle.dump(snapshot(), f, protocol=p)
+
+
+if __name__ == "__main__":
+    main()
