@@ -5,7 +5,7 @@ beside this script; rerun it to regenerate them byte for byte).
 They are not snapshots of a real run: each is a dict of the shape
 torch.cuda.memory._snapshot() returns (torch/cuda/memory.py: Segment, Block,
 Frame, TraceEntry; allocator_settings from PyTorch 2.4 on), pickled the way
-_dump_snapshot() does (pickle.dump), at every pickle protocol 2-5. The story
+_dump_snapshot() does (pickle.dump), at every pickle protocol 0-5. The story
 they tell is known, so tests can assert exact numbers:
 
   device 0: one 20 MiB large segment (3 blocks: 8 MiB allocated by
@@ -14,13 +14,13 @@ they tell is known, so tests can assert exact numbers:
   the rest inactive). The history (time_us from 1,000,000): segment_alloc
   20 MiB, alloc 8 MiB (forward), alloc 4 MiB (softmax), alloc 6 MiB
   (softmax), free_requested/free_completed of the 6 MiB, segment_alloc 2 MiB,
-  alloc 512 B (collate), then an oom for 12 MiB with 1 MiB free on the device.
+  alloc 512 B (collate, in data_\u00e9.py), then an oom for 12 MiB with 1 MiB free on the device.
   Frames are shared dicts (pickled once, then memo references), as the
   allocator's interned frames are.
 
   snapshot_v21_p2.pickle: the PyTorch 2.1 shape (no block addresses, no
   time_us, no allocator_settings, no is_expandable), protocol 2.
-  snapshot_p{2,3,4,5}.pickle: the current shape at each protocol.
+  snapshot_p{0,1,2,3,4,5}.pickle: the current shape at each protocol.
 """
 
 import os
@@ -36,7 +36,7 @@ def frame(filename, line, name):
 
 FWD = [frame("model.py", 42, "forward"), frame("train.py", 10, "step")]
 SOFTMAX = [frame("attn.py", 7, "softmax"), frame("model.py", 40, "forward"), frame("train.py", 10, "step")]
-COLLATE = [frame("data.py", 3, "collate")]
+COLLATE = [frame("data_\u00e9.py", 3, "collate")]  # non-ASCII: UTF-8 in every protocol
 STREAM = 0
 BASE, SMALL = 0x7F0000000000, 0x7F0100000000
 
@@ -86,7 +86,7 @@ def snapshot(old=False):
 def main():
     with open(os.path.join(HERE, "snapshot_v21_p2.pickle"), "wb") as f:
         pickle.dump(snapshot(old=True), f, protocol=2)
-    for p in (2, 3, 4, 5):
+    for p in (0, 1, 2, 3, 4, 5):
         with open(os.path.join(HERE, f"snapshot_p{p}.pickle"), "wb") as f:
             pickle.dump(snapshot(), f, protocol=p)
 

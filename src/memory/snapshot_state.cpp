@@ -1,0 +1,259 @@
+#include "memory/snapshot_state.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <string_view>
+#include <unordered_map>
+
+namespace stepscope::memory {
+
+using trace::snapshot::BlockState;
+using trace::snapshot::MemorySnapshot;
+using trace::snapshot::TraceAction;
+
+double FreeSpace::fragmentation() const {
+  return free_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(largest_free) / static_cast<double>(free_bytes);
+}
+
+namespace {
+
+constexpr uint64_t kSmallSegment = 2ull << 20;  // the small pool's segment size (c10 kSmallBuffer)
+
+bool is_framework_or_native(std::string_view file) {
+  auto ends = [&](std::string_view suffix) {
+    return file.size() >= suffix.size() && file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return file == "??" || file.empty() || file.find("/torch/") != std::string_view::npos ||
+         file.rfind("torch/", 0) == 0 || file.find("site-packages/") != std::string_view::npos ||
+         file.find("dist-packages/") != std::string_view::npos || ends(".cpp") || ends(".cc") || ends(".h") ||
+         ends(".hpp") || ends(".cu") || ends(".cuh") || ends(".so");
+}
+
+struct Block {
+  uint64_t size;
+  uint32_t stack;  // where it was allocated (0: unknown)
+  bool pending;    // freed by its tensor, still in use by a stream
+};
+struct Range {
+  uint64_t size;
+  bool large;
+};
+
+// The live state while events are taken back one by one.
+class Unwinder {
+ public:
+  Unwinder(const MemorySnapshot& s, int32_t device) : s_(s) {
+    for (size_t g = 0; g < s.segments.rows(); ++g) {
+      if ((s.segments.device[g] < 0 ? 0 : s.segments.device[g]) != device) continue;
+      add_range(s.segments.address[g], s.segments.total_size[g], s.segments.is_large[g] != 0);
+    }
+    for (size_t b = 0; b < s.blocks.rows(); ++b) {
+      const uint32_t g = s.blocks.segment[b];
+      if ((s.segments.device[g] < 0 ? 0 : s.segments.device[g]) != device) continue;
+      const BlockState st = s.blocks.state[b];
+      if (st != BlockState::kActiveAllocated && st != BlockState::kActivePendingFree) continue;
+      add_block(s.blocks.address[b], {s.blocks.size[b], s.blocks.stack[b], st == BlockState::kActivePendingFree});
+    }
+  }
+
+  // Takes back event e; alloc_stack: the stack of the alloc that made the block e frees.
+  void undo(size_t e, uint32_t alloc_stack) {
+    const uint64_t addr = s_.trace.addr[e], size = s_.trace.size[e];
+    switch (s_.trace.action[e]) {
+      case TraceAction::kAlloc: {
+        auto it = blocks_.find(addr);
+        if (it == blocks_.end()) {
+          ++inconsistent_;
+          return;
+        }
+        remove_block(it);
+        return;
+      }
+      case TraceAction::kFreeRequested: {
+        auto it = blocks_.find(addr);
+        if (it == blocks_.end() || !it->second.pending) {
+          ++inconsistent_;
+          return;
+        }
+        it->second.pending = false;
+        allocated_ += it->second.size;
+        return;
+      }
+      case TraceAction::kFreeCompleted:
+        if (blocks_.count(addr)) {
+          ++inconsistent_;
+          return;
+        }
+        add_block(addr, {size, alloc_stack, true});
+        return;
+      case TraceAction::kSegmentAlloc:
+      case TraceAction::kSegmentMap:
+        if (!remove_range(addr, size)) ++inconsistent_;
+        return;
+      case TraceAction::kSegmentFree:
+      case TraceAction::kSegmentUnmap:
+        add_range(addr, size, size != kSmallSegment);
+        return;
+      default:
+        return;
+    }
+  }
+
+  MemoryLevels levels() const { return {allocated_, active_, reserved_}; }
+  uint64_t inconsistent() const { return inconsistent_; }
+
+  FreeSpace free_space() const {
+    FreeSpace f;
+    f.free_bytes = reserved_ > active_ ? reserved_ - active_ : 0;
+    for (const auto& [start, r] : ranges_) {
+      ++f.segments;
+      uint64_t cursor = start, largest = 0;
+      bool any = false;
+      for (auto it = blocks_.lower_bound(start); it != blocks_.end() && it->first < start + r.size; ++it) {
+        any = true;
+        if (it->first > cursor) largest = std::max(largest, it->first - cursor);
+        cursor = std::max(cursor, it->first + it->second.size);
+      }
+      if (start + r.size > cursor) largest = std::max(largest, start + r.size - cursor);
+      if (!any) ++f.empty_segments;
+      f.largest_free = std::max(f.largest_free, largest);
+      (r.large ? f.largest_free_large : f.largest_free_small) =
+          std::max(r.large ? f.largest_free_large : f.largest_free_small, largest);
+    }
+    return f;
+  }
+
+  const std::map<uint64_t, Block>& blocks() const { return blocks_; }
+
+ private:
+  void add_block(uint64_t addr, Block b) {
+    active_ += b.size;
+    if (!b.pending) allocated_ += b.size;
+    blocks_[addr] = b;
+  }
+  void remove_block(std::map<uint64_t, Block>::iterator it) {
+    active_ -= it->second.size;
+    if (!it->second.pending) allocated_ -= it->second.size;
+    blocks_.erase(it);
+  }
+  // Reserved ranges, merged with their neighbours so a free run across two
+  // mapped pieces of an expandable segment counts as one.
+  void add_range(uint64_t addr, uint64_t size, bool large) {
+    if (size == 0) return;
+    reserved_ += size;
+    auto next = ranges_.lower_bound(addr);
+    if (next != ranges_.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second.size == addr && prev->second.large == large) {
+        prev->second.size += size;
+        if (next != ranges_.end() && addr + size == next->first && next->second.large == large) {
+          prev->second.size += next->second.size;
+          ranges_.erase(next);
+        }
+        return;
+      }
+    }
+    if (next != ranges_.end() && addr + size == next->first && next->second.large == large) {
+      const Range merged{size + next->second.size, large};
+      ranges_.erase(next);
+      ranges_[addr] = merged;
+      return;
+    }
+    ranges_[addr] = {size, large};
+  }
+  bool remove_range(uint64_t addr, uint64_t size) {
+    auto it = ranges_.upper_bound(addr);
+    if (it == ranges_.begin()) return false;
+    --it;
+    const uint64_t start = it->first, end = start + it->second.size;
+    if (addr + size > end || size == 0) return false;
+    const bool large = it->second.large;
+    ranges_.erase(it);
+    if (addr > start) ranges_[start] = {addr - start, large};
+    if (addr + size < end) ranges_[addr + size] = {end - addr - size, large};
+    reserved_ -= size;
+    return true;
+  }
+
+  const MemorySnapshot& s_;
+  std::map<uint64_t, Block> blocks_;
+  std::map<uint64_t, Range> ranges_;
+  uint64_t allocated_ = 0, active_ = 0, reserved_ = 0, inconsistent_ = 0;
+};
+
+}  // namespace
+
+uint32_t allocation_site(const MemorySnapshot& s, uint32_t stack) {
+  const uint32_t begin = s.stacks.offsets[stack], end = s.stacks.offsets[stack + 1];
+  if (begin == end) return UINT32_MAX;
+  for (uint32_t i = begin; i < end; ++i) {
+    const uint32_t f = s.stacks.frames[i];
+    if (!is_framework_or_native(s.strings.get(s.frames.filename[f]))) return f;
+  }
+  return s.stacks.frames[begin];
+}
+
+std::vector<MemoryState> memory_states_at(const MemorySnapshot& s, int32_t device, const std::vector<size_t>& events,
+                                          size_t top_sites, size_t recent_frees) {
+  // This device's rows.
+  size_t first = SIZE_MAX, last = 0;
+  for (size_t e = 0; e < s.trace.rows(); ++e)
+    if (s.trace.device[e] == device) first = std::min(first, e), last = e + 1;
+  if (first == SIZE_MAX) first = last = 0;
+  // Which alloc made the block each free_completed gives back (forward pass).
+  std::unordered_map<size_t, uint32_t> alloc_stack_of_free;
+  {
+    std::unordered_map<uint64_t, uint32_t> live;
+    for (size_t e = first; e < last; ++e) {
+      if (s.trace.action[e] == TraceAction::kAlloc) live[s.trace.addr[e]] = s.trace.stack[e];
+      if (s.trace.action[e] == TraceAction::kFreeCompleted) {
+        const auto it = live.find(s.trace.addr[e]);
+        alloc_stack_of_free[e] = it != live.end() ? it->second : 0;
+        if (it != live.end()) live.erase(it);
+      }
+    }
+  }
+  // Visit the asked points from the latest to the earliest while taking events back.
+  std::vector<size_t> order(events.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto point = [&](size_t i) { return events[i] == SIZE_MAX ? last : std::min(events[i] + 1, last); };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return point(a) > point(b); });
+  std::vector<MemoryState> out(events.size());
+  Unwinder u(s, device);
+  size_t cursor = last;  // the state is "after row cursor - 1"
+  for (size_t i : order) {
+    const size_t target = std::max(point(i), first);
+    while (cursor > target) {
+      --cursor;
+      const auto it = alloc_stack_of_free.find(cursor);
+      u.undo(cursor, it != alloc_stack_of_free.end() ? it->second : 0);
+    }
+    MemoryState& st = out[i];
+    st.event = events[i];
+    if (events[i] != SIZE_MAX && events[i] < s.trace.rows()) st.time_us = s.trace.time_us[events[i]];
+    st.levels = u.levels();
+    st.free = u.free_space();
+    st.inconsistent_events = u.inconsistent();
+    std::unordered_map<uint32_t, AllocationSite> sites;
+    std::unordered_map<uint32_t, uint64_t> largest;
+    for (const auto& [addr, b] : u.blocks()) {
+      const uint32_t f = allocation_site(s, b.stack);
+      AllocationSite& site = sites[f];
+      site.frame = f;
+      site.bytes += b.size;
+      ++site.blocks;
+      if (b.size >= largest[f]) largest[f] = b.size, site.stack = b.stack;
+    }
+    for (auto& [f, site] : sites) st.sites.push_back(site);
+    std::sort(st.sites.begin(), st.sites.end(), [](const AllocationSite& a, const AllocationSite& b) {
+      return a.bytes != b.bytes ? a.bytes > b.bytes : a.frame < b.frame;
+    });
+    if (st.sites.size() > top_sites) st.sites.resize(top_sites);
+    for (size_t e = std::min(target, last); e > first && st.freed_before.size() < recent_frees; --e)
+      if (s.trace.action[e - 1] == TraceAction::kFreeCompleted) st.freed_before.push_back(e - 1);
+  }
+  return out;
+}
+
+}  // namespace stepscope::memory

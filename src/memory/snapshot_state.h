@@ -1,0 +1,58 @@
+// The allocator's state at chosen points of a snapshot's history on one
+// device: which blocks were live (allocated by a tensor, or freed and still
+// in use by a stream), which segments the allocator held, and so how much of
+// the reserved memory was free and how it was split. Found by taking back the
+// recorded events from the snapshot's final state (snapshot_timeline.h).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "memory/snapshot_timeline.h"
+#include "trace/snapshot/memory_snapshot.h"
+
+namespace stepscope::memory {
+
+// Free space inside the reserved segments.
+struct FreeSpace {
+  uint64_t free_bytes = 0;           // reserved - active
+  uint64_t largest_free = 0;         // the longest run of free bytes inside one segment
+  uint64_t largest_free_large = 0;   // the same within the large pool (requests above 1 MiB)
+  uint64_t largest_free_small = 0;   // within the small pool (2 MiB segments, requests up to 1 MiB)
+  uint64_t segments = 0;             // reserved ranges (an expandable segment's mapped pieces count apiece)
+  uint64_t empty_segments = 0;       // segments with no live block: empty_cache would give them back
+  // 1 - largest_free / free_bytes: 0 when all free bytes are one run, near 1
+  // when they are scattered in small pieces (0 when nothing is free).
+  double fragmentation() const;
+};
+
+// Live bytes grouped by where they were allocated.
+struct AllocationSite {
+  uint32_t frame = UINT32_MAX;  // the site frame (snapshot frames row); UINT32_MAX: no stack recorded
+  uint32_t stack = 0;           // one full stack that allocated here (the largest block's)
+  uint64_t bytes = 0, blocks = 0;
+};
+
+struct MemoryState {
+  size_t event = SIZE_MAX;  // the state just after this trace row; SIZE_MAX: the snapshot's final state
+  int64_t time_us = trace::snapshot::kNoTime;
+  MemoryLevels levels;
+  FreeSpace free;
+  std::vector<AllocationSite> sites;  // the largest first, at most top_sites
+  std::vector<size_t> freed_before;   // the latest free_completed rows before the point, latest first
+  uint64_t inconsistent_events = 0;   // events that contradict the state (counted, not applied)
+};
+
+// States at each of `events` (rows of `device`'s history; SIZE_MAX for the
+// final state), in the order asked.
+std::vector<MemoryState> memory_states_at(const trace::snapshot::MemorySnapshot& s, int32_t device,
+                                          const std::vector<size_t>& events, size_t top_sites = 20,
+                                          size_t recent_frees = 10);
+
+// The frame that stands for a stack's allocation site: the innermost frame
+// outside PyTorch itself and outside compiled code (a path through /torch/ or
+// site-packages/, a C/C++/CUDA source, "??"); the innermost frame when all
+// are. UINT32_MAX for an empty stack.
+uint32_t allocation_site(const trace::snapshot::MemorySnapshot& s, uint32_t stack);
+
+}  // namespace stepscope::memory

@@ -1,0 +1,130 @@
+// The snapshot analyses on the synthetic story of
+// tests/data/snapshots/make_snapshots.py, whose every level is known.
+#include <gtest/gtest.h>
+
+#include "memory/snapshot_state.h"
+#include "memory/snapshot_timeline.h"
+#include "test_paths.h"
+#include "trace/snapshot/snapshot_reader.h"
+
+namespace stepscope::memory {
+namespace {
+
+using trace::snapshot::MemorySnapshot;
+constexpr uint64_t MiB = 1 << 20;
+
+std::unique_ptr<MemorySnapshot> story(const char* name = "snapshot_p4.pickle") {
+  auto r = trace::snapshot::read_memory_snapshot(testing::test_data_dir() + "/snapshots/" + name);
+  EXPECT_TRUE(r.snapshot) << r.error;
+  return std::move(r.snapshot);
+}
+
+std::string frame_of(const MemorySnapshot& s, uint32_t f) {
+  return std::string(s.strings.get(s.frames.filename[f])) + ":" + std::string(s.strings.get(s.frames.name[f]));
+}
+
+TEST(SnapshotTimeline, LevelsPeaksAndCountsOfTheStory) {
+  for (const char* name : {"snapshot_p4.pickle", "snapshot_v21_p2.pickle"}) {
+    SCOPED_TRACE(name);
+    const auto s = story(name);
+    const auto timelines = snapshot_timelines(*s);
+    ASSERT_EQ(timelines.size(), 1u);
+    const DeviceTimeline& t = timelines[0];
+    EXPECT_EQ(t.device, 0);
+    EXPECT_EQ(t.events, 9u);
+    EXPECT_EQ(t.end.reserved, 22 * MiB);
+    EXPECT_EQ(t.end.allocated, 12 * MiB + 512);
+    EXPECT_EQ(t.start.allocated, 0u);  // the history starts from an empty device
+    EXPECT_EQ(t.start.reserved, 0u);
+    EXPECT_TRUE(t.inconsistency.empty()) << t.inconsistency;
+    EXPECT_EQ(t.peak.allocated, 18 * MiB);  // the 6 MiB softmax buffer on top of 12 MiB
+    EXPECT_EQ(t.peak_allocated_event, 3u);
+    EXPECT_EQ(t.peak.reserved, 22 * MiB);
+    EXPECT_EQ(t.peak_reserved_event, 6u);
+    EXPECT_EQ(t.segment_allocs, 2u);
+    EXPECT_EQ(t.allocs, 4u);
+    EXPECT_EQ(t.frees, 1u);
+    EXPECT_EQ(t.ooms, 1u);
+    ASSERT_EQ(t.series.size(), 9u);
+    EXPECT_EQ(t.series[3].max.allocated, 18 * MiB);
+    EXPECT_EQ(t.series[4].max.allocated, 12 * MiB);  // free_requested
+    EXPECT_EQ(t.series[4].max.active, 18 * MiB);     // still in use until free_completed
+    EXPECT_EQ(t.series[5].max.active, 12 * MiB);
+  }
+}
+
+TEST(SnapshotTimeline, SeriesBucketsKeepTheMaximum) {
+  const auto s = story();
+  const auto t = snapshot_timelines(*s, 4)[0];
+  ASSERT_EQ(t.series.size(), 3u);  // 9 events in buckets of 3
+  EXPECT_EQ(t.series[0].max.allocated, 12 * MiB);
+  EXPECT_EQ(t.series[1].max.allocated, 18 * MiB);
+  EXPECT_EQ(t.series[2].max.reserved, 22 * MiB);
+  EXPECT_EQ(t.series[2].event, 8u);
+}
+
+TEST(SnapshotTimeline, AHistoryThatDoesNotAddUpIsSaid) {
+  auto s = story();
+  s->trace.size[1] = 100 * MiB;  // an alloc larger than anything the final state holds
+  const auto t = snapshot_timelines(*s)[0];
+  EXPECT_NE(t.inconsistency.find("does not add up"), std::string::npos);
+  EXPECT_EQ(t.start.allocated, 0u);  // clamped, not wrapped around
+}
+
+TEST(SnapshotState, StatesAtThePeakAndAtTheOom) {
+  const auto s = story();
+  const auto states = memory_states_at(*s, 0, {8, 3, 5, SIZE_MAX});
+  ASSERT_EQ(states.size(), 4u);
+  // At the OOM (the last event): the final state.
+  const MemoryState& oom = states[0];
+  EXPECT_EQ(oom.levels.reserved, 22 * MiB);
+  EXPECT_EQ(oom.levels.allocated, 12 * MiB + 512);
+  EXPECT_EQ(oom.free.free_bytes, 10 * MiB - 512);
+  EXPECT_EQ(oom.free.largest_free, 8 * MiB);
+  EXPECT_EQ(oom.free.largest_free_large, 8 * MiB);
+  EXPECT_EQ(oom.free.largest_free_small, 2 * MiB - 512);
+  EXPECT_EQ(oom.free.segments, 2u);
+  EXPECT_EQ(oom.free.empty_segments, 0u);
+  EXPECT_NEAR(oom.free.fragmentation(), 1.0 - 8.0 / (10.0 - 512.0 / MiB), 1e-12);
+  EXPECT_EQ(oom.time_us, 1'008'000);
+  ASSERT_EQ(oom.freed_before.size(), 1u);
+  EXPECT_EQ(oom.freed_before[0], 5u);
+  // At the peak of allocated memory (after the 6 MiB alloc): three live
+  // blocks, two of them from softmax; the small segment does not exist yet.
+  const MemoryState& peak = states[1];
+  EXPECT_EQ(peak.levels.allocated, 18 * MiB);
+  EXPECT_EQ(peak.levels.reserved, 20 * MiB);
+  EXPECT_EQ(peak.free.largest_free, 2 * MiB);
+  EXPECT_EQ(peak.free.segments, 1u);
+  ASSERT_EQ(peak.sites.size(), 2u);
+  EXPECT_EQ(frame_of(*s, peak.sites[0].frame), "attn.py:softmax");
+  EXPECT_EQ(peak.sites[0].bytes, 10 * MiB);
+  EXPECT_EQ(peak.sites[0].blocks, 2u);
+  EXPECT_EQ(frame_of(*s, peak.sites[1].frame), "model.py:forward");
+  EXPECT_TRUE(peak.freed_before.empty());
+  EXPECT_EQ(peak.inconsistent_events, 0u);
+  // After the 6 MiB block went back: active back to 12 MiB.
+  EXPECT_EQ(states[2].levels.active, 12 * MiB);
+  EXPECT_EQ(states[3].levels.reserved, 22 * MiB);
+}
+
+TEST(SnapshotState, AllocationSiteSkipsPyTorchAndNativeFrames) {
+  auto s = story();
+  // A stack as record_context_cpp gives it: C++ and torch frames inside user code.
+  const auto file = [&](const char* f) { return s->strings.intern(f); };
+  const uint32_t first = static_cast<uint32_t>(s->frames.rows());
+  for (const char* f : {"??", "c10/cuda/CUDACachingAllocator.cpp", "/usr/lib/python3/site-packages/torch/nn/functional.py",
+                        "/home/me/train.py"}) {
+    s->frames.filename.push_back(file(f));
+    s->frames.name.push_back(file("fn"));
+    s->frames.line.push_back(1);
+  }
+  const uint32_t stack = static_cast<uint32_t>(s->stacks.rows());
+  for (uint32_t f = first; f < first + 4; ++f) s->stacks.frames.push_back(f);
+  s->stacks.offsets.push_back(static_cast<uint32_t>(s->stacks.frames.size()));
+  EXPECT_EQ(allocation_site(*s, stack), first + 3);
+  EXPECT_EQ(allocation_site(*s, 0), UINT32_MAX);
+}
+
+}  // namespace
+}  // namespace stepscope::memory
