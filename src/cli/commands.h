@@ -8,6 +8,8 @@ namespace stepscope::cli {
 
 void register_analyze(CLI::App& app);
 void register_diff(CLI::App& app);
+// Adds `memory` (PyTorch memory snapshots).
+void register_memory(CLI::App& app);
 void register_bench(CLI::App& app);
 // Adds `plan` (and `plan validate`); returns it so other plan subcommands can attach.
 CLI::App* register_plan(CLI::App& app);

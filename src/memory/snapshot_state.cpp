@@ -194,8 +194,9 @@ uint32_t allocation_site(const MemorySnapshot& s, uint32_t stack) {
   return s.stacks.frames[begin];
 }
 
-std::vector<MemoryState> memory_states_at(const MemorySnapshot& s, int32_t device, const std::vector<size_t>& events,
-                                          size_t top_sites, size_t recent_frees) {
+std::vector<MemoryState> memory_states_after(const MemorySnapshot& s, int32_t device,
+                                             const std::vector<size_t>& applied, size_t top_sites,
+                                             size_t recent_frees) {
   // This device's rows.
   size_t first = SIZE_MAX, last = 0;
   for (size_t e = 0; e < s.trace.rows(); ++e)
@@ -215,23 +216,24 @@ std::vector<MemoryState> memory_states_at(const MemorySnapshot& s, int32_t devic
     }
   }
   // Visit the asked points from the latest to the earliest while taking events back.
-  std::vector<size_t> order(events.size());
+  std::vector<size_t> order(applied.size());
   std::iota(order.begin(), order.end(), 0);
-  auto point = [&](size_t i) { return events[i] == SIZE_MAX ? last : std::min(events[i] + 1, last); };
+  // The state "after row point(i) - 1": first + applied events, at most all of them.
+  auto point = [&](size_t i) { return first + std::min(applied[i], last - first); };
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return point(a) > point(b); });
-  std::vector<MemoryState> out(events.size());
+  std::vector<MemoryState> out(applied.size());
   Unwinder u(s, device);
   size_t cursor = last;  // the state is "after row cursor - 1"
   for (size_t i : order) {
-    const size_t target = std::max(point(i), first);
+    const size_t target = point(i);
     while (cursor > target) {
       --cursor;
       const auto it = alloc_stack_of_free.find(cursor);
       u.undo(cursor, it != alloc_stack_of_free.end() ? it->second : 0);
     }
     MemoryState& st = out[i];
-    st.event = events[i];
-    if (events[i] != SIZE_MAX && events[i] < s.trace.rows()) st.time_us = s.trace.time_us[events[i]];
+    st.applied = target - first;
+    if (target > first) st.event = target - 1, st.time_us = s.trace.time_us[target - 1];
     st.levels = u.levels();
     st.free = u.free_space();
     st.inconsistent_events = u.inconsistent();
@@ -250,7 +252,7 @@ std::vector<MemoryState> memory_states_at(const MemorySnapshot& s, int32_t devic
       return a.bytes != b.bytes ? a.bytes > b.bytes : a.frame < b.frame;
     });
     if (st.sites.size() > top_sites) st.sites.resize(top_sites);
-    for (size_t e = std::min(target, last); e > first && st.freed_before.size() < recent_frees; --e)
+    for (size_t e = target; e > first && st.freed_before.size() < recent_frees; --e)
       if (s.trace.action[e - 1] == TraceAction::kFreeCompleted) st.freed_before.push_back(e - 1);
   }
   return out;

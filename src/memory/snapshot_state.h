@@ -34,8 +34,9 @@ struct AllocationSite {
 };
 
 struct MemoryState {
-  size_t event = SIZE_MAX;  // the state just after this trace row; SIZE_MAX: the snapshot's final state
-  int64_t time_us = trace::snapshot::kNoTime;
+  size_t applied = 0;       // the state after this many of the device's events (all of them: the snapshot)
+  size_t event = SIZE_MAX;  // the trace row of the last event applied; SIZE_MAX when none was
+  int64_t time_us = trace::snapshot::kNoTime;  // that event's time
   MemoryLevels levels;
   FreeSpace free;
   std::vector<AllocationSite> sites;  // the largest first, at most top_sites
@@ -43,11 +44,12 @@ struct MemoryState {
   uint64_t inconsistent_events = 0;   // events that contradict the state (counted, not applied)
 };
 
-// States at each of `events` (rows of `device`'s history; SIZE_MAX for the
-// final state), in the order asked.
-std::vector<MemoryState> memory_states_at(const trace::snapshot::MemorySnapshot& s, int32_t device,
-                                          const std::vector<size_t>& events, size_t top_sites = 20,
-                                          size_t recent_frees = 10);
+// States after the first `applied[i]` events of `device`'s history (0: before
+// any; the number of events, or more: the snapshot's final state), in the
+// order asked.
+std::vector<MemoryState> memory_states_after(const trace::snapshot::MemorySnapshot& s, int32_t device,
+                                             const std::vector<size_t>& applied, size_t top_sites = 20,
+                                             size_t recent_frees = 10);
 
 // The frame that stands for a stack's allocation site: the innermost frame
 // outside PyTorch itself and outside compiled code (a path through /torch/ or

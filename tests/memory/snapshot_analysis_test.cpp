@@ -73,7 +73,7 @@ TEST(SnapshotTimeline, AHistoryThatDoesNotAddUpIsSaid) {
 
 TEST(SnapshotState, StatesAtThePeakAndAtTheOom) {
   const auto s = story();
-  const auto states = memory_states_at(*s, 0, {8, 3, 5, SIZE_MAX});
+  const auto states = memory_states_after(*s, 0, {9, 4, 6, 100});
   ASSERT_EQ(states.size(), 4u);
   // At the OOM (the last event): the final state.
   const MemoryState& oom = states[0];
@@ -87,6 +87,8 @@ TEST(SnapshotState, StatesAtThePeakAndAtTheOom) {
   EXPECT_EQ(oom.free.empty_segments, 0u);
   EXPECT_NEAR(oom.free.fragmentation(), 1.0 - 8.0 / (10.0 - 512.0 / MiB), 1e-12);
   EXPECT_EQ(oom.time_us, 1'008'000);
+  EXPECT_EQ(oom.event, 8u);
+  EXPECT_EQ(oom.applied, 9u);
   ASSERT_EQ(oom.freed_before.size(), 1u);
   EXPECT_EQ(oom.freed_before[0], 5u);
   // At the peak of allocated memory (after the 6 MiB alloc): three live
@@ -106,6 +108,13 @@ TEST(SnapshotState, StatesAtThePeakAndAtTheOom) {
   // After the 6 MiB block went back: active back to 12 MiB.
   EXPECT_EQ(states[2].levels.active, 12 * MiB);
   EXPECT_EQ(states[3].levels.reserved, 22 * MiB);
+  EXPECT_EQ(states[3].applied, 9u);  // more than the history: the final state
+  // Before any event: nothing reserved, nothing live.
+  const MemoryState start = memory_states_after(*s, 0, {0})[0];
+  EXPECT_EQ(start.levels.reserved, 0u);
+  EXPECT_EQ(start.levels.active, 0u);
+  EXPECT_EQ(start.event, SIZE_MAX);
+  EXPECT_EQ(start.inconsistent_events, 0u);
 }
 
 TEST(SnapshotState, AllocationSiteSkipsPyTorchAndNativeFrames) {

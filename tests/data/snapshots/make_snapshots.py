@@ -21,6 +21,12 @@ they tell is known, so tests can assert exact numbers:
   snapshot_v21_p2.pickle: the PyTorch 2.1 shape (no block addresses, no
   time_us, no allocator_settings, no is_expandable), protocol 2.
   snapshot_p{0,1,2,3,4,5}.pickle: the current shape at each protocol.
+
+  fragmented_p4.pickle: an OOM caused by fragmentation. One 40 MiB large
+  segment; ten 4 MiB tensors allocated one after another (model.py:forward),
+  then every other one freed (blocks 1, 3, 5, 7, 9): 20 MiB free in the
+  segment but no free run longer than 4 MiB. An 8 MiB request then fails
+  with 2 MiB free on the device: 22 MiB free in total, no block of 8 MiB.
 """
 
 import os
@@ -83,12 +89,36 @@ def snapshot(old=False):
     return snap
 
 
+def fragmented():
+    seg = {"address": BASE, "total_size": 40 * MiB, "stream": STREAM, "segment_type": "large",
+           "allocated_size": 20 * MiB, "active_size": 20 * MiB, "requested_size": 20 * MiB, "device": 0,
+           "is_expandable": False, "segment_pool_id": (0, 0), "frames": [], "blocks": []}
+    for i in range(10):
+        live = i % 2 == 0
+        seg["blocks"].append({"address": BASE + 4 * MiB * i, "size": 4 * MiB, "requested_size": 4 * MiB if live else 0,
+                              "state": "active_allocated" if live else "inactive", "frames": FWD if live else []})
+    trace = [{"action": "segment_alloc", "addr": BASE, "size": 40 * MiB, "stream": STREAM, "frames": FWD}]
+    for i in range(10):
+        trace.append({"action": "alloc", "addr": BASE + 4 * MiB * i, "size": 4 * MiB, "stream": STREAM, "frames": FWD})
+    for i in range(1, 10, 2):
+        for action in ("free_requested", "free_completed"):
+            trace.append({"action": action, "addr": BASE + 4 * MiB * i, "size": 4 * MiB, "stream": STREAM,
+                          "frames": FWD})
+    trace.append({"action": "oom", "size": 8 * MiB, "stream": STREAM, "device_free": 2 * MiB, "frames": SOFTMAX})
+    for n, e in enumerate(trace):
+        e["time_us"] = 5_000_000 + 100 * n
+    return {"segments": [seg], "device_traces": [trace],
+            "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "", "expandable_segments": False}}
+
+
 def main():
     with open(os.path.join(HERE, "snapshot_v21_p2.pickle"), "wb") as f:
         pickle.dump(snapshot(old=True), f, protocol=2)
     for p in (0, 1, 2, 3, 4, 5):
         with open(os.path.join(HERE, f"snapshot_p{p}.pickle"), "wb") as f:
             pickle.dump(snapshot(), f, protocol=p)
+    with open(os.path.join(HERE, "fragmented_p4.pickle"), "wb") as f:
+        pickle.dump(fragmented(), f, protocol=4)
 
 
 if __name__ == "__main__":

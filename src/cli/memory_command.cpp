@@ -1,0 +1,58 @@
+// `stepscope memory SNAPSHOT`: read a PyTorch memory snapshot (the pickle of
+// torch.cuda.memory._dump_snapshot()) and report peaks, fragmentation, live
+// memory by allocation site, and the cause of each OOM.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/messages.h"
+#include "cli/output_file.h"
+#include "memory/snapshot_report.h"
+#include "report/memory_json.h"
+#include "report/memory_terminal.h"
+#include "trace/snapshot/snapshot_reader.h"
+
+namespace stepscope::cli {
+namespace {
+
+struct MemoryArgs {
+  std::string snapshot;
+  std::string json_path;
+  int top = 10;
+  bool quiet = false;
+};
+
+int run_memory(const MemoryArgs& args) {
+  report::AtomicOutput json_out;
+  if (!open_output(args.json_path, json_out)) return 2;
+  const trace::snapshot::SnapshotReadResult r = trace::snapshot::read_memory_snapshot(args.snapshot);
+  if (!r.snapshot) {
+    print_error(r.error);
+    return 2;
+  }
+  const memory::MemoryReport rep = memory::build_memory_report(*r.snapshot, args.snapshot, static_cast<size_t>(args.top));
+  for (const auto& w : rep.warnings)
+    print_warning(fmt::format("{}: {} x{} (first at offset {})", args.snapshot, w.what, w.count, w.first_offset));
+  if (json_out.ok() && !finish_output(json_out, report::build_memory_json(rep).dump(1) + "\n")) return 2;
+  if (!args.quiet && args.json_path != "-" &&
+      !write_stdout(report::render_memory_terminal(rep, static_cast<size_t>(args.top))))
+    return 2;
+  return 0;
+}
+
+}  // namespace
+
+void register_memory(CLI::App& app) {
+  auto args = std::make_shared<MemoryArgs>();
+  auto* cmd = app.add_subcommand(
+      "memory", "Read a PyTorch CUDA memory snapshot: peaks, fragmentation, live memory by allocation site, OOM causes");
+  cmd->add_option("snapshot", args->snapshot,
+                  "the pickle of torch.cuda.memory._dump_snapshot() (gzip-compressed is fine)")
+      ->required();
+  cmd->add_option("--json", args->json_path, "write the JSON report to FILE ('-' for stdout)");
+  cmd->add_option("--top", args->top, "allocation sites listed per state (default 10)")->check(CLI::Range(1, 100000));
+  cmd->add_flag("-q,--quiet", args->quiet, "no terminal report");
+  cmd->callback([args] { set_exit_code(run_memory(*args)); });
+}
+
+}  // namespace stepscope::cli

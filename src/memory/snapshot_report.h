@@ -1,0 +1,75 @@
+// What `stepscope memory` reports about one snapshot, computed here and
+// rendered by report/memory_*: per device, the timeline's levels and peaks,
+// the allocator's state at the peak of allocated memory and at the
+// snapshot, and each OOM with its cause. Frame and stack texts are resolved
+// here, so the renderers need nothing but this struct.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memory/snapshot_state.h"
+#include "memory/snapshot_timeline.h"
+#include "trace/snapshot/memory_snapshot.h"
+
+namespace stepscope::memory {
+
+struct SiteText {
+  std::string site;   // "file:line name" of the allocation site ("(no stack recorded)" without frames)
+  std::string stack;  // the example stack, innermost first, " < " between frames
+  uint64_t bytes = 0, blocks = 0;
+};
+
+struct FreedText {
+  size_t event = 0;
+  int64_t time_us = trace::snapshot::kNoTime;
+  uint64_t bytes = 0;
+  std::string site;  // where the freed block was allocated
+};
+
+struct StateReport {
+  MemoryState state;  // sites and freed_before as rows; the texts below
+  std::vector<SiteText> sites;
+  std::vector<FreedText> freed_before;
+};
+
+enum class OomCause {
+  kFragmentation,  // enough bytes free in total (cached + on the device), no free block large enough
+  kCapacity,       // not enough bytes free anywhere
+  kOther,          // a cached free block was large enough: another stream's, or the request's pool differs
+};
+std::string_view oom_cause_name(OomCause c);
+
+struct OomReport {
+  size_t event = 0;
+  int64_t time_us = trace::snapshot::kNoTime;
+  uint64_t requested = 0;    // bytes the failed allocation asked for
+  uint64_t device_free = 0;  // bytes CUDA still had free
+  uint64_t largest_free_in_pool = 0;  // the largest free cached block in the request's pool
+  OomCause cause = OomCause::kOther;
+  std::string explanation;   // one sentence with the numbers
+  StateReport before;        // the state just before the failed request
+};
+
+struct DeviceReport {
+  DeviceTimeline timeline;
+  StateReport at_peak;   // at the peak of allocated memory
+  StateReport at_end;    // at the snapshot
+  std::vector<OomReport> ooms;
+};
+
+struct MemoryReport {
+  std::string file;
+  int pickle_protocol = 0;
+  uint64_t file_bytes = 0;
+  trace::snapshot::AllocatorSettings settings;
+  std::vector<DeviceReport> devices;
+  std::vector<trace::snapshot::SnapshotWarning> warnings;
+  int64_t first_time_us = trace::snapshot::kNoTime;  // the earliest event time (times are shown from here)
+};
+
+MemoryReport build_memory_report(const trace::snapshot::MemorySnapshot& s, const std::string& file,
+                                 size_t top_sites = 20, size_t max_ooms = 20);
+
+}  // namespace stepscope::memory

@@ -1,0 +1,99 @@
+#include "report/memory_json.h"
+
+namespace stepscope::report {
+namespace {
+
+using nlohmann::ordered_json;
+using trace::snapshot::kNoTime;
+
+ordered_json time_or_null(int64_t t) { return t == kNoTime ? ordered_json(nullptr) : ordered_json(t); }
+ordered_json event_or_null(size_t e) { return e == SIZE_MAX ? ordered_json(nullptr) : ordered_json(e); }
+
+ordered_json levels(const memory::MemoryLevels& l) {
+  return {{"allocated_bytes", l.allocated}, {"active_bytes", l.active}, {"reserved_bytes", l.reserved}};
+}
+
+ordered_json state(const memory::StateReport& r) {
+  const memory::MemoryState& s = r.state;
+  ordered_json j = {{"events_applied", s.applied}, {"event", event_or_null(s.event)}, {"time_us", time_or_null(s.time_us)}};
+  j.update(levels(s.levels));
+  j["free_bytes"] = s.free.free_bytes;
+  j["largest_free_block_bytes"] = s.free.largest_free;
+  j["largest_free_block_large_pool_bytes"] = s.free.largest_free_large;
+  j["largest_free_block_small_pool_bytes"] = s.free.largest_free_small;
+  j["segments"] = s.free.segments;
+  j["empty_segments"] = s.free.empty_segments;
+  j["fragmentation"] = s.free.fragmentation();
+  j["inconsistent_events"] = s.inconsistent_events;
+  ordered_json sites = ordered_json::array();
+  for (const memory::SiteText& t : r.sites)
+    sites.push_back({{"site", t.site}, {"bytes", t.bytes}, {"blocks", t.blocks}, {"stack", t.stack}});
+  j["live_by_site"] = std::move(sites);
+  ordered_json freed = ordered_json::array();
+  for (const memory::FreedText& f : r.freed_before)
+    freed.push_back({{"event", f.event}, {"time_us", time_or_null(f.time_us)}, {"bytes", f.bytes}, {"site", f.site}});
+  j["freed_before"] = std::move(freed);
+  return j;
+}
+
+}  // namespace
+
+ordered_json build_memory_json(const memory::MemoryReport& rep) {
+  ordered_json j;
+  j["schema_version"] = kMemoryJsonSchemaVersion;
+  j["file"] = rep.file;
+  j["pickle_protocol"] = rep.pickle_protocol;
+  j["file_bytes"] = rep.file_bytes;
+  const trace::snapshot::AllocatorSettings& a = rep.settings;
+  j["allocator_settings"] =
+      a.present ? ordered_json{{"expandable_segments", a.expandable_segments < 0 ? ordered_json(nullptr)
+                                                                                 : ordered_json(a.expandable_segments == 1)},
+                               {"max_split_size_bytes", a.max_split_size < 0 ? ordered_json(nullptr) : ordered_json(a.max_split_size)},
+                               {"garbage_collection_threshold",
+                                a.garbage_collection_threshold < 0 ? ordered_json(nullptr)
+                                                                   : ordered_json(a.garbage_collection_threshold)},
+                               {"conf", a.conf}}
+                : ordered_json(nullptr);
+  ordered_json devices = ordered_json::array();
+  for (const memory::DeviceReport& d : rep.devices) {
+    const memory::DeviceTimeline& t = d.timeline;
+    ordered_json dj = {{"device", t.device}, {"events", t.events}};
+    dj["start"] = levels(t.start);
+    dj["end"] = levels(t.end);
+    dj["peak"] = levels(t.peak);
+    dj["peak_allocated_event"] = event_or_null(t.peak_allocated_event);
+    dj["peak_reserved_event"] = event_or_null(t.peak_reserved_event);
+    dj["churn"] = {{"segment_allocs", t.segment_allocs}, {"segment_frees", t.segment_frees}, {"allocs", t.allocs},
+                   {"frees", t.frees}, {"ooms", t.ooms}};
+    dj["inconsistency"] = t.inconsistency.empty() ? ordered_json(nullptr) : ordered_json(t.inconsistency);
+    dj["at_peak_allocated"] = state(d.at_peak);
+    dj["at_snapshot"] = state(d.at_end);
+    ordered_json ooms = ordered_json::array();
+    for (const memory::OomReport& o : d.ooms) {
+      ordered_json oj = {{"event", o.event},
+                         {"time_us", time_or_null(o.time_us)},
+                         {"requested_bytes", o.requested},
+                         {"device_free_bytes", o.device_free},
+                         {"largest_free_block_in_pool_bytes", o.largest_free_in_pool},
+                         {"cause", std::string(memory::oom_cause_name(o.cause))},
+                         {"explanation", o.explanation}};
+      oj["before"] = state(o.before);
+      ooms.push_back(std::move(oj));
+    }
+    dj["ooms"] = std::move(ooms);
+    ordered_json series = ordered_json::array();
+    for (const memory::TimelinePoint& p : t.series)
+      series.push_back({p.event, time_or_null(p.time_us), p.max.allocated, p.max.active, p.max.reserved});
+    dj["series_columns"] = {"event", "time_us", "max_allocated_bytes", "max_active_bytes", "max_reserved_bytes"};
+    dj["series"] = std::move(series);
+    devices.push_back(std::move(dj));
+  }
+  j["devices"] = std::move(devices);
+  ordered_json warnings = ordered_json::array();
+  for (const auto& w : rep.warnings)
+    warnings.push_back({{"what", w.what}, {"count", w.count}, {"first_offset", w.first_offset}});
+  j["warnings"] = std::move(warnings);
+  return j;
+}
+
+}  // namespace stepscope::report

@@ -1,0 +1,16 @@
+// The versioned JSON output of `stepscope memory --json` (schema in
+// docs/json_schema.md, "stepscope memory"): bytes as integers, times in µs
+// as the snapshot gives them, a value that is not known is null.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "memory/snapshot_report.h"
+
+namespace stepscope::report {
+
+inline constexpr int kMemoryJsonSchemaVersion = 1;
+
+nlohmann::ordered_json build_memory_json(const memory::MemoryReport& report);
+
+}  // namespace stepscope::report

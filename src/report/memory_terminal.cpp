@@ -1,0 +1,89 @@
+#include "report/memory_terminal.h"
+
+#include <fmt/format.h>
+
+#include "report/printable_text.h"
+#include "report/text_table.h"
+
+namespace stepscope::report {
+namespace {
+
+using trace::snapshot::kNoTime;
+
+// Times from the first recorded event, in ms ("" when the file has none).
+std::string when(const memory::MemoryReport& rep, size_t event, int64_t time_us) {
+  if (event == SIZE_MAX) return "before the history";
+  std::string s = fmt::format("event {}", fmt_count(static_cast<int64_t>(event)));
+  if (time_us != kNoTime && rep.first_time_us != kNoTime)
+    s += fmt::format(" (t = +{} ms)", fmt_ms(static_cast<double>(time_us - rep.first_time_us)));
+  return s;
+}
+
+std::string sites_table(const std::vector<memory::SiteText>& sites, size_t top) {
+  if (sites.empty()) return "    (nothing live)\n";
+  TextTable t;
+  t.add_column("live");
+  t.add_column("blocks");
+  t.add_column("allocated at", TextTable::Align::kLeft);
+  for (size_t i = 0; i < sites.size() && i < top; ++i)
+    t.add_row({fmt_bytes(static_cast<double>(sites[i].bytes)), fmt_count(static_cast<int64_t>(sites[i].blocks)),
+               printable_text(sites[i].site)});
+  return t.render(4);
+}
+
+std::string free_line(const memory::MemoryState& s) {
+  return fmt::format("allocated {}, reserved {}, free inside segments {} ({} segments, {} empty), largest free "
+                     "block {}, fragmentation {:.2f}",
+                     fmt_bytes(static_cast<double>(s.levels.allocated)), fmt_bytes(static_cast<double>(s.levels.reserved)),
+                     fmt_bytes(static_cast<double>(s.free.free_bytes)), s.free.segments, s.free.empty_segments,
+                     fmt_bytes(static_cast<double>(s.free.largest_free)), s.free.fragmentation());
+}
+
+}  // namespace
+
+std::string render_memory_terminal(const memory::MemoryReport& rep, size_t top_sites) {
+  std::string out = fmt::format("stepscope memory: {} (pickle protocol {}, {})\n", printable_text(rep.file),
+                                rep.pickle_protocol, fmt_bytes(static_cast<double>(rep.file_bytes)));
+  const trace::snapshot::AllocatorSettings& a = rep.settings;
+  if (a.present)
+    out += fmt::format("allocator: expandable_segments {}{}{}\n",
+                       a.expandable_segments < 0 ? "not given" : a.expandable_segments ? "on" : "off",
+                       a.max_split_size > 0 ? fmt::format(", max_split_size {}", fmt_bytes(static_cast<double>(a.max_split_size))) : "",
+                       a.conf.empty() ? "" : fmt::format(" (PYTORCH_CUDA_ALLOC_CONF={})", printable_text(a.conf)));
+  else
+    out += "allocator: settings not in the file (PyTorch before 2.4)\n";
+  for (const memory::DeviceReport& d : rep.devices) {
+    const memory::DeviceTimeline& t = d.timeline;
+    out += fmt::format("\ndevice {}: {} events recorded\n", t.device, fmt_count(static_cast<int64_t>(t.events)));
+    if (!t.inconsistency.empty()) out += "  warning: " + t.inconsistency + "\n";
+    out += fmt::format("  peak allocated {} at {}\n", fmt_bytes(static_cast<double>(t.peak.allocated)),
+                       when(rep, t.peak_allocated_event, t.peak_allocated_event == SIZE_MAX ? kNoTime : d.at_peak.state.time_us));
+    out += fmt::format("  peak reserved  {} at {}\n", fmt_bytes(static_cast<double>(t.peak.reserved)),
+                       t.peak_reserved_event == SIZE_MAX ? std::string("before the history")
+                                                         : fmt::format("event {}", fmt_count(static_cast<int64_t>(t.peak_reserved_event))));
+    out += fmt::format("  churn: {} cudaMalloc (segment_alloc), {} cudaFree (segment_free), {} allocs, {} frees, {} OOMs\n",
+                       fmt_count(static_cast<int64_t>(t.segment_allocs)), fmt_count(static_cast<int64_t>(t.segment_frees)),
+                       fmt_count(static_cast<int64_t>(t.allocs)), fmt_count(static_cast<int64_t>(t.frees)),
+                       fmt_count(static_cast<int64_t>(t.ooms)));
+    out += "  at the snapshot: " + free_line(d.at_end.state) + "\n";
+    out += "  at the peak of allocated memory: " + free_line(d.at_peak.state) + "\n";
+    out += sites_table(d.at_peak.sites, top_sites);
+    for (const memory::OomReport& o : d.ooms) {
+      out += fmt::format("\n  OOM at {}: {}\n", when(rep, o.event, o.time_us), o.explanation);
+      out += "    live just before, by allocation site:\n";
+      out += sites_table(o.before.sites, top_sites);
+      if (!o.before.freed_before.empty()) {
+        out += "    freed just before:\n";
+        for (const memory::FreedText& f : o.before.freed_before)
+          out += fmt::format("      {} at {}, allocated at {}\n", fmt_bytes(static_cast<double>(f.bytes)),
+                             when(rep, f.event, f.time_us), printable_text(f.site));
+      }
+    }
+  }
+  for (const auto& w : rep.warnings)
+    out += fmt::format("\nwarning: {} x{} (first at offset {})", w.what, w.count, w.first_offset);
+  if (!rep.warnings.empty()) out += "\n";
+  return out;
+}
+
+}  // namespace stepscope::report

@@ -1,0 +1,77 @@
+// `stepscope memory` as a user runs it: the report of a snapshot, its JSON,
+// the OOM verdicts of the synthetic stories (tests/data/snapshots/), and
+// bad files refused in one line with exit status 2.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "cli_run.h"
+
+namespace stepscope::testing {
+namespace {
+
+std::string snap(const std::string& name) { return test_data_dir() + "/snapshots/" + name; }
+
+TEST(MemoryCommand, ReportsPeaksSitesAndTheOomCause) {
+  TempDir dir;
+  const CliRun r = run_cli(dir, {"memory", snap("snapshot_p5.pickle")});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("peak allocated 18.00 MiB at event 3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("attn.py:7 softmax"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("OOM at event 8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("capacity: 12.0 MiB requested"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err_lines.empty());
+}
+
+TEST(MemoryCommand, JsonOfAFragmentationOom) {
+  TempDir dir;
+  const std::string json = dir.file("m.json");
+  const CliRun r = run_cli(dir, {"memory", snap("fragmented_p4.pickle"), "--json", json, "-q"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(r.out.empty());
+  std::ifstream f(json);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["schema_version"], 1);
+  ASSERT_EQ(j["devices"].size(), 1u);
+  const auto& d = j["devices"][0];
+  EXPECT_EQ(d["peak"]["allocated_bytes"], 40 << 20);
+  EXPECT_EQ(d["churn"]["ooms"], 1);
+  ASSERT_EQ(d["ooms"].size(), 1u);
+  const auto& oom = d["ooms"][0];
+  EXPECT_EQ(oom["cause"], "fragmentation");
+  EXPECT_EQ(oom["requested_bytes"], 8 << 20);
+  EXPECT_EQ(oom["largest_free_block_in_pool_bytes"], 4 << 20);
+  EXPECT_EQ(oom["before"]["free_bytes"], 20 << 20);
+  EXPECT_NEAR(oom["before"]["fragmentation"].get<double>(), 0.8, 1e-12);
+  EXPECT_EQ(oom["before"]["live_by_site"][0]["site"], "model.py:42 forward");
+  EXPECT_EQ(oom["before"]["freed_before"].size(), 5u);
+  EXPECT_EQ(j["allocator_settings"]["expandable_segments"], false);
+}
+
+TEST(MemoryCommand, BadFilesAreOneLineErrors) {
+  TempDir dir;
+  const std::string evil = dir.file("evil.pickle");
+  {
+    std::ofstream f(evil, std::ios::binary);
+    f << std::string("\x80\x02", 2) << "cposix\nsystem\n" << std::string("q\x00.", 3);
+  }
+  const std::string truncated = dir.file("cut.pickle");
+  {
+    std::ifstream in(snap("snapshot_p4.pickle"), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  for (const auto& [file, want] : {std::pair{evil, std::string("GLOBAL at offset 2")},
+                                   std::pair{truncated, std::string("truncated pickle")},
+                                   std::pair{dir.file("missing.pickle"), std::string("missing.pickle")}}) {
+    const CliRun r = run_cli(dir, {"memory", file});
+    EXPECT_EQ(r.exit_code, 2) << file;
+    ASSERT_EQ(r.err_lines.size(), 1u) << file;
+    EXPECT_NE(r.err_lines[0].find(want), std::string::npos) << r.err_lines[0];
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
+}  // namespace
+}  // namespace stepscope::testing
