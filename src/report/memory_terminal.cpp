@@ -12,7 +12,7 @@ using trace::snapshot::kNoTime;
 
 // Times from the first recorded event, in ms ("" when the file has none).
 std::string when(const memory::MemoryReport& rep, size_t event, int64_t time_us) {
-  if (event == SIZE_MAX) return "before the history";
+  if (event == SIZE_MAX) return "the start of the history";
   std::string s = fmt::format("event {}", fmt_count(static_cast<int64_t>(event)));
   if (time_us != kNoTime && rep.first_time_us != kNoTime)
     s += fmt::format(" (t = +{} ms)", fmt_ms(static_cast<double>(time_us - rep.first_time_us)));
@@ -59,7 +59,7 @@ std::string render_memory_terminal(const memory::MemoryReport& rep, size_t top_s
     out += fmt::format("  peak allocated {} at {}\n", fmt_bytes(static_cast<double>(t.peak.allocated)),
                        when(rep, t.peak_allocated_event, t.peak_allocated_event == SIZE_MAX ? kNoTime : d.at_peak.state.time_us));
     out += fmt::format("  peak reserved  {} at {}\n", fmt_bytes(static_cast<double>(t.peak.reserved)),
-                       t.peak_reserved_event == SIZE_MAX ? std::string("before the history")
+                       t.peak_reserved_event == SIZE_MAX ? std::string("the start of the history")
                                                          : fmt::format("event {}", fmt_count(static_cast<int64_t>(t.peak_reserved_event))));
     out += fmt::format("  churn: {} cudaMalloc (segment_alloc), {} cudaFree (segment_free), {} allocs, {} frees, {} OOMs\n",
                        fmt_count(static_cast<int64_t>(t.segment_allocs)), fmt_count(static_cast<int64_t>(t.segment_frees)),

@@ -25,6 +25,7 @@ enum class TraceAction : uint8_t {
   kSegmentUnmap,   // expandable segments: pages unmapped
   kSnapshot,       // a snapshot was taken here
   kOom,            // an allocation failed: size = the request, device_free = what CUDA still had
+  kAnnotate,       // a user annotation (PyTorch 2.14+); no memory changes
   kOther,          // an action this reader does not know (kept, counted)
 };
 std::string_view trace_action_name(TraceAction a);

@@ -52,6 +52,29 @@ bool raw_unicode_escape(std::string_view in, std::string& out) {
 
 }  // namespace
 
+bool is_refused(PickleOp op) {
+  switch (op) {
+    case PickleOp::kGlobal:
+    case PickleOp::kInst:
+    case PickleOp::kStackGlobal:
+    case PickleOp::kReduce:
+    case PickleOp::kBuild:
+    case PickleOp::kObj:
+    case PickleOp::kNewObj:
+    case PickleOp::kNewObjEx:
+    case PickleOp::kPersId:
+    case PickleOp::kBinPersId:
+    case PickleOp::kExt1:
+    case PickleOp::kExt2:
+    case PickleOp::kExt4:
+    case PickleOp::kNextBuffer:
+    case PickleOp::kReadOnlyBuffer:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string refusal(const PickleInstr& in) {
   switch (in.op) {
     case PickleOp::kGlobal:
@@ -85,7 +108,7 @@ PickleMachine::PickleMachine(ValueArena& arena, PickleSink& sink, const std::vec
 
 PickleMachine::~PickleMachine() {
   for (ValueId v : stack_) arena_.release(v);
-  for (auto& [slot, v] : memo_) arena_.release(v);
+  memo_.for_each_value([&](ValueId v) { arena_.release(v); });
   if (result_ != ValueArena::kNoValue) arena_.release(result_);
 }
 
@@ -142,19 +165,15 @@ StepStatus PickleMachine::memo_put(uint64_t index, const PickleInstr& in) {
   if (referenced_ && (index >= referenced_->size() || !(*referenced_)[index])) return StepStatus::kContinue;
   const ValueId v = stack_.back();
   arena_.retain(v);
-  auto [it, inserted] = memo_.try_emplace(index, v);
-  if (!inserted) {
-    arena_.release(it->second);
-    it->second = v;
-  }
+  if (const ValueId old = memo_.put(index, v); old != ValueArena::kNoValue) arena_.release(old);
   return StepStatus::kContinue;
 }
 
 StepStatus PickleMachine::memo_get(uint64_t index, const PickleInstr& in) {
-  const auto it = memo_.find(index);
-  if (it == memo_.end()) return fail(in, fmt::format("memo slot {} was never stored", index));
-  arena_.retain(it->second);
-  if (!push(it->second)) return fail(in, "the stack is over the reader's limit");
+  const ValueId v = memo_.find(index);
+  if (v == ValueArena::kNoValue) return fail(in, fmt::format("memo slot {} was never stored", index));
+  arena_.retain(v);
+  if (!push(v)) return fail(in, "the stack is over the reader's limit");
   return StepStatus::kContinue;
 }
 
@@ -417,8 +436,9 @@ std::string find_memo_references(PickleScanner& scanner, const PickleLimits& lim
     const ScanStatus s = scanner.next(in);
     if (s == ScanStatus::kError) return scanner.error();
     if (s == ScanStatus::kEnd) return "";
-    if (std::string why = refusal(in); !why.empty())
-      return fmt::format("{} at offset {}: {}", pickle_op_info(static_cast<uint8_t>(in.op)).name, in.offset, why);
+    if (is_refused(in.op))
+      return fmt::format("{} at offset {}: {}", pickle_op_info(static_cast<uint8_t>(in.op)).name, in.offset,
+                         refusal(in));
     uint64_t index = 0;
     bool is_get = false;
     switch (in.op) {

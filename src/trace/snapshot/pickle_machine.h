@@ -12,9 +12,9 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "trace/snapshot/memo_table.h"
 #include "trace/snapshot/pickle_scanner.h"
 #include "trace/snapshot/pickle_value.h"
 
@@ -74,14 +74,15 @@ class PickleMachine {
   PickleLimits limits_;
   std::vector<ValueId> stack_;
   std::vector<size_t> marks_;
-  std::unordered_map<uint64_t, ValueId> memo_;
+  MemoTable memo_;
   uint64_t next_memo_ = 0;  // MEMOIZE's next slot
   int protocol_ = 0;
   ValueId result_ = ValueArena::kNoValue;
   std::string error_;
 };
 
-// Why an opcode is refused ("" for the opcodes the machine executes).
+// Whether an opcode is refused, and why ("" for the opcodes the machine executes).
+bool is_refused(PickleOp op);
 std::string refusal(const PickleInstr& in);
 
 // Pass 1: which memo slots a GET reads, from a scan that executes nothing.

@@ -83,7 +83,7 @@ constexpr Entry kEntries[] = {
     {PickleOp::kBinPersId, PickleArg::kNone, "BINPERSID"},
 };
 
-std::array<PickleOpInfo, 256> make_table() {
+constexpr std::array<PickleOpInfo, 256> make_table() {
   std::array<PickleOpInfo, 256> table{};
   for (const Entry& e : kEntries) table[static_cast<uint8_t>(e.op)] = {true, e.arg, e.name};
   return table;
@@ -91,9 +91,7 @@ std::array<PickleOpInfo, 256> make_table() {
 
 }  // namespace
 
-const PickleOpInfo& pickle_op_info(uint8_t code) {
-  static const std::array<PickleOpInfo, 256> table = make_table();
-  return table[code];
-}
+// Built at compile time: the scanner looks an opcode up per instruction.
+constinit const std::array<PickleOpInfo, 256> kPickleOps = make_table();
 
 }  // namespace stepscope::trace::snapshot

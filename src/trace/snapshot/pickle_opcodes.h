@@ -5,6 +5,7 @@
 // the machine (pickle_machine.h), not here.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 
@@ -104,7 +105,8 @@ struct PickleOpInfo {
   std::string_view name;  // pickletools' name, for messages
 };
 
-// What byte `code` is; known = false for a byte that is no opcode.
-const PickleOpInfo& pickle_op_info(uint8_t code);
+// What each byte is as an opcode; known = false for a byte that is none.
+extern const std::array<PickleOpInfo, 256> kPickleOps;
+inline const PickleOpInfo& pickle_op_info(uint8_t code) { return kPickleOps[code]; }
 
 }  // namespace stepscope::trace::snapshot

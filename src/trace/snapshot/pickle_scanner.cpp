@@ -69,6 +69,45 @@ bool PickleScanner::read_line(std::string_view& line) {
 }
 
 ScanStatus PickleScanner::next(PickleInstr& out) {
+  // Fast path: an instruction with a fixed-size argument (or a short string)
+  // lies whole in the buffer, as nearly all do.
+  if (end_ - pos_ >= 10) {
+    const char* p = buf_.data() + pos_;
+    const auto code = static_cast<uint8_t>(p[0]);
+    const PickleOpInfo& info = kPickleOps[code];
+    int width = -1;
+    switch (info.arg) {
+      case PickleArg::kNone: width = 0; break;
+      case PickleArg::kU1: width = 1; break;
+      case PickleArg::kU2: width = 2; break;
+      case PickleArg::kI4:
+      case PickleArg::kU4: width = 4; break;
+      case PickleArg::kU8: width = 8; break;
+      case PickleArg::kBytesU1: {
+        const auto len = static_cast<uint8_t>(p[1]);
+        if (info.known && end_ - pos_ >= 2u + len && len <= max_argument_) {
+          out.op = static_cast<PickleOp>(code);
+          out.offset = base_ + pos_;
+          out.number = len;
+          out.text = std::string_view(p + 2, len);
+          pos_ += 2 + len;
+          return ScanStatus::kOk;
+        }
+        break;
+      }
+      default: break;
+    }
+    if (info.known && width >= 0) {
+      out.op = static_cast<PickleOp>(code);
+      out.offset = base_ + pos_;
+      out.text = {};
+      out.number = width ? little_endian(p + 1, width) : 0;
+      if (info.arg == PickleArg::kI4)
+        out.number = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(out.number))));
+      pos_ += 1 + width;
+      return ScanStatus::kOk;
+    }
+  }
   if (!ensure(1)) {
     if (!error_.empty()) return ScanStatus::kError;
     return ScanStatus::kEnd;

@@ -69,7 +69,9 @@ class ValueArena {
   ValueId handle(uint8_t handle_kind, uint32_t row);
 
   const Value& operator[](ValueId id) const { return values_[id]; }
-  ValueKind kind(ValueId id) const { return values_[id].kind; }
+  // kFree for kNoValue (a dict key that is absent), so callers can test a
+  // lookup's kind without testing for absence first.
+  ValueKind kind(ValueId id) const { return id == kNoValue ? ValueKind::kFree : values_[id].kind; }
   uint32_t serial(ValueId id) const { return values_[id].serial; }
   const std::vector<ValueId>& items(ValueId id) const { return lists_[values_[id].items]; }
   std::string_view str(ValueId id) const { return strings_.get(values_[id].str); }

@@ -18,6 +18,7 @@ std::string_view trace_action_name(TraceAction a) {
     case TraceAction::kSegmentUnmap: return "segment_unmap";
     case TraceAction::kSnapshot: return "snapshot";
     case TraceAction::kOom: return "oom";
+    case TraceAction::kAnnotate: return "annotate";
     case TraceAction::kOther: return "other";
   }
   return "other";
@@ -38,7 +39,7 @@ struct SnapshotBuilder::Keys {
   StringId filename, line, name, action, addr, size, stream, time_us, frames, device_free, state, address,
       requested_size, blocks, total_size, allocated_size, active_size, segment_type, device, is_expandable,
       segment_pool_id, segments, device_traces, allocator_settings, expandable_segments, max_split_size,
-      garbage_collection_threshold, conf;
+      garbage_collection_threshold, conf, history;
   explicit Keys(StringTable& t)
       : filename(t.intern("filename")), line(t.intern("line")), name(t.intern("name")), action(t.intern("action")),
         addr(t.intern("addr")), size(t.intern("size")), stream(t.intern("stream")), time_us(t.intern("time_us")),
@@ -51,7 +52,7 @@ struct SnapshotBuilder::Keys {
         allocator_settings(t.intern("allocator_settings")), expandable_segments(t.intern("expandable_segments")),
         max_split_size(t.intern("max_split_size")),
         garbage_collection_threshold(t.intern("garbage_collection_threshold")),
-        conf(t.intern("PYTORCH_CUDA_ALLOC_CONF")) {}
+        conf(t.intern("PYTORCH_CUDA_ALLOC_CONF")), history(t.intern("history")) {}
 };
 
 namespace {
@@ -165,7 +166,8 @@ bool SnapshotBuilder::add_trace_entry(ValueArena& a, ValueId d, uint32_t owner, 
   TraceAction act = TraceAction::kOther;
   for (TraceAction t : {TraceAction::kAlloc, TraceAction::kFreeRequested, TraceAction::kFreeCompleted,
                         TraceAction::kSegmentAlloc, TraceAction::kSegmentFree, TraceAction::kSegmentMap,
-                        TraceAction::kSegmentUnmap, TraceAction::kSnapshot, TraceAction::kOom})
+                        TraceAction::kSegmentUnmap, TraceAction::kSnapshot, TraceAction::kOom,
+                        TraceAction::kAnnotate})
     if (trace_action_name(t) == name) act = t;
   if (act == TraceAction::kOther) warn(fmt::format("trace entry with unknown action '{}' (kept as other)", name), offset);
   uint64_t addr = 0, size = 0, device_free = 0;
@@ -215,7 +217,12 @@ bool SnapshotBuilder::add_block(ValueArena& a, ValueId d, uint32_t owner, uint64
   b.size.push_back(size);
   b.requested_size.push_back(requested);
   b.state.push_back(state);
-  b.stack.push_back(stack_of(a, d, offset));
+  // PyTorch 2.0 kept a block's allocation stack in its last `history` entry.
+  uint32_t stack = stack_of(a, d, offset);
+  const ValueId history = a.lookup(d, keys_->history);
+  if (stack == 0 && a.kind(history) == ValueKind::kList && !a.items(history).empty())
+    stack = stack_of(a, a.items(history).back(), offset);
+  b.stack.push_back(stack);
   block_owner_.push_back(owner);
   return true;
 }
@@ -322,9 +329,14 @@ void SnapshotBuilder::read_settings(ValueArena& a, ValueId d, uint64_t offset) {
 }
 
 std::string SnapshotBuilder::finish(ValueArena& a, ValueId root, uint64_t offset) {
-  if (a.kind(root) != ValueKind::kDict) return "the pickle does not hold a dict, so it is not a memory snapshot";
-  const ValueId segments = a.lookup(root, keys_->segments);
-  const ValueId traces = a.lookup(root, keys_->device_traces);
+  // torch.cuda.memory_snapshot() gives the segments alone, as a list.
+  const bool segments_only = a.kind(root) == ValueKind::kList && !segment_owner_.empty() &&
+                             std::all_of(segment_owner_.begin(), segment_owner_.end(),
+                                         [&](uint32_t o) { return o == a.serial(root); });
+  if (a.kind(root) != ValueKind::kDict && !segments_only)
+    return "the pickle does not hold a dict (or a list of segments), so it is not a memory snapshot";
+  const ValueId segments = segments_only ? root : a.lookup(root, keys_->segments);
+  const ValueId traces = segments_only ? ValueArena::kNoValue : a.lookup(root, keys_->device_traces);
   if (segments == ValueArena::kNoValue && traces == ValueArena::kNoValue)
     return "the pickle's dict has neither 'segments' nor 'device_traces', so it is not a memory snapshot";
   // Rows whose dicts are still in the lists (lists built without APPEND).
@@ -395,7 +407,7 @@ std::string SnapshotBuilder::finish(ValueArena& a, ValueId root, uint64_t offset
     if (b.address[r] == kNoAddress) b.address[r] = cursor[b.segment[r]];
     cursor[b.segment[r]] = b.address[r] + b.size[r];
   }
-  const ValueId settings = a.lookup(root, keys_->allocator_settings);
+  const ValueId settings = segments_only ? ValueArena::kNoValue : a.lookup(root, keys_->allocator_settings);
   if (settings != ValueArena::kNoValue && a.kind(settings) == ValueKind::kDict) read_settings(a, settings, offset);
   return "";
 }

@@ -186,6 +186,23 @@ TEST(SnapshotReader, CyclesAndDeepNestingEndCleanly) {
   EXPECT_NE(r.error.find("not hold a dict"), std::string::npos) << r.error;
 }
 
+TEST(SnapshotReader, ASegmentWithOnlyItsAddressAndSizeIsRead) {
+  // pickle.dumps({'segments': [{'address': 4096, 'total_size': 8192, 'blocks': []}],
+  //               'device_traces': []}, protocol=2): no segment_type, stream, device
+  // (a fuzzer finding: absent keys were read as values).
+  const std::string p =
+      b({128, 2, '}', 'q', 0, '(', 'X', 8, 0, 0, 0}) + "segments" + b({'q', 1, ']', 'q', 2, '}', 'q', 3, '(', 'X', 7, 0, 0, 0}) +
+      "address" + b({'q', 4, 'M', 0, 16, 'X', 10, 0, 0, 0}) + "total_size" + b({'q', 5, 'M', 0, 32, 'X', 6, 0, 0, 0}) +
+      "blocks" + b({'q', 6, ']', 'q', 7, 'u', 'a', 'X', 13, 0, 0, 0}) + "device_traces" + b({'q', 8, ']', 'q', 9, 'u', '.'});
+  const SnapshotReadResult r = read_memory_snapshot_bytes(p, "segment.pickle");
+  ASSERT_TRUE(r.snapshot) << r.error;
+  ASSERT_EQ(r.snapshot->segments.rows(), 1u);
+  EXPECT_EQ(r.snapshot->segments.address[0], 4096u);
+  EXPECT_EQ(r.snapshot->segments.total_size[0], 8192u);
+  EXPECT_FALSE(r.snapshot->segments.is_large[0]);
+  EXPECT_EQ(r.snapshot->segments.device[0], -1);
+}
+
 TEST(SnapshotReader, BadRowsAreSkippedAndCounted) {
   // A snapshot whose second trace entry has a negative size and whose third
   // has an action that is not a string (pickle protocol 2, written by hand
