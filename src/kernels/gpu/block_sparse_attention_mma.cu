@@ -37,18 +37,13 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_fwd_v3
   const int64_t kv_base = (b * d.kv_heads + h / (d.heads / d.kv_heads)) * d.seq_k;
   const bool warp_live = local0 < d.block && q0 < d.seq_q;
 
-  // This lane's two rows (l/4 and l/4 + 8 of the warp's 16), as token indices.
   const int col2 = 2 * (lane % 4);
-  bool row_ok[2];
-  int64_t row_i[2], row_at[2];
+  const LaneRows r = lane_rows(q0, local0, d.block, d.seq_q, warp_live, lane);
+  int64_t row_at[2];
 #pragma unroll
-  for (int x = 0; x < 2; ++x) {
-    row_i[x] = q0 + lane / 4 + 8 * x;
-    row_ok[x] = warp_live && local0 + lane / 4 + 8 * x < d.block && row_i[x] < d.seq_q;
-    row_at[x] = bh * d.seq_q + row_i[x];
-  }
+  for (int x = 0; x < 2; ++x) row_at[x] = bh * d.seq_q + r.token[x];
   uint32_t qf[D / 16][4];
-  load_a_global<D>(qf, q, row_at, row_ok, lane);
+  load_a_global<D>(qf, q, row_at, r.ok, lane);
   float o[D / 8][4];
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
@@ -57,23 +52,8 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_fwd_v3
   const float scale2 = scale * kLog2e;
 
   const int64_t row = group_of(d, b, h) * d.q_blocks + qb;
-  const int32_t first = rows.row_offsets[row];
-  const int tiles = tiles_of(rows, row, d.block);
-  auto stage = [&](int t) {
-    uint16_t* to = buffers + (t & 1) * 2 * kTile * LD;
-    const Tile tile = tile_at(rows, first, t, d.block, d.seq_k);
-    stage_pair<D>(k, v, kv_base, tile.t0, tile.n, to, to + kTile * LD);
-  };
-  if (tiles > 0) stage(0);
-  commit_copies();
-  for (int t = 0; t < tiles; ++t) {
-    const uint16_t* ks = buffers + (t & 1) * 2 * kTile * LD;
-    const uint16_t* vs = ks + kTile * LD;
-    if (t + 1 < tiles) stage(t + 1);
-    commit_copies();  // an empty group on the last tile keeps the count uniform
-    wait_copies<1>();
-    __syncthreads();
-    const Tile tile = tile_at(rows, first, t, d.block, d.seq_k);
+  walk_tiles_async<D>(rows, row, d.block, d.seq_k, k, v, kv_base, buffers,
+                      [&](const uint16_t* ks, const uint16_t* vs, const Tile& tile) {
     if (warp_live && tile.n > 0) {
       // S = Q · Kᵀ, 16 rows × 64 keys: 8 accumulators of 16 × 8.
       float s[kTile / 8][4];
@@ -96,7 +76,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_fwd_v3
 #pragma unroll
         for (int x = 0; x < 4; ++x) {
           const int which = x >> 1, jj = j * 8 + col2 + (x & 1);
-          const bool keep = row_ok[which] && jj < tile.n && (!tile.partial || allows(d, row_i[which], tile.t0 + jj));
+          const bool keep = r.ok[which] && jj < tile.n && (!tile.partial || allows(d, r.token[which], tile.t0 + jj));
           s[j][x] = keep ? s[j][x] * scale2 : -INFINITY;
           tile_top[which] = fmaxf(tile_top[which], s[j][x]);
         }
@@ -145,12 +125,10 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_fwd_v3
         }
       }
     }
-    __syncthreads();  // every warp is done with this buffer before it is refilled
-  }
-  wait_copies<0>();
+  });
 #pragma unroll
   for (int x = 0; x < 2; ++x) {
-    if (!row_ok[x]) continue;
+    if (!r.ok[x]) continue;
     const float inv = sum[x] > 0.0f ? 1.0f / sum[x] : 0.0f;
     uint16_t* dst = out + row_at[x] * D + col2;
 #pragma unroll

@@ -171,6 +171,53 @@ __device__ __forceinline__ void load_a_global(uint32_t f[D / 16][4], const uint1
     }
 }
 
+// Walks the tiles of a CSR row over two [.., D] tensors x and y (K and V,
+// or Q and dO) from row `base`, double-buffered through cp.async in
+// `buffers` ([2][x, y][kTile][D + kPad]): tile t + 1 is copied while
+// visit(xs, ys, tile) uses tile t. Every thread of the block must call it:
+// it synchronises.
+template <int D, class Visit>
+__device__ __forceinline__ void walk_tiles_async(const DeviceCsr& csr, int64_t row, int block, int64_t limit,
+                                                 const uint16_t* x, const uint16_t* y, int64_t base,
+                                                 uint16_t* buffers, Visit visit) {
+  constexpr int LD = D + kPad;
+  const int32_t first = csr.row_offsets[row];
+  const int tiles = tiles_of(csr, row, block);
+  auto stage = [&](int t) {
+    uint16_t* to = buffers + (t & 1) * 2 * kTile * LD;
+    const Tile tile = tile_at(csr, first, t, block, limit);
+    stage_pair<D>(x, y, base, tile.t0, tile.n, to, to + kTile * LD);
+  };
+  if (tiles > 0) stage(0);
+  commit_copies();
+  for (int t = 0; t < tiles; ++t) {
+    const uint16_t* xs = buffers + (t & 1) * 2 * kTile * LD;
+    if (t + 1 < tiles) stage(t + 1);
+    commit_copies();  // an empty group on the last tile keeps the count uniform
+    wait_copies<1>();
+    __syncthreads();
+    visit(xs, xs + kTile * LD, tile_at(csr, first, t, block, limit));
+    __syncthreads();  // every warp is done with this buffer before it is refilled
+  }
+  wait_copies<0>();
+}
+
+// A lane's two rows of a warp's 16 (l/4 and l/4 + 8), as token indices.
+struct LaneRows {
+  int64_t token[2];
+  bool ok[2];
+};
+__device__ __forceinline__ LaneRows lane_rows(int64_t first_token, int local0, int block, int64_t limit, bool live,
+                                              int lane) {
+  LaneRows r;
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    r.token[x] = first_token + lane / 4 + 8 * x;
+    r.ok[x] = live && local0 + lane / 4 + 8 * x < block && r.token[x] < limit;
+  }
+  return r;
+}
+
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 }  // namespace stepscope::kernels::gpu::bsa::mma

@@ -22,22 +22,6 @@ using namespace mma;
 
 constexpr int kHalf = 32;  // tile rows per step of S (registers: 4 accumulators of 16 × 8 for S and for dP)
 
-// A lane's two rows of a warp's 16 (l/4 and l/4 + 8), as token indices.
-struct LaneRows {
-  int64_t token[2];
-  bool ok[2];
-};
-__device__ __forceinline__ LaneRows lane_rows(int64_t first_token, int local0, int block, int64_t limit, bool live,
-                                              int lane) {
-  LaneRows r;
-#pragma unroll
-  for (int x = 0; x < 2; ++x) {
-    r.token[x] = first_token + lane / 4 + 8 * x;
-    r.ok[x] = live && local0 + lane / 4 + 8 * x < block && r.token[x] < limit;
-  }
-  return r;
-}
-
 // acc[j] += A · B over head dims, B being rows 32h + 8j.. of a staged tile
 // read as B (rows as the MMA's N); A from registers.
 template <class T, int D, int LD>
@@ -140,23 +124,8 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
   const float scale2 = scale * kLog2e;
 
   const int64_t row = group_of(d, b, h) * d.q_blocks + qb;
-  const int32_t first = rows.row_offsets[row];
-  const int tiles = tiles_of(rows, row, d.block);
-  auto stage = [&](int t) {
-    uint16_t* to = buffers + (t & 1) * 2 * kTile * LD;
-    const Tile tile = tile_at(rows, first, t, d.block, d.seq_k);
-    stage_pair<D>(k, v, kv_base, tile.t0, tile.n, to, to + kTile * LD);
-  };
-  if (tiles > 0) stage(0);
-  commit_copies();
-  for (int t = 0; t < tiles; ++t) {
-    const uint16_t* ks = buffers + (t & 1) * 2 * kTile * LD;
-    const uint16_t* vs = ks + kTile * LD;
-    if (t + 1 < tiles) stage(t + 1);
-    commit_copies();
-    wait_copies<1>();
-    __syncthreads();
-    const Tile tile = tile_at(rows, first, t, d.block, d.seq_k);
+  walk_tiles_async<D>(rows, row, d.block, d.seq_k, k, v, kv_base, buffers,
+                      [&](const uint16_t* ks, const uint16_t* vs, const Tile& tile) {
     if (warp_live) {
       for (int half = 0; half * kHalf < tile.n; ++half) {
         float s[kHalf / 8][4], dp[kHalf / 8][4];
@@ -175,9 +144,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
         accumulate<T, D, LD>(acc, s, ks, half, lane);
       }
     }
-    __syncthreads();
-  }
-  wait_copies<0>();
+  });
 #pragma unroll
   for (int x = 0; x < 2; ++x) {
     if (!r.ok[x]) continue;
@@ -226,6 +193,8 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dkdv_v
   const int64_t row = group_of(d, b, h) * d.k_blocks + kb;
   const int32_t first = cols.row_offsets[row];
   const int tiles = tiles_of(cols, row, d.block);
+  // Q and dO of a tile of queries, and their lse (in log2 units) and Δ. Not
+  // walk_tiles_async: its closures cost this kernel register spills.
   auto stage = [&](int t) {
     uint16_t* to = buffers + (t & 1) * 2 * kTile * LD;
     float* terms = row_terms + (t & 1) * 2 * kTile;

@@ -52,10 +52,15 @@ bool raw_unicode_escape(std::string_view in, std::string& out) {
 
 }  // namespace
 
-bool is_refused(PickleOp op) {
+namespace {
+
+enum class Refused { kNo, kGlobal, kObject, kBuffer };
+
+Refused refused_as(PickleOp op) {
   switch (op) {
     case PickleOp::kGlobal:
     case PickleOp::kInst:
+      return Refused::kGlobal;
     case PickleOp::kStackGlobal:
     case PickleOp::kReduce:
     case PickleOp::kBuild:
@@ -67,39 +72,33 @@ bool is_refused(PickleOp op) {
     case PickleOp::kExt1:
     case PickleOp::kExt2:
     case PickleOp::kExt4:
+      return Refused::kObject;
     case PickleOp::kNextBuffer:
     case PickleOp::kReadOnlyBuffer:
-      return true;
+      return Refused::kBuffer;
     default:
-      return false;
+      return Refused::kNo;
   }
 }
 
+}  // namespace
+
+bool is_refused(PickleOp op) { return refused_as(op) != Refused::kNo; }
+
 std::string refusal(const PickleInstr& in) {
-  switch (in.op) {
-    case PickleOp::kGlobal:
-    case PickleOp::kInst:
+  switch (refused_as(in.op)) {
+    case Refused::kGlobal:
       return fmt::format("the file asks for the Python global {}.{}; a memory snapshot is plain data, so the reader "
                          "refuses it",
                          std::string(in.text), std::string(in.text2));
-    case PickleOp::kStackGlobal:
-    case PickleOp::kReduce:
-    case PickleOp::kBuild:
-    case PickleOp::kObj:
-    case PickleOp::kNewObj:
-    case PickleOp::kNewObjEx:
-    case PickleOp::kPersId:
-    case PickleOp::kBinPersId:
-    case PickleOp::kExt1:
-    case PickleOp::kExt2:
-    case PickleOp::kExt4:
+    case Refused::kObject:
       return "the file asks to build a Python object; a memory snapshot is plain data, so the reader refuses it";
-    case PickleOp::kNextBuffer:
-    case PickleOp::kReadOnlyBuffer:
+    case Refused::kBuffer:
       return "out-of-band buffers are not part of a memory snapshot";
-    default:
+    case Refused::kNo:
       return "";
   }
+  return "";
 }
 
 PickleMachine::PickleMachine(ValueArena& arena, PickleSink& sink, const std::vector<bool>* referenced,
@@ -207,6 +206,7 @@ StepStatus PickleMachine::text_number(const PickleInstr& in) {
 }
 
 StepStatus PickleMachine::step(const PickleInstr& in) {
+  if (is_refused(in.op)) return fail(in, refusal(in));
   auto pushed = [&](ValueId v) {
     return push(v) ? StepStatus::kContinue : fail(in, "the stack is over the reader's limit");
   };
@@ -408,22 +408,8 @@ StepStatus PickleMachine::step(const PickleInstr& in) {
     case PickleOp::kBinGet:
     case PickleOp::kLongBinGet:
       return memo_get(in.number, in);
-    case PickleOp::kGlobal:
-    case PickleOp::kStackGlobal:
-    case PickleOp::kReduce:
-    case PickleOp::kBuild:
-    case PickleOp::kInst:
-    case PickleOp::kObj:
-    case PickleOp::kNewObj:
-    case PickleOp::kNewObjEx:
-    case PickleOp::kPersId:
-    case PickleOp::kBinPersId:
-    case PickleOp::kExt1:
-    case PickleOp::kExt2:
-    case PickleOp::kExt4:
-    case PickleOp::kNextBuffer:
-    case PickleOp::kReadOnlyBuffer:
-      return fail(in, refusal(in));
+    default:
+      break;
   }
   return fail(in, "unknown opcode");
 }
