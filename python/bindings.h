@@ -12,5 +12,6 @@ void bind_analyze(pybind11::module_& m);   // analyze_binding.cpp
 void bind_diff(pybind11::module_& m);      // diff_binding.cpp
 void bind_plan(pybind11::module_& m);      // plan_binding.cpp
 void bind_block_mask(pybind11::module_& m);  // block_mask_binding.cpp
+void bind_memory(pybind11::module_& m);      // memory_binding.cpp
 
 }  // namespace stepscope::python

@@ -3,7 +3,7 @@
 ``stepscope.analyze(paths)`` reads PyTorch profiler traces (one file per rank)
 with the C++ library and returns a :class:`Report`; ``stepscope.diff``
 compares two runs, ``stepscope.plan`` and ``plan_search`` predict layouts
-before they run; ``stepscope.profile`` records traces with the settings the
+before they run, ``stepscope.memory`` reads a PyTorch memory snapshot; ``stepscope.profile`` records traces with the settings the
 diagnosis needs (docs/python.md). The native module and pandas load only
 when first needed: importing stepscope stays quick.
 """
@@ -12,7 +12,7 @@ from .errors import Error, OptionError, StepscopeWarning, TraceError
 
 __all__ = ["analyze", "Report", "Finding", "Table", "diff", "DiffReport", "plan", "plan_search", "PlanReport",
            "PlanSearchReport", "profile", "record", "Recorder", "Error", "TraceError", "OptionError",
-           "StepscopeWarning"]
+           "StepscopeWarning", "memory", "MemoryReport"]
 __version__ = "0.1.0"
 
 _LAZY = {
@@ -29,6 +29,8 @@ _LAZY = {
     "profile": (".recorder", "profile"),
     "record": (".recorder", "record"),
     "Recorder": (".recorder", "Recorder"),
+    "memory": (".memory", "memory"),
+    "MemoryReport": (".memory", "MemoryReport"),
 }
 
 
