@@ -8,6 +8,7 @@
 #include "cli/messages.h"
 #include "cli/output_file.h"
 #include "memory/snapshot_report.h"
+#include "report/memory_html.h"
 #include "report/memory_json.h"
 #include "report/memory_terminal.h"
 #include "trace/snapshot/snapshot_reader.h"
@@ -18,13 +19,14 @@ namespace {
 struct MemoryArgs {
   std::string snapshot;
   std::string json_path;
+  std::string html_path;
   int top = 10;
   bool quiet = false;
 };
 
 int run_memory(const MemoryArgs& args) {
-  report::AtomicOutput json_out;
-  if (!open_output(args.json_path, json_out)) return 2;
+  report::AtomicOutput json_out, html_out;
+  if (!open_output(args.json_path, json_out) || !open_output(args.html_path, html_out)) return 2;
   const trace::snapshot::SnapshotReadResult r = trace::snapshot::read_memory_snapshot(args.snapshot);
   if (!r.snapshot) {
     print_error(r.error);
@@ -34,7 +36,8 @@ int run_memory(const MemoryArgs& args) {
   for (const auto& w : rep.warnings)
     print_warning(fmt::format("{}: {} x{} (first at offset {})", args.snapshot, w.what, w.count, w.first_offset));
   if (json_out.ok() && !finish_output(json_out, report::build_memory_json(rep).dump(1) + "\n")) return 2;
-  if (!args.quiet && args.json_path != "-" &&
+  if (html_out.ok() && !finish_output(html_out, report::render_memory_html(rep))) return 2;
+  if (!args.quiet && args.json_path != "-" && args.html_path != "-" &&
       !write_stdout(report::render_memory_terminal(rep, static_cast<size_t>(args.top))))
     return 2;
   return 0;
@@ -50,6 +53,8 @@ void register_memory(CLI::App& app) {
                   "the pickle of torch.cuda.memory._dump_snapshot() (gzip-compressed is fine)")
       ->required();
   cmd->add_option("--json", args->json_path, "write the JSON report to FILE ('-' for stdout)");
+  cmd->add_option("--html", args->html_path,
+                  "write a self-contained HTML page to FILE: memory by allocation site over time, the peak, each OOM");
   cmd->add_option("--top", args->top, "allocation sites listed per state (default 10)")->check(CLI::Range(1, 100000));
   cmd->add_flag("-q,--quiet", args->quiet, "no terminal report");
   cmd->callback([args] { set_exit_code(run_memory(*args)); });

@@ -43,8 +43,13 @@ StateReport describe(const MemorySnapshot& s, MemoryState st) {
   StateReport r;
   for (const AllocationSite& site : st.sites)
     r.sites.push_back({site_text(s, site.frame), stack_text(s, site.stack), site.bytes, site.blocks});
-  for (size_t e : st.freed_before)
-    r.freed_before.push_back({e, s.trace.time_us[e], s.trace.size[e], site_text(s, allocation_site(s, s.trace.stack[e]))});
+  for (size_t i = 0; i < st.freed_before.size(); ++i) {
+    const size_t e = st.freed_before[i];
+    // Where the block was allocated; a block older than the history only
+    // has the stack that freed it.
+    const uint32_t stack = st.freed_alloc_stack[i] != 0 ? st.freed_alloc_stack[i] : s.trace.stack[e];
+    r.freed_before.push_back({e, s.trace.time_us[e], s.trace.size[e], site_text(s, allocation_site(s, stack))});
+  }
   r.state = std::move(st);
   return r;
 }
@@ -112,6 +117,9 @@ MemoryReport build_memory_report(const MemorySnapshot& s, const std::string& fil
     d.at_peak = describe(s, std::move(states[0]));
     d.at_end = describe(s, std::move(states[1]));
     for (size_t i = 0; i < ooms.size(); ++i) d.ooms.push_back(explain_oom(s, ooms[i], std::move(states[2 + i])));
+    d.sites = site_timeline(s, t);
+    for (uint32_t f : d.sites.sites) d.site_names.push_back(site_text(s, f));
+    d.site_names.push_back("other");
     d.timeline = std::move(t);
     rep.devices.push_back(std::move(d));
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/site_timeline.h"
 #include "memory/snapshot_state.h"
 #include "memory/snapshot_timeline.h"
 #include "trace/snapshot/memory_snapshot.h"
@@ -54,6 +55,8 @@ struct OomReport {
 
 struct DeviceReport {
   DeviceTimeline timeline;
+  SiteTimeline sites;                  // active bytes over time by allocation site
+  std::vector<std::string> site_names; // one per band of `sites`, then "other"
   StateReport at_peak;   // at the peak of allocated memory
   StateReport at_end;    // at the snapshot
   std::vector<OomReport> ooms;

@@ -20,14 +20,18 @@ namespace {
 
 constexpr uint64_t kSmallSegment = 2ull << 20;  // the small pool's segment size (c10 kSmallBuffer)
 
-bool is_framework_or_native(std::string_view file) {
+bool is_framework_or_native(std::string_view path) {
+  // Windows paths too: compare with '/' for '\\'.
+  std::string file(path);
+  for (char& c : file)
+    if (c == '\\') c = '/';
   auto ends = [&](std::string_view suffix) {
     return file.size() >= suffix.size() && file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  return file == "??" || file.empty() || file.find("/torch/") != std::string_view::npos ||
-         file.rfind("torch/", 0) == 0 || file.find("site-packages/") != std::string_view::npos ||
-         file.find("dist-packages/") != std::string_view::npos || ends(".cpp") || ends(".cc") || ends(".h") ||
-         ends(".hpp") || ends(".cu") || ends(".cuh") || ends(".so");
+  auto has = [&](std::string_view part) { return file.find(part) != std::string::npos; };
+  return file == "??" || file.empty() || has("/torch/") || file.rfind("torch/", 0) == 0 || has("site-packages/") ||
+         has("dist-packages/") || ends(".c") || ends(".cpp") || ends(".cc") || ends(".h") || ends(".hpp") ||
+         ends(".cu") || ends(".cuh") || ends(".so");
 }
 
 struct Block {
@@ -194,6 +198,12 @@ uint32_t allocation_site(const MemorySnapshot& s, uint32_t stack) {
   return s.stacks.frames[begin];
 }
 
+std::vector<uint32_t> allocation_sites(const MemorySnapshot& s) {
+  std::vector<uint32_t> sites(s.stacks.rows());
+  for (uint32_t st = 0; st < sites.size(); ++st) sites[st] = allocation_site(s, st);
+  return sites;
+}
+
 std::vector<MemoryState> memory_states_after(const MemorySnapshot& s, int32_t device,
                                              const std::vector<size_t>& applied, size_t top_sites,
                                              size_t recent_frees) {
@@ -202,19 +212,22 @@ std::vector<MemoryState> memory_states_after(const MemorySnapshot& s, int32_t de
   for (size_t e = 0; e < s.trace.rows(); ++e)
     if (s.trace.device[e] == device) first = std::min(first, e), last = e + 1;
   if (first == SIZE_MAX) first = last = 0;
-  // Which alloc made the block each free_completed gives back (forward pass).
-  std::unordered_map<size_t, uint32_t> alloc_stack_of_free;
+  // Which alloc made the block each free_completed gives back (forward
+  // pass), by row - first: 0 where unknown (allocated before the history).
+  std::vector<uint32_t> alloc_stack_of_free(last - first, 0);
   {
     std::unordered_map<uint64_t, uint32_t> live;
     for (size_t e = first; e < last; ++e) {
       if (s.trace.action[e] == TraceAction::kAlloc) live[s.trace.addr[e]] = s.trace.stack[e];
       if (s.trace.action[e] == TraceAction::kFreeCompleted) {
         const auto it = live.find(s.trace.addr[e]);
-        alloc_stack_of_free[e] = it != live.end() ? it->second : 0;
-        if (it != live.end()) live.erase(it);
+        if (it == live.end()) continue;
+        alloc_stack_of_free[e - first] = it->second;
+        live.erase(it);
       }
     }
   }
+  const std::vector<uint32_t> site_of_stack = allocation_sites(s);
   // Visit the asked points from the latest to the earliest while taking events back.
   std::vector<size_t> order(applied.size());
   std::iota(order.begin(), order.end(), 0);
@@ -228,8 +241,7 @@ std::vector<MemoryState> memory_states_after(const MemorySnapshot& s, int32_t de
     const size_t target = point(i);
     while (cursor > target) {
       --cursor;
-      const auto it = alloc_stack_of_free.find(cursor);
-      u.undo(cursor, it != alloc_stack_of_free.end() ? it->second : 0);
+      u.undo(cursor, alloc_stack_of_free[cursor - first]);
     }
     MemoryState& st = out[i];
     st.applied = target - first;
@@ -240,7 +252,7 @@ std::vector<MemoryState> memory_states_after(const MemorySnapshot& s, int32_t de
     std::unordered_map<uint32_t, AllocationSite> sites;
     std::unordered_map<uint32_t, uint64_t> largest;
     for (const auto& [addr, b] : u.blocks()) {
-      const uint32_t f = allocation_site(s, b.stack);
+      const uint32_t f = site_of_stack[b.stack];
       AllocationSite& site = sites[f];
       site.frame = f;
       site.bytes += b.size;
@@ -253,7 +265,10 @@ std::vector<MemoryState> memory_states_after(const MemorySnapshot& s, int32_t de
     });
     if (st.sites.size() > top_sites) st.sites.resize(top_sites);
     for (size_t e = target; e > first && st.freed_before.size() < recent_frees; --e)
-      if (s.trace.action[e - 1] == TraceAction::kFreeCompleted) st.freed_before.push_back(e - 1);
+      if (s.trace.action[e - 1] == TraceAction::kFreeCompleted) {
+        st.freed_before.push_back(e - 1);
+        st.freed_alloc_stack.push_back(alloc_stack_of_free[e - 1 - first]);
+      }
   }
   return out;
 }

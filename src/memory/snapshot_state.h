@@ -41,6 +41,7 @@ struct MemoryState {
   FreeSpace free;
   std::vector<AllocationSite> sites;  // the largest first, at most top_sites
   std::vector<size_t> freed_before;   // the latest free_completed rows before the point, latest first
+  std::vector<uint32_t> freed_alloc_stack;  // for each: the stack of the alloc that made the block (0: before the history)
   uint64_t inconsistent_events = 0;   // events that contradict the state (counted, not applied)
 };
 
@@ -53,8 +54,10 @@ std::vector<MemoryState> memory_states_after(const trace::snapshot::MemorySnapsh
 
 // The frame that stands for a stack's allocation site: the innermost frame
 // outside PyTorch itself and outside compiled code (a path through /torch/ or
-// site-packages/, a C/C++/CUDA source, "??"); the innermost frame when all
-// are. UINT32_MAX for an empty stack.
+// site-packages/, with / or \\ as separators, a C/C++/CUDA source such as CPython's own Objects/*.c,
+// "??"); the innermost frame when all are. UINT32_MAX for an empty stack.
 uint32_t allocation_site(const trace::snapshot::MemorySnapshot& s, uint32_t stack);
+// allocation_site of every stack, by stack row.
+std::vector<uint32_t> allocation_sites(const trace::snapshot::MemorySnapshot& s);
 
 }  // namespace stepscope::memory

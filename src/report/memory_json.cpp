@@ -44,6 +44,7 @@ ordered_json build_memory_json(const memory::MemoryReport& rep) {
   j["file"] = rep.file;
   j["pickle_protocol"] = rep.pickle_protocol;
   j["file_bytes"] = rep.file_bytes;
+  j["first_time_us"] = time_or_null(rep.first_time_us);
   const trace::snapshot::AllocatorSettings& a = rep.settings;
   j["allocator_settings"] =
       a.present ? ordered_json{{"expandable_segments", a.expandable_segments < 0 ? ordered_json(nullptr)
@@ -86,6 +87,16 @@ ordered_json build_memory_json(const memory::MemoryReport& rep) {
       series.push_back({p.event, time_or_null(p.time_us), p.max.allocated, p.max.active, p.max.reserved});
     dj["series_columns"] = {"event", "time_us", "max_allocated_bytes", "max_active_bytes", "max_reserved_bytes"};
     dj["series"] = std::move(series);
+    // Active bytes by allocation site (the largest sites, then "other").
+    ordered_json bands = ordered_json::array(), peaks = ordered_json::array(), rows = ordered_json::array();
+    for (const std::string& n : d.site_names) bands.push_back(n);
+    for (uint64_t p : d.sites.site_peaks) peaks.push_back(p);
+    for (size_t k = 0; k < d.sites.events.size(); ++k) {
+      ordered_json row = {d.sites.events[k], time_or_null(d.sites.time_us[k])};
+      for (uint64_t b : d.sites.bytes[k]) row.push_back(b);
+      rows.push_back(std::move(row));
+    }
+    dj["site_series"] = {{"sites", std::move(bands)}, {"site_peaks_bytes", std::move(peaks)}, {"rows", std::move(rows)}};
     devices.push_back(std::move(dj));
   }
   j["devices"] = std::move(devices);

@@ -2,6 +2,7 @@
 // tests/data/snapshots/make_snapshots.py, whose every level is known.
 #include <gtest/gtest.h>
 
+#include "memory/site_timeline.h"
 #include "memory/snapshot_state.h"
 #include "memory/snapshot_timeline.h"
 #include "test_paths.h"
@@ -133,6 +134,36 @@ TEST(SnapshotState, AllocationSiteSkipsPyTorchAndNativeFrames) {
   s->stacks.offsets.push_back(static_cast<uint32_t>(s->stacks.frames.size()));
   EXPECT_EQ(allocation_site(*s, stack), first + 3);
   EXPECT_EQ(allocation_site(*s, 0), UINT32_MAX);
+}
+
+}  // namespace
+}  // namespace stepscope::memory
+
+namespace stepscope::memory {
+namespace {
+
+TEST(SiteTimeline, BandsAddUpToTheActiveLevel) {
+  for (const char* name : {"snapshot_p4.pickle", "fragmented_p4.pickle"}) {
+    SCOPED_TRACE(name);
+    const auto s = story(name);
+    const DeviceTimeline t = snapshot_timelines(*s)[0];
+    const SiteTimeline st = site_timeline(*s, t, 8, 1000);
+    ASSERT_EQ(st.events.size(), t.events);  // one point per event
+    for (size_t k = 0; k < st.events.size(); ++k) {
+      uint64_t sum = 0;
+      for (uint64_t b : st.bytes[k]) sum += b;
+      EXPECT_EQ(sum, t.series[k].max.active) << k;  // buckets of one event: the level itself
+    }
+  }
+  const auto s = story();
+  const SiteTimeline st = site_timeline(*s, snapshot_timelines(*s)[0], 2, 1000);
+  ASSERT_EQ(st.sites.size(), 2u);  // softmax (10 MiB at its peak), forward (8 MiB); collate goes to other
+  EXPECT_EQ(frame_of(*s, st.sites[0]), "attn.py:softmax");
+  EXPECT_EQ(st.site_peaks[0], 10 * MiB);
+  EXPECT_EQ(frame_of(*s, st.sites[1]), "model.py:forward");
+  EXPECT_EQ(st.bytes[3][0], 10 * MiB);  // after the 6 MiB softmax alloc
+  EXPECT_EQ(st.bytes[5][0], 4 * MiB);   // after its free completed
+  EXPECT_EQ(st.bytes[8][2], 512u);      // collate, in "other"
 }
 
 }  // namespace

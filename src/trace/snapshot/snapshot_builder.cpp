@@ -98,6 +98,11 @@ void compact(std::vector<T>& column, const std::vector<uint8_t>& keep) {
 SnapshotBuilder::SnapshotBuilder(MemorySnapshot& out) : out_(out), keys_(std::make_unique<Keys>(out.strings)) {}
 SnapshotBuilder::~SnapshotBuilder() = default;
 
+size_t SnapshotBuilder::FrameKeyHash::operator()(const FrameKey& k) const {
+  uint64_t h = (static_cast<uint64_t>(k.file) << 32 | k.name) * 0x9E3779B97F4A7C15ull;
+  return static_cast<size_t>(h ^ (static_cast<uint64_t>(k.line) * 0xC2B2AE3D27D4EB4Full) ^ (h >> 31));
+}
+
 void SnapshotBuilder::warn(const std::string& what, uint64_t offset) {
   for (SnapshotWarning& w : out_.warnings)
     if (w.what == what) {
@@ -117,11 +122,7 @@ uint32_t SnapshotBuilder::frame_row(ValueArena& a, ValueId f, uint64_t offset) {
   int64_t line_no = -1;
   if (line != ValueArena::kNoValue && a.kind(line) == ValueKind::kInt) line_no = a[line].i;
   else if (line != ValueArena::kNoValue) warn("frame with a line that is not an integer (kept as -1)", offset);
-  std::string key(sizeof file_id + sizeof name_id + sizeof line_no, '\0');
-  std::memcpy(key.data(), &file_id, sizeof file_id);
-  std::memcpy(key.data() + sizeof file_id, &name_id, sizeof name_id);
-  std::memcpy(key.data() + sizeof file_id + sizeof name_id, &line_no, sizeof line_no);
-  auto [it, added] = frame_index_.try_emplace(std::move(key), static_cast<uint32_t>(out_.frames.rows()));
+  auto [it, added] = frame_index_.try_emplace(FrameKey{file_id, name_id, line_no}, static_cast<uint32_t>(out_.frames.rows()));
   if (added) {
     out_.frames.filename.push_back(file_id);
     out_.frames.name.push_back(name_id);
@@ -147,13 +148,19 @@ uint32_t SnapshotBuilder::stack_of(ValueArena& a, ValueId d, uint64_t offset) {
     scratch_.push_back(row);
   }
   if (scratch_.empty()) return 0;
-  std::string key(reinterpret_cast<const char*>(scratch_.data()), scratch_.size() * sizeof(uint32_t));
-  auto [it, added] = stack_index_.try_emplace(std::move(key), static_cast<uint32_t>(out_.stacks.rows()));
-  if (added) {
-    out_.stacks.frames.insert(out_.stacks.frames.end(), scratch_.begin(), scratch_.end());
-    out_.stacks.offsets.push_back(static_cast<uint32_t>(out_.stacks.frames.size()));
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ scratch_.size();
+  for (uint32_t f : scratch_) h = (h ^ f) * 0x100000001B3ull, h ^= h >> 29;
+  const auto [lo, hi] = stack_index_.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    const uint32_t* frames = out_.stacks.frames.data() + out_.stacks.offsets[it->second];
+    const size_t n = out_.stacks.offsets[it->second + 1] - out_.stacks.offsets[it->second];
+    if (n == scratch_.size() && std::equal(scratch_.begin(), scratch_.end(), frames)) return it->second;
   }
-  return it->second;
+  const auto id = static_cast<uint32_t>(out_.stacks.rows());
+  out_.stacks.frames.insert(out_.stacks.frames.end(), scratch_.begin(), scratch_.end());
+  out_.stacks.offsets.push_back(static_cast<uint32_t>(out_.stacks.frames.size()));
+  stack_index_.emplace(h, id);
+  return id;
 }
 
 bool SnapshotBuilder::add_trace_entry(ValueArena& a, ValueId d, uint32_t owner, uint64_t offset) {

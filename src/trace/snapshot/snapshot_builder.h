@@ -44,8 +44,19 @@ class SnapshotBuilder : public PickleSink {
 
   MemorySnapshot& out_;
   std::unique_ptr<Keys> keys_;
-  std::unordered_map<std::string, uint32_t> frame_index_;
-  std::unordered_map<std::string, uint32_t> stack_index_;
+  // Interning without building a key per lookup (a snapshot looks a stack
+  // up for every entry): frames by their three fields, stacks by a 64-bit
+  // hash of their frame rows, each hit compared in full.
+  struct FrameKey {
+    StringId file, name;
+    int64_t line;
+    bool operator==(const FrameKey&) const = default;
+  };
+  struct FrameKeyHash {
+    size_t operator()(const FrameKey& k) const;
+  };
+  std::unordered_map<FrameKey, uint32_t, FrameKeyHash> frame_index_;
+  std::unordered_multimap<uint64_t, uint32_t> stack_index_;
   std::unordered_map<uint32_t, uint32_t> segment_of_blocks_list_;  // blocks list serial -> segment row
   std::vector<uint32_t> trace_owner_, block_owner_, segment_owner_;  // serial of the list each row came in
   std::vector<uint32_t> scratch_;
