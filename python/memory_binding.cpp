@@ -14,6 +14,7 @@
 #include "report/memory_json.h"
 #include "report/memory_terminal.h"
 #include "trace/snapshot/snapshot_reader.h"
+#include "trace/trace_reader.h"
 
 namespace py = pybind11;
 
@@ -31,7 +32,7 @@ struct MemoryRun {
   std::vector<std::string> warnings;
 };
 
-std::unique_ptr<MemoryRun> read_memory(const std::string& path, int top) {
+std::unique_ptr<MemoryRun> read_memory(const std::string& path, int top, const std::string& trace_path) {
   auto run = std::make_unique<MemoryRun>();
   py::gil_scoped_release unlocked;
   const trace::snapshot::SnapshotReadResult r = trace::snapshot::read_memory_snapshot(path);
@@ -40,8 +41,21 @@ std::unique_ptr<MemoryRun> read_memory(const std::string& path, int top) {
     run->error_file = path;
     return run;
   }
+  trace::EventStore store;
+  if (!trace_path.empty()) {
+    trace::ReadOptions options;
+    options.gzip = trace::GzipBackend::kZlib;
+    const trace::ReadOutcome read = trace::read_trace_file(trace_path, store, options);
+    if (!read.ok) {
+      run->error = read.error;
+      run->error_file = trace_path;
+      run->error_byte = read.error_byte;
+      return run;
+    }
+  }
   run->ok = true;
-  run->report = memory::build_memory_report(*r.snapshot, path, static_cast<size_t>(top));
+  run->report = memory::build_memory_report(*r.snapshot, path, static_cast<size_t>(top), 20,
+                                            trace_path.empty() ? nullptr : &store, trace_path);
   for (const auto& w : run->report.warnings)
     run->warnings.push_back(path + ": " + w.what + " x" + std::to_string(w.count) + " (first at offset " +
                             std::to_string(w.first_offset) + ")");
@@ -64,7 +78,7 @@ void bind_memory(py::module_& m) {
       .def(
           "text", [](const MemoryRun& r, int top) { return report::render_memory_terminal(r.report, static_cast<size_t>(top)); },
           py::arg("top") = 10, "The terminal report");
-  m.def("memory", &read_memory, py::arg("path"), py::arg("top") = 20,
+  m.def("memory", &read_memory, py::arg("path"), py::arg("top") = 20, py::arg("trace") = std::string(),
         "Reads a PyTorch memory snapshot (the pickle of torch.cuda.memory._dump_snapshot())");
 }
 

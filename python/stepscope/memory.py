@@ -57,6 +57,25 @@ class MemoryReport(JsonDocument):
                 "largest_free_block_in_pool_bytes", "cause", "explanation"]
         return Table("memory_ooms", cols, rows)
 
+    @property
+    def steps(self):
+        """With a trace: the allocator's events per training step, per device."""
+        rows = []
+        for x in self.to_dict()["devices"]:
+            for s in (x.get("trace_join") or {}).get("steps", []):
+                rows.append(dict(device=x["device"], **s))
+        cols = ["device", "step", "allocs", "alloc_bytes", "frees", "segment_allocs", "segment_frees", "ooms"]
+        return Table("memory_steps", cols, rows)
+
+    @property
+    def ops(self):
+        """With a trace: allocated bytes by the CPU op they were allocated in, per device."""
+        rows = []
+        for x in self.to_dict()["devices"]:
+            for o in (x.get("trace_join") or {}).get("ops", []):
+                rows.append(dict(device=x["device"], **o))
+        return Table("memory_ops", ["device", "op", "allocs", "alloc_bytes"], rows)
+
     def live_by_site(self, where="at_peak_allocated"):
         """Live memory by allocation site, per device, ``at_peak_allocated`` or ``at_snapshot``."""
         rows = []
@@ -67,8 +86,12 @@ class MemoryReport(JsonDocument):
         return Table("memory_live_by_site", ["device", "site", "bytes", "blocks", "stack"], rows)
 
 
-def memory(path, *, top=20):
+def memory(path, trace=None, *, top=20):
     """Reads a memory snapshot (``torch.cuda.memory._dump_snapshot()``'s pickle, plain or gzip).
+
+    ``trace``: a profiler trace of the same run (one rank); the history's
+    events are then put in their steps and ops (``steps`` and ``ops`` tables;
+    docs/memory.md, "Joined with a trace").
 
     The file is read by stepscope's restricted unpickler: plain data only, a
     file that asks for anything else is a :class:`TraceError` naming the
@@ -76,7 +99,7 @@ def memory(path, *, top=20):
     """
     from . import _stepscope
 
-    native = _stepscope.memory(os.fspath(path), top=top)
+    native = _stepscope.memory(os.fspath(path), top=top, trace="" if trace is None else os.fspath(trace))
     raise_for(native)
     warn_all(native.warnings)
     return MemoryReport(native)

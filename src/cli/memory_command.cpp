@@ -1,6 +1,7 @@
-// `stepscope memory SNAPSHOT`: read a PyTorch memory snapshot (the pickle of
-// torch.cuda.memory._dump_snapshot()) and report peaks, fragmentation, live
-// memory by allocation site, and the cause of each OOM.
+// `stepscope memory SNAPSHOT [TRACE]`: read a PyTorch memory snapshot (the
+// pickle of torch.cuda.memory._dump_snapshot()) and report peaks,
+// fragmentation, live memory by allocation site, and the cause of each OOM;
+// with a trace of the same run, the allocator's events by step and op.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -12,12 +13,14 @@
 #include "report/memory_json.h"
 #include "report/memory_terminal.h"
 #include "trace/snapshot/snapshot_reader.h"
+#include "trace/trace_reader.h"
 
 namespace stepscope::cli {
 namespace {
 
 struct MemoryArgs {
   std::string snapshot;
+  std::string trace;
   std::string json_path;
   std::string html_path;
   int top = 10;
@@ -32,7 +35,20 @@ int run_memory(const MemoryArgs& args) {
     print_error(r.error);
     return 2;
   }
-  const memory::MemoryReport rep = memory::build_memory_report(*r.snapshot, args.snapshot, static_cast<size_t>(args.top));
+  // A trace of the same run: its steps and ops for the history's events.
+  trace::EventStore store;
+  if (!args.trace.empty()) {
+    trace::ReadOptions options;
+    options.gzip = trace::GzipBackend::kZlib;
+    const trace::ReadOutcome read = trace::read_trace_file(args.trace, store, options);
+    if (!read.ok) {
+      print_error(read.error);
+      return 2;
+    }
+  }
+  const memory::MemoryReport rep =
+      memory::build_memory_report(*r.snapshot, args.snapshot, static_cast<size_t>(args.top), 20,
+                                  args.trace.empty() ? nullptr : &store, args.trace);
   for (const auto& w : rep.warnings)
     print_warning(fmt::format("{}: {} x{} (first at offset {})", args.snapshot, w.what, w.count, w.first_offset));
   if (json_out.ok() && !finish_output(json_out, report::build_memory_json(rep).dump(1) + "\n")) return 2;
@@ -52,6 +68,9 @@ void register_memory(CLI::App& app) {
   cmd->add_option("snapshot", args->snapshot,
                   "the pickle of torch.cuda.memory._dump_snapshot() (gzip-compressed is fine)")
       ->required();
+  cmd->add_option("trace", args->trace,
+                  "a PyTorch profiler trace of the same run (one rank; profile_memory=True aligns the clocks): each "
+                  "allocation put in its step and op");
   cmd->add_option("--json", args->json_path, "write the JSON report to FILE ('-' for stdout)");
   cmd->add_option("--html", args->html_path,
                   "write a self-contained HTML page to FILE: memory by allocation site over time, the peak, each OOM");

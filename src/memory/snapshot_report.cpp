@@ -92,13 +92,14 @@ OomReport explain_oom(const MemorySnapshot& s, size_t e, MemoryState before) {
 }  // namespace
 
 MemoryReport build_memory_report(const MemorySnapshot& s, const std::string& file, size_t top_sites,
-                                 size_t max_ooms) {
+                                 size_t max_ooms, const trace::EventStore* trace, const std::string& trace_file) {
   MemoryReport rep;
   rep.file = file;
   rep.pickle_protocol = s.pickle_protocol;
   rep.file_bytes = s.file_bytes;
   rep.settings = s.settings;
   rep.warnings = s.warnings;
+  rep.trace_file = trace ? trace_file : "";
   for (int64_t t : s.trace.time_us)
     if (t != trace::snapshot::kNoTime && (rep.first_time_us == trace::snapshot::kNoTime || t < rep.first_time_us))
       rep.first_time_us = t;
@@ -117,6 +118,10 @@ MemoryReport build_memory_report(const MemorySnapshot& s, const std::string& fil
     d.at_peak = describe(s, std::move(states[0]));
     d.at_end = describe(s, std::move(states[1]));
     for (size_t i = 0; i < ooms.size(); ++i) d.ooms.push_back(explain_oom(s, ooms[i], std::move(states[2 + i])));
+    if (trace) {
+      d.joined = true;
+      d.join = join_trace(s, t.device, *trace);
+    }
     d.sites = site_timeline(s, t);
     for (uint32_t f : d.sites.sites) d.site_names.push_back(site_text(s, f));
     d.site_names.push_back("other");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "memory/site_timeline.h"
+#include "memory/trace_join.h"
 #include "memory/snapshot_state.h"
 #include "memory/snapshot_timeline.h"
 #include "trace/snapshot/memory_snapshot.h"
@@ -60,6 +61,8 @@ struct DeviceReport {
   StateReport at_peak;   // at the peak of allocated memory
   StateReport at_end;    // at the snapshot
   std::vector<OomReport> ooms;
+  bool joined = false;   // a trace was given: `join` holds the attribution
+  TraceJoin join;
 };
 
 struct MemoryReport {
@@ -70,9 +73,12 @@ struct MemoryReport {
   std::vector<DeviceReport> devices;
   std::vector<trace::snapshot::SnapshotWarning> warnings;
   int64_t first_time_us = trace::snapshot::kNoTime;  // the earliest event time (times are shown from here)
+  std::string trace_file;  // the trace joined with the history ("" when none)
 };
 
+// `trace`: one rank's trace of the same run to join the history with (null: none).
 MemoryReport build_memory_report(const trace::snapshot::MemorySnapshot& s, const std::string& file,
-                                 size_t top_sites = 20, size_t max_ooms = 20);
+                                 size_t top_sites = 20, size_t max_ooms = 20, const trace::EventStore* trace = nullptr,
+                                 const std::string& trace_file = "");
 
 }  // namespace stepscope::memory

@@ -45,6 +45,7 @@ ordered_json build_memory_json(const memory::MemoryReport& rep) {
   j["pickle_protocol"] = rep.pickle_protocol;
   j["file_bytes"] = rep.file_bytes;
   j["first_time_us"] = time_or_null(rep.first_time_us);
+  j["trace"] = rep.trace_file.empty() ? ordered_json(nullptr) : ordered_json(rep.trace_file);
   const trace::snapshot::AllocatorSettings& a = rep.settings;
   j["allocator_settings"] =
       a.present ? ordered_json{{"expandable_segments", a.expandable_segments < 0 ? ordered_json(nullptr)
@@ -95,6 +96,22 @@ ordered_json build_memory_json(const memory::MemoryReport& rep) {
       ordered_json row = {d.sites.events[k], time_or_null(d.sites.time_us[k])};
       for (uint64_t b : d.sites.bytes[k]) row.push_back(b);
       rows.push_back(std::move(row));
+    }
+    if (d.joined) {
+      const memory::TraceJoin& tj = d.join;
+      ordered_json steps = ordered_json::array(), ops = ordered_json::array();
+      for (const memory::StepAllocations& st : tj.steps)
+        steps.push_back({{"step", st.step}, {"allocs", st.allocs}, {"alloc_bytes", st.alloc_bytes}, {"frees", st.frees},
+                         {"segment_allocs", st.segment_allocs}, {"segment_frees", st.segment_frees},
+                         {"ooms", st.ooms}});
+      for (const memory::OpAllocations& o : tj.ops)
+        ops.push_back({{"op", o.op}, {"allocs", o.allocs}, {"alloc_bytes", o.alloc_bytes}});
+      dj["trace_join"] = {{"aligned_by_allocations", tj.aligned_by_allocations}, {"offset_ns", tj.offset_ns},
+                          {"votes", tj.votes}, {"matched", tj.matched}, {"note", tj.note},
+                          {"events_in_trace", tj.in_trace}, {"events_outside", tj.outside},
+                          {"events_in_steps", tj.in_steps}, {"steps", std::move(steps)}, {"ops", std::move(ops)}};
+    } else {
+      dj["trace_join"] = nullptr;
     }
     dj["site_series"] = {{"sites", std::move(bands)}, {"site_peaks_bytes", std::move(peaks)}, {"rows", std::move(rows)}};
     devices.push_back(std::move(dj));

@@ -68,6 +68,33 @@ std::string render_memory_terminal(const memory::MemoryReport& rep, size_t top_s
     out += "  at the snapshot: " + free_line(d.at_end.state) + "\n";
     out += "  at the peak of allocated memory: " + free_line(d.at_peak.state) + "\n";
     out += sites_table(d.at_peak.sites, top_sites);
+    if (d.joined) {
+      const memory::TraceJoin& j = d.join;
+      out += fmt::format("\n  joined with {}: {}\n", printable_text(rep.trace_file), j.note);
+      out += fmt::format("  {} events inside the trace ({} in steps), {} outside it\n",
+                         fmt_count(static_cast<int64_t>(j.in_trace)), fmt_count(static_cast<int64_t>(j.in_steps)),
+                         fmt_count(static_cast<int64_t>(j.outside)));
+      if (!j.steps.empty()) {
+        TextTable t;
+        for (const char* h : {"step", "allocs", "allocated", "frees", "cudaMalloc", "cudaFree", "OOMs"}) t.add_column(h);
+        for (const memory::StepAllocations& st : j.steps)
+          t.add_row({fmt_count(st.step), fmt_count(static_cast<int64_t>(st.allocs)),
+                     fmt_bytes(static_cast<double>(st.alloc_bytes)), fmt_count(static_cast<int64_t>(st.frees)),
+                     fmt_count(static_cast<int64_t>(st.segment_allocs)),
+                     fmt_count(static_cast<int64_t>(st.segment_frees)), fmt_count(static_cast<int64_t>(st.ooms))});
+        out += t.render(4);
+      }
+      if (!j.ops.empty()) {
+        TextTable t;
+        t.add_column("allocated");
+        t.add_column("allocs");
+        t.add_column("in op", TextTable::Align::kLeft);
+        for (size_t i = 0; i < j.ops.size() && i < top_sites; ++i)
+          t.add_row({fmt_bytes(static_cast<double>(j.ops[i].alloc_bytes)),
+                     fmt_count(static_cast<int64_t>(j.ops[i].allocs)), printable_text(j.ops[i].op)});
+        out += t.render(4);
+      }
+    }
     for (const memory::OomReport& o : d.ooms) {
       out += fmt::format("\n  OOM at {}: {}\n", when(rep, o.event, o.time_us), o.explanation);
       out += "    live just before, by allocation site:\n";

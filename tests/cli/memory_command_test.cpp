@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "cli_run.h"
+#include "memory/join_fixtures.h"
 
 namespace stepscope::testing {
 namespace {
@@ -47,6 +48,29 @@ TEST(MemoryCommand, JsonOfAFragmentationOom) {
   EXPECT_EQ(oom["before"]["live_by_site"][0]["site"], "model.py:42 forward");
   EXPECT_EQ(oom["before"]["freed_before"].size(), 5u);
   EXPECT_EQ(j["allocator_settings"]["expandable_segments"], false);
+}
+
+TEST(MemoryCommand, WithATraceOfTheSameRun) {
+  using namespace stepscope::memory::join_fixtures;
+  TempDir dir;
+  const std::string trace = dir.write("rank0.json", trace_doc(trace_events(true), kHeader));
+  const std::string json = dir.file("m.json");
+  const CliRun r = run_cli(dir, {"memory", snap("snapshot_p4.pickle"), trace, "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("clocks aligned by 4 allocations"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("aten::mm"), std::string::npos) << r.out;
+  std::ifstream f(json);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  const auto& tj = j["devices"][0]["trace_join"];
+  EXPECT_EQ(tj["offset_ns"], 2'500'000);
+  EXPECT_EQ(tj["steps"].size(), 2u);
+  EXPECT_EQ(tj["ops"][0]["op"], "aten::mm");
+  EXPECT_EQ(j["trace"], trace);
+  // A trace that cannot be read is a one-line error naming it.
+  const CliRun bad = run_cli(dir, {"memory", snap("snapshot_p4.pickle"), dir.write("bad.json", "{\"traceEvents\": [")});
+  EXPECT_EQ(bad.exit_code, 2);
+  ASSERT_EQ(bad.err_lines.size(), 1u);
+  EXPECT_NE(bad.err_lines[0].find("bad.json"), std::string::npos) << bad.err_lines[0];
 }
 
 TEST(MemoryCommand, BadFilesAreOneLineErrors) {

@@ -35,6 +35,32 @@ class MemoryTest(unittest.TestCase):
         self.assertEqual(sites[0]["site"], "model.py:42 forward")
         self.assertEqual(sites[0]["bytes"], 40 << 20)
 
+    def test_joined_with_a_trace_of_the_same_run(self):
+        # The story's allocations (snapshot time 1 s + n ms) in a trace whose
+        # clock runs 2.5 ms ahead: one step around everything, one op around
+        # the first 8 MiB allocation (event 1).
+        base, mib = 0x7F0000000000, 1 << 20
+        events = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "pid": 1, "tid": 1, "ts": 0,
+                   "dur": 20000},
+                  {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 3400, "dur": 200}]
+        for n, addr, size in ((1, base, 8 * mib), (2, base + 8 * mib, 4 * mib), (3, base + 12 * mib, 6 * mib)):
+            events.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1,
+                           "ts": 1000 * n + 2500,
+                           "args": {"Addr": addr, "Bytes": size, "Total Allocated": 0, "Total Reserved": 0,
+                                    "Device Id": 0, "Device Type": 1}})
+        with tempfile.TemporaryDirectory() as d:
+            trace = os.path.join(d, "rank0.json")
+            with open(trace, "w") as f:
+                json.dump({"schemaVersion": 1, "baseTimeNanoseconds": 1000000000, "traceEvents": events}, f)
+            rep = stepscope.memory(os.path.join(SNAPSHOTS, "snapshot_p4.pickle"), trace)
+        join = rep.to_dict()["devices"][0]["trace_join"]
+        self.assertTrue(join["aligned_by_allocations"], join["note"])
+        self.assertEqual(join["offset_ns"], 2500000)
+        steps = list(rep.steps)
+        self.assertEqual([(s["step"], s["allocs"]) for s in steps], [(7, 4)])
+        self.assertEqual(list(rep.ops)[0]["op"], "aten::empty")
+        self.assertEqual(list(rep.ops)[0]["alloc_bytes"], 8 * mib)
+
     def test_a_pickle_that_asks_for_code_is_a_trace_error(self):
         with tempfile.TemporaryDirectory() as d:
             evil = os.path.join(d, "evil.pickle")
