@@ -5,10 +5,12 @@
 // each with its own calibration. So the offset between them is measured
 // before anything is attributed. A trace recorded with profile_memory=True
 // holds every allocation as a [memory] event with its address and size; the
-// snapshot's alloc entries with the same (address, size) vote for the offset
-// (the most common difference, to 20 µs, then the median of the votes near
-// it). A trace without such events is taken at offset 0, and the join says
-// so.
+// snapshot's alloc entries with the same (address, size) vote for the offset.
+// The bins of 20 µs that got nearly the most votes are candidates, and the
+// one nearest zero wins: a loop reuses addresses every step, so the true
+// offset plus whole steps gets as many votes. The offset is then the median
+// of the votes near that bin. A trace without such events is taken at
+// offset 0, and the join says so.
 #pragma once
 
 #include <cstdint>

@@ -75,3 +75,45 @@ TEST(TraceJoin, ASnapshotWithoutTimesIsNotJoined) {
 
 }  // namespace
 }  // namespace stepscope::memory
+
+namespace stepscope::memory {
+namespace {
+
+// A loop that allocates the same 4 MiB block every 10 ms: the history has
+// 300 steps, the trace the middle 5, its clock 0.3 ms ahead. Every shift by
+// whole steps gets as many votes as the true offset; the nearest one wins.
+TEST(TraceJoin, AShortTraceInALongPeriodicHistoryFindsTheNearestOffset) {
+  trace::snapshot::MemorySnapshot s;
+  const uint64_t addr = 0x7F0000000000, size = 4u << 20;
+  for (int k = 0; k < 300; ++k)
+    for (auto a : {trace::snapshot::TraceAction::kAlloc, trace::snapshot::TraceAction::kFreeCompleted}) {
+      s.trace.device.push_back(0);
+      s.trace.action.push_back(a);
+      s.trace.addr.push_back(addr);
+      s.trace.size.push_back(size);
+      s.trace.stream.push_back(0);
+      s.trace.time_us.push_back(2'000'000 + 10'000 * k + (a == trace::snapshot::TraceAction::kAlloc ? 0 : 5'000));
+      s.trace.device_free.push_back(0);
+      s.trace.stack.push_back(0);
+    }
+  std::vector<std::string> ev;
+  for (int k = 140; k < 145; ++k) {
+    const int64_t t = 1'000'000'000 + 10'000'000LL * k + 300'000;  // ns after the trace's base time (1 s)
+    ev.push_back(analysis::testing_support::step(k, t - 1'000'000, 10'000'000));
+    ev.push_back(R"({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": )" +
+                 analysis::testing_support::us_text(t) + R"(, "args": {"Addr": )" + std::to_string(addr) +
+                 R"(, "Bytes": )" + std::to_string(size) + R"(, "Device Id": 0, "Device Type": 1}})");
+  }
+  const auto store = load_inline(ev, join_fixtures::kHeader);
+  const TraceJoin j = join_trace(s, 0, *store);
+  EXPECT_TRUE(j.aligned_by_allocations) << j.note;
+  EXPECT_EQ(j.offset_ns, 300'000);
+  ASSERT_EQ(j.steps.size(), 5u);
+  for (const StepAllocations& st : j.steps) {
+    EXPECT_EQ(st.allocs, 1u) << st.step;
+    EXPECT_EQ(st.frees, 1u) << st.step;
+  }
+}
+
+}  // namespace
+}  // namespace stepscope::memory
