@@ -26,12 +26,16 @@ For each setting, with torch.cuda.set_per_process_memory_fraction(--budget):
 - with --search, the largest token budget (bisection over --search-steps
   steps per try) with no OOM.
 
-With --snapshot-dir, each setting also writes a memory snapshot of its first
-OOM, or of its end (torch.cuda.memory._dump_snapshot; history recorded from
-the start). These are the H200 snapshots `stepscope memory` is tested on.
+With --snapshot-dir, each setting also writes a memory snapshot at its end
+(torch.cuda.memory._dump_snapshot; history recorded from the start): the
+H200 snapshots `stepscope memory` is to be tested on. With --trace-dir, its
+first --trace-steps steps also run under torch.profiler with
+profile_memory=True, one ProfilerStep#N range each, and the trace is
+written: a trace and a snapshot of the same run, for
+`stepscope memory SNAPSHOT TRACE`.
 
     python3 workloads/fragmentation_pool.py --json OUT.json [--settings default,expandable,pool,guard]
-        [--steps 200] [--tokens 65536] [--budget 0.5] [--search] [--snapshot-dir DIR]
+        [--steps 200] [--tokens 65536] [--budget 0.5] [--search] [--snapshot-dir DIR] [--trace-dir DIR]
     python3 workloads/fragmentation_pool.py --smoke     # CPU, tiny: checks the loop runs
 
 Nothing is measured here yet: the script waits for a GPU (docs/memory.md).
@@ -65,6 +69,8 @@ def parse_args(argv=None):
     p.add_argument("--search", action="store_true", help="find the largest token budget without OOM")
     p.add_argument("--search-steps", type=int, default=40)
     p.add_argument("--snapshot-dir")
+    p.add_argument("--trace-dir")
+    p.add_argument("--trace-steps", type=int, default=5)
     p.add_argument("--json")
     p.add_argument("--smoke", action="store_true", help="CPU, tiny sizes, default setting only")
     p.add_argument("--child", help=argparse.SUPPRESS)  # internal: run one setting in this process
@@ -162,7 +168,22 @@ def child(args):
         train_step.model = model
     if cuda:
         torch.cuda.reset_peak_memory_stats()
-    times, ooms = run_steps(train_step, lengths(args.seed, args.steps, args.tokens), args.tokens)
+    lens = lengths(args.seed, args.steps, args.tokens)
+    times, ooms = [], 0
+    if args.trace_dir:
+        # The first steps under the profiler, each in its ProfilerStep#N range.
+        os.makedirs(args.trace_dir, exist_ok=True)
+        acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
+        with torch.profiler.profile(activities=acts, profile_memory=True) as prof:
+            for i, seq in enumerate(lens[:args.trace_steps]):
+                with torch.profiler.record_function(f"ProfilerStep#{i}"):
+                    t, o = run_steps(train_step, [seq], args.tokens)
+                times += t
+                ooms += o
+        prof.export_chrome_trace(os.path.join(args.trace_dir, f"{setting}.json"))
+        lens = lens[args.trace_steps:]
+    t, o = run_steps(train_step, lens, args.tokens)
+    times, ooms = times + t, ooms + o
     out.update(steps=args.steps, tokens=args.tokens, ooms=ooms, oom_rate=ooms / args.steps,
                median_step_ms=statistics.median(times) if times else None)
     if cuda:
