@@ -7,6 +7,7 @@
 #include <fstream>
 #include <regex>
 
+#include "memory/join_fixtures.h"
 #include "memory/snapshot_report.h"
 #include "report/headless_browser.h"
 #include "report/memory_html.h"
@@ -69,6 +70,25 @@ TEST_P(MemoryHtmlInBrowser, RendersWithoutScriptErrors) {
   for (const auto& d : rep.devices) ooms += d.ooms.size();
   EXPECT_EQ(count(dom, "class=\"oom\""), ooms);
   EXPECT_NE(dom.find("At the peak of allocated memory"), std::string::npos);
+}
+
+TEST(MemoryHtmlJoined, TheStepsAndOpsOfAJoinedTraceAreListed) {
+  using namespace stepscope::memory::join_fixtures;
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium not installed: the page is not rendered";
+  const auto s = snapshot("snapshot_p4.pickle");
+  const auto store = analysis::testing_support::load_inline(trace_events(true), kHeader);
+  const auto rep = memory::build_memory_report(*s, "snapshot_p4.pickle", 20, 20, store.get(), "rank0.json");
+  const auto dir = scratch_dir("memory_html_joined");
+  const auto html = dir / "memory.html", png = dir / "memory.png";
+  std::ofstream(html) << render_memory_html(rep);
+  const std::string dom = render_in_browser(chromium, html, png);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("<html[^>]*data-render=\"([a-z]+)\""))) << "the script did not run";
+  EXPECT_EQ(m[1], "ok");
+  EXPECT_NE(dom.find("Joined with the trace"), std::string::npos);
+  EXPECT_NE(dom.find("clocks aligned by 4 allocations"), std::string::npos);
+  EXPECT_NE(dom.find("aten::mm"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Snapshots, MemoryHtmlInBrowser,

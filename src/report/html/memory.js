@@ -1,8 +1,8 @@
 // Renders the page of `stepscope memory --html` from the embedded JSON
 // report (docs/json_schema.md, "stepscope memory"): per device, active memory
 // over the history stacked by allocation site with reserved memory on top
-// and the OOMs marked, then the live memory at the peak and each OOM's
-// state. Nothing here computes a metric. When rendering finishes without an
+// and the OOMs marked, the allocator's events by step and op when a trace
+// was joined, then the live memory at the peak and each OOM's state. Nothing here computes a metric. When rendering finishes without an
 // exception <html> gets data-render="ok"; errors go to #render-errors
 // (the headless-browser test reads both).
 "use strict";
@@ -108,7 +108,7 @@
       var x = X(o.time_us != null && t0 != null ? (o.time_us - t0) / 1000 : o.event);
       ctx.beginPath(); ctx.moveTo(x + 0.5, y0); ctx.lineTo(x + 0.5, y1); ctx.stroke();
       ctx.fillStyle = T.wine;
-      ctx.fillText("OOM", x + 3, y0 + 10);
+      ctx.fillText("OOM", x + 30 > x1 ? x - 30 : x + 3, y0 + 10);  // left of the mark at the right edge
     });
     c.canvas.addEventListener("mousemove", function (ev) {
       var rect = c.canvas.getBoundingClientRect(), xv = xlo + (ev.clientX - rect.left - x0) / (x1 - x0) * (xhi - xlo);
@@ -152,6 +152,25 @@
     sec.appendChild(legendBox);
     sec.appendChild(chart);
     memoryChart(chart, legendBox, dev);
+    var tj = dev.trace_join;
+    if (tj) {
+      var jb = el("div", { class: "trace-join" });
+      jb.appendChild(el("h3", { text: "Joined with the trace" }));
+      jb.appendChild(el("p", { class: "hint", text: tj.note + " · " + SS.num(tj.events_in_trace, 0) +
+        " events inside the trace (" + SS.num(tj.events_in_steps, 0) + " in steps), " +
+        SS.num(tj.events_outside, 0) + " outside it" }));
+      if (tj.steps.length)
+        jb.appendChild(table([{ label: "step", num: true }, { label: "allocs", num: true }, { label: "allocated", num: true },
+          { label: "frees", num: true }, { label: "cudaMalloc", num: true }, { label: "cudaFree", num: true },
+          { label: "OOMs", num: true }], tj.steps.map(function (st) {
+          return { cells: [String(st.step), SS.num(st.allocs, 0), SS.bytes(st.alloc_bytes), SS.num(st.frees, 0),
+            SS.num(st.segment_allocs, 0), SS.num(st.segment_frees, 0), SS.num(st.ooms, 0)] };
+        })));
+      if (tj.ops.length)
+        jb.appendChild(table([{ label: "allocated", num: true }, { label: "allocs", num: true }, { label: "in op" }],
+          tj.ops.map(function (o) { return { cells: [SS.bytes(o.alloc_bytes), SS.num(o.allocs, 0), o.op] }; })));
+      sec.appendChild(jb);
+    }
     sec.appendChild(el("h3", { text: "At the peak of allocated memory" }));
     sec.appendChild(el("p", { class: "hint", text: stateLine(dev.at_peak_allocated) }));
     sec.appendChild(sitesTable(dev.at_peak_allocated.live_by_site));
