@@ -199,7 +199,30 @@ var SS = (function () {
     return c;
   }
 
+  // The page's render status, read by the headless-browser tests: each
+  // problem is listed in #render-errors and sets data-render="error" on
+  // <html>; finish() sets data-render="ok" when there was none. Script errors
+  // anywhere on the page count too.
+  function renderStatus() {
+    var errors = [];
+    function report(msg) {
+      errors.push(msg);
+      var pre = document.getElementById("render-errors");
+      pre.hidden = false;
+      pre.textContent = "Rendering problems:\n" + errors.join("\n");
+      document.documentElement.setAttribute("data-render", "error");
+    }
+    window.addEventListener("error", function (e) {
+      report((e.message || "script error") + (e.lineno ? " (line " + e.lineno + ")" : ""));
+    });
+    return {
+      report: report,
+      finish: function () { if (!errors.length) document.documentElement.setAttribute("data-render", "ok"); },
+    };
+  }
+
   return {
+    renderStatus: renderStatus,
     TOL: TOL, el: el, canvas: canvas, width: width, ticks: ticks, timeUnit: timeUnit, num: num, dur: dur,
     pct: pct, bytes: bytes, legend: legend, tooltip: tooltip, esc: esc, tipRow: tipRow, timeAxis: timeAxis,
     clip: clip, stackedBars: stackedBars,

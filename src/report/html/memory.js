@@ -8,17 +8,7 @@
 "use strict";
 
 (function () {
-  var errors = [];
-  function reportError(msg) {
-    errors.push(msg);
-    var pre = document.getElementById("render-errors");
-    pre.hidden = false;
-    pre.textContent = "Rendering problems:\n" + errors.join("\n");
-    document.documentElement.setAttribute("data-render", "error");
-  }
-  window.addEventListener("error", function (e) {
-    reportError((e.message || "script error") + (e.lineno ? " (line " + e.lineno + ")" : ""));
-  });
+  var status = SS.renderStatus(), reportError = status.report;
 
   var el = SS.el, T = SS.TOL;
   var R = JSON.parse(document.getElementById("stepscope-data").textContent);
@@ -204,7 +194,7 @@
       notes.appendChild(el("p", { class: "hint", text: w.what + " ×" + w.count + " (first at offset " + w.first_offset + ")" }));
     });
     document.getElementById("footer").textContent = "stepscope memory · definitions: docs/metrics.md, \"Memory snapshots\"";
-    if (!errors.length) document.documentElement.setAttribute("data-render", "ok");
+    status.finish();
   } catch (e) {
     reportError(String(e && e.stack || e));
   }

@@ -7,17 +7,7 @@
 "use strict";
 
 (function () {
-  var errors = [];
-  function reportError(msg) {
-    errors.push(msg);
-    var pre = document.getElementById("render-errors");
-    pre.hidden = false;
-    pre.textContent = "Rendering problems:\n" + errors.join("\n");
-    document.documentElement.setAttribute("data-render", "error");
-  }
-  window.addEventListener("error", function (e) {
-    reportError((e.message || "script error") + (e.lineno ? " (line " + e.lineno + ")" : ""));
-  });
+  var status = SS.renderStatus(), reportError = status.report;
 
   var el = SS.el, T = SS.TOL;
   var DATA = JSON.parse(document.getElementById("stepscope-data").textContent);
@@ -674,5 +664,5 @@
       section("memory", renderMemory);
     }, 200);
   });
-  if (!errors.length) document.documentElement.setAttribute("data-render", "ok");
+  status.finish();
 })();
