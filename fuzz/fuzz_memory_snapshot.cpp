@@ -4,7 +4,9 @@
 // error line naming the input and an offset; nothing may crash, throw, hang
 // or execute. An accepted snapshot must be internally consistent: every
 // block in a segment that exists, every stack and frame index in range,
-// every trace entry on a device.
+// every trace entry on a device. A small accepted snapshot then goes
+// through the analyses and the findings (`stepscope memory`'s report), which
+// must neither crash nor produce a non-finite number.
 //
 //   ./build-fuzz/fuzz/fuzz_memory_snapshot -max_total_time=600 fuzz/corpus_fuzz_memory_snapshot   (docs/fuzzing.md)
 #include <cstdint>
@@ -12,6 +14,10 @@
 #include <string>
 #include <string_view>
 
+#include <cmath>
+
+#include "diagnose/snapshot_findings.h"
+#include "memory/snapshot_report.h"
 #include "trace/snapshot/snapshot_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -38,5 +44,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (s.trace.device[e] < 0 || s.trace.stack[e] >= stacks) std::abort();
   for (size_t g = 0; g < s.segments.rows(); ++g)
     if (s.segments.stack[g] >= stacks) std::abort();
+  // The analyses replay the history per device: keep them to small inputs
+  // so a mutation spends its time in the reader.
+  if (s.trace.rows() > 4096 || s.blocks.rows() > 4096) return 0;
+  const stepscope::memory::MemoryReport rep = stepscope::memory::build_memory_report(s, "fuzz.pickle");
+  for (const auto& f : stepscope::diagnose::snapshot_findings(rep, {.device_bytes = {1ull << 30}})) {
+    if (f.title.empty() || f.remedy.empty()) std::abort();
+    for (const auto& m : f.evidence.metrics)
+      if (!std::isfinite(m.value)) std::abort();
+  }
   return 0;
 }

@@ -30,7 +30,8 @@ std::unique_ptr<AnalyzedRun> analyze(const std::vector<std::string>& inputs, con
                                      const std::string& profile, unsigned threads, bool salvage,
                                      const std::vector<std::string>& disabled_detectors,
                                      std::optional<double> unprofiled_step_ms,
-                                     const std::vector<std::string>& what_if, bool replay, int top) {
+                                     const std::vector<std::string>& what_if, bool replay, int top,
+                                     const std::vector<std::string>& memory_snapshots) {
   pipeline::RunOptions o;
   o.read.salvage = salvage;
   o.threads = threads;
@@ -41,6 +42,7 @@ std::unique_ptr<AnalyzedRun> analyze(const std::vector<std::string>& inputs, con
   o.diagnosis.unprofiled_step_ms = unprofiled_step_ms;
   o.diagnosis.what_if = what_if;
   o.diagnosis.replay = replay;
+  o.memory_snapshots = memory_snapshots;
   // The interpreter's process is the user's: its malloc settings stay theirs.
   o.tune_allocator = false;
   py::gil_scoped_release unlocked;
@@ -85,7 +87,7 @@ void bind_analyze(py::module_& m) {
   m.def("analyze", &analyze, py::arg("inputs"), py::arg("compat") = "", py::arg("profile") = "",
         py::arg("threads") = 0, py::arg("salvage") = false, py::arg("disabled_detectors") = std::vector<std::string>{},
         py::arg("unprofiled_step_ms") = std::nullopt, py::arg("what_if") = std::vector<std::string>{},
-        py::arg("replay") = true, py::arg("top") = 10,
+        py::arg("replay") = true, py::arg("top") = 10, py::arg("memory_snapshots") = std::vector<std::string>{},
         "Reads, analyses and diagnoses trace files, folders or globs (one file per rank)");
 }
 

@@ -10,11 +10,9 @@
 #include <vector>
 
 #include "bindings.h"
-#include "memory/snapshot_report.h"
+#include "pipeline/memory_run.h"
 #include "report/memory_json.h"
 #include "report/memory_terminal.h"
-#include "trace/snapshot/snapshot_reader.h"
-#include "trace/trace_reader.h"
 
 namespace py = pybind11;
 
@@ -28,35 +26,19 @@ struct MemoryRun {
   std::string error, error_file;
   int64_t error_byte = -1;
   bool bad_option = false;
-  memory::MemoryReport report;
+  pipeline::MemoryRun run;
   std::vector<std::string> warnings;
 };
 
 std::unique_ptr<MemoryRun> read_memory(const std::string& path, int top, const std::string& trace_path) {
   auto run = std::make_unique<MemoryRun>();
   py::gil_scoped_release unlocked;
-  const trace::snapshot::SnapshotReadResult r = trace::snapshot::read_memory_snapshot(path);
-  if (!r.snapshot) {
-    run->error = r.error;
-    run->error_file = path;
-    return run;
-  }
-  trace::EventStore store;
-  if (!trace_path.empty()) {
-    trace::ReadOptions options;
-    options.gzip = trace::GzipBackend::kZlib;
-    const trace::ReadOutcome read = trace::read_trace_file(trace_path, store, options);
-    if (!read.ok) {
-      run->error = read.error;
-      run->error_file = trace_path;
-      run->error_byte = read.error_byte;
-      return run;
-    }
-  }
-  run->ok = true;
-  run->report = memory::build_memory_report(*r.snapshot, path, static_cast<size_t>(top), 20,
-                                            trace_path.empty() ? nullptr : &store, trace_path);
-  for (const auto& w : run->report.warnings)
+  run->run = pipeline::run_memory(path, trace_path, static_cast<size_t>(top));
+  run->ok = run->run.ok;
+  run->error = run->run.error;
+  run->error_file = run->run.error_file;
+  run->error_byte = run->run.error_byte;
+  for (const auto& w : run->run.report.warnings)
     run->warnings.push_back(path + ": " + w.what + " x" + std::to_string(w.count) + " (first at offset " +
                             std::to_string(w.first_offset) + ")");
   return run;
@@ -73,10 +55,10 @@ void bind_memory(py::module_& m) {
       .def_readonly("bad_option", &MemoryRun::bad_option)
       .def_readonly("warnings", &MemoryRun::warnings)
       .def(
-          "json", [](const MemoryRun& r, int indent) { return report::build_memory_json(r.report).dump(indent); },
+          "json", [](const MemoryRun& r, int indent) { return report::build_memory_json(r.run.report, r.run.findings).dump(indent); },
           py::arg("indent") = -1, "The memory JSON (docs/json_schema.md, stepscope memory) as text")
       .def(
-          "text", [](const MemoryRun& r, int top) { return report::render_memory_terminal(r.report, static_cast<size_t>(top)); },
+          "text", [](const MemoryRun& r, int top) { return report::render_memory_terminal(r.run.report, static_cast<size_t>(top), r.run.findings); },
           py::arg("top") = 10, "The terminal report");
   m.def("memory", &read_memory, py::arg("path"), py::arg("top") = 20, py::arg("trace") = std::string(),
         "Reads a PyTorch memory snapshot (the pickle of torch.cuda.memory._dump_snapshot())");

@@ -5,7 +5,7 @@ the cause of each OOM."""
 import os
 
 from .errors import raise_for, warn_all
-from .report import JsonDocument
+from .report import Finding, JsonDocument
 from .table import Table
 
 
@@ -24,6 +24,11 @@ class MemoryReport(JsonDocument):
         peaks = ", ".join(f"device {x['device']}: peak {x['peak']['allocated_bytes'] / 2**30:.2f} GiB"
                           for x in d["devices"])
         return f"<stepscope.MemoryReport {peaks or 'no device'}>"
+
+    @property
+    def findings(self):
+        """Fragmentation and OOM findings (docs/memory.md, "Findings"), highest severity first."""
+        return [Finding.from_json(f) for f in self.to_dict()["findings"]]
 
     @property
     def devices(self):

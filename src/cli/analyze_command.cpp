@@ -37,6 +37,7 @@ struct AnalyzeArgs {
   std::string html_path;
   std::string perfetto_path;
   std::string profile_path;
+  std::vector<std::string> memory_snapshots;
   bool details = false;
   std::string color = "auto";
 };
@@ -67,6 +68,7 @@ int run_analyze(const AnalyzeArgs& args) {
   options.diagnosis.unprofiled_step_ms = args.unprofiled_step_ms;
   options.diagnosis.replay = !args.no_replay;
   options.diagnosis.what_if = args.what_if;
+  options.memory_snapshots = args.memory_snapshots;
   pipeline::AnalyzedRun run = pipeline::analyze_run(args.inputs, options);
   if (!run.ok) {
     print_error(run.error);
@@ -137,6 +139,9 @@ void register_analyze(CLI::App& app) {
                                                          : "unknown finding category '" + name + "' (docs/findings.md)";
           },
           "CATEGORY"));
+  cmd->add_option("--memory-snapshot", args->memory_snapshots,
+                  "[RANK=]FILE: a memory snapshot of the run (torch.cuda.memory._dump_snapshot()); its fragmentation "
+                  "and OOM findings join the diagnosis (RANK= names the rank when several were read; repeatable)");
   cmd->add_flag("--no-replay", args->no_replay,
                 "skip the what-if replay (run without the profiler, replay savings, critical paths): savings are the "
                 "detectors' bounds");

@@ -8,12 +8,10 @@
 #include "cli/commands.h"
 #include "cli/messages.h"
 #include "cli/output_file.h"
-#include "memory/snapshot_report.h"
+#include "pipeline/memory_run.h"
 #include "report/memory_html.h"
 #include "report/memory_json.h"
 #include "report/memory_terminal.h"
-#include "trace/snapshot/snapshot_reader.h"
-#include "trace/trace_reader.h"
 
 namespace stepscope::cli {
 namespace {
@@ -30,31 +28,19 @@ struct MemoryArgs {
 int run_memory(const MemoryArgs& args) {
   report::AtomicOutput json_out, html_out;
   if (!open_output(args.json_path, json_out) || !open_output(args.html_path, html_out)) return 2;
-  const trace::snapshot::SnapshotReadResult r = trace::snapshot::read_memory_snapshot(args.snapshot);
-  if (!r.snapshot) {
-    print_error(r.error);
+  // With a trace of the same run: its steps and ops for the history's events.
+  const pipeline::MemoryRun run = pipeline::run_memory(args.snapshot, args.trace, static_cast<size_t>(args.top));
+  if (!run.ok) {
+    print_error(run.error);
     return 2;
   }
-  // A trace of the same run: its steps and ops for the history's events.
-  trace::EventStore store;
-  if (!args.trace.empty()) {
-    trace::ReadOptions options;
-    options.gzip = trace::GzipBackend::kZlib;
-    const trace::ReadOutcome read = trace::read_trace_file(args.trace, store, options);
-    if (!read.ok) {
-      print_error(read.error);
-      return 2;
-    }
-  }
-  const memory::MemoryReport rep =
-      memory::build_memory_report(*r.snapshot, args.snapshot, static_cast<size_t>(args.top), 20,
-                                  args.trace.empty() ? nullptr : &store, args.trace);
+  const memory::MemoryReport& rep = run.report;
   for (const auto& w : rep.warnings)
     print_warning(fmt::format("{}: {} x{} (first at offset {})", args.snapshot, w.what, w.count, w.first_offset));
-  if (json_out.ok() && !finish_output(json_out, report::build_memory_json(rep).dump(1) + "\n")) return 2;
-  if (html_out.ok() && !finish_output(html_out, report::render_memory_html(rep))) return 2;
+  if (json_out.ok() && !finish_output(json_out, report::build_memory_json(rep, run.findings).dump(1) + "\n")) return 2;
+  if (html_out.ok() && !finish_output(html_out, report::render_memory_html(rep, run.findings))) return 2;
   if (!args.quiet && args.json_path != "-" && args.html_path != "-" &&
-      !write_stdout(report::render_memory_terminal(rep, static_cast<size_t>(args.top))))
+      !write_stdout(report::render_memory_terminal(rep, static_cast<size_t>(args.top), run.findings)))
     return 2;
   return 0;
 }

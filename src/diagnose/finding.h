@@ -65,6 +65,9 @@ struct Example {
   // The user's Python line it ran under ("train.py:42 in forward"), when the
   // trace has stacks (example_place.h); "" otherwise.
   std::string source;
+  // False for an example from another file with no time on this trace's
+  // clock (a memory snapshot not aligned with a trace): ts_ns and step unset.
+  bool timed = true;
 };
 
 inline constexpr size_t kMaxExamples = 5;

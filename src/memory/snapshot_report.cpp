@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 namespace stepscope::memory {
 
@@ -20,7 +22,6 @@ std::string_view oom_cause_name(OomCause c) {
 
 namespace {
 
-constexpr uint64_t kSmallRequest = 1ull << 20;  // c10 kSmallSize: up to 1 MiB goes to the small pool
 
 std::string frame_text(const MemorySnapshot& s, uint32_t f) {
   return fmt::format("{}:{} {}", s.strings.get(s.frames.filename[f]), s.frames.line[f], s.strings.get(s.frames.name[f]));
@@ -65,6 +66,12 @@ OomReport explain_oom(const MemorySnapshot& s, size_t e, MemoryState before) {
   const FreeSpace& f = before.free;
   o.largest_free_in_pool = o.requested > kSmallRequest ? f.largest_free_large : f.largest_free_small;
   const uint64_t free_total = f.free_bytes + o.device_free;
+  // Under expandable segments an OOM first unmaps every free whole page
+  // (release_cached_blocks) and then maps the request's pages: it fits when
+  // those pages and what CUDA had free cover the request in whole pages.
+  const uint64_t page = o.requested > kSmallRequest ? kExpandablePageLarge : kExpandablePageSmall;
+  o.fits_with_expandable = (o.requested + page - 1) / page * page <= f.free_in_pages + o.device_free;
+  o.reachable = before.levels.reserved + o.device_free;
   if (o.largest_free_in_pool >= o.requested) {
     o.cause = OomCause::kOther;
     o.explanation = fmt::format(
@@ -89,6 +96,27 @@ OomReport explain_oom(const MemorySnapshot& s, size_t e, MemoryState before) {
   return o;
 }
 
+VariableSizeSite variable_size_site(const MemorySnapshot& s, const DeviceTimeline& t,
+                                    const std::vector<uint32_t>& site_of_stack) {
+  struct Sizes {
+    std::set<uint64_t> sizes;
+    uint64_t allocs = 0;
+  };
+  std::map<uint32_t, Sizes> by_site;
+  for (size_t e = t.first_event; e < t.first_event + t.events; ++e) {
+    if (s.trace.action[e] != TraceAction::kAlloc || s.trace.size[e] <= kSmallRequest) continue;
+    Sizes& z = by_site[site_of_stack[s.trace.stack[e]]];
+    z.sizes.insert(s.trace.size[e]);
+    ++z.allocs;
+  }
+  VariableSizeSite best;
+  for (const auto& [frame, z] : by_site) {
+    if (z.sizes.size() <= best.distinct_sizes) continue;
+    best = {site_text(s, frame), z.sizes.size(), z.allocs, *z.sizes.begin(), *z.sizes.rbegin()};
+  }
+  return best;
+}
+
 }  // namespace
 
 MemoryReport build_memory_report(const MemorySnapshot& s, const std::string& file, size_t top_sites,
@@ -98,11 +126,15 @@ MemoryReport build_memory_report(const MemorySnapshot& s, const std::string& fil
   rep.pickle_protocol = s.pickle_protocol;
   rep.file_bytes = s.file_bytes;
   rep.settings = s.settings;
+  rep.expandable_segments = s.settings.expandable_segments;
+  for (uint8_t e : s.segments.is_expandable)
+    if (e) rep.expandable_segments = 1;
   rep.warnings = s.warnings;
   rep.trace_file = trace ? trace_file : "";
   for (int64_t t : s.trace.time_us)
     if (t != trace::snapshot::kNoTime && (rep.first_time_us == trace::snapshot::kNoTime || t < rep.first_time_us))
       rep.first_time_us = t;
+  const std::vector<uint32_t> site_of_stack = allocation_sites(s);
   for (DeviceTimeline& t : snapshot_timelines(s)) {
     DeviceReport d;
     // States after k of the device's events: at the peak of allocated memory
@@ -122,6 +154,9 @@ MemoryReport build_memory_report(const MemorySnapshot& s, const std::string& fil
       d.joined = true;
       d.join = join_trace(s, t.device, *trace);
     }
+    for (size_t e = t.first_event; e < t.first_event + t.events; ++e)
+      if (s.trace.action[e] == TraceAction::kAlloc) d.largest_request = std::max(d.largest_request, s.trace.size[e]);
+    d.variable_site = variable_size_site(s, t, site_of_stack);
     d.sites = site_timeline(s, t);
     for (uint32_t f : d.sites.sites) d.site_names.push_back(site_text(s, f));
     d.site_names.push_back("other");

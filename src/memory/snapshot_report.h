@@ -50,8 +50,22 @@ struct OomReport {
   uint64_t device_free = 0;  // bytes CUDA still had free
   uint64_t largest_free_in_pool = 0;  // the largest free cached block in the request's pool
   OomCause cause = OomCause::kOther;
+  // With expandable_segments:True the same request would have fitted: the
+  // free whole pages (FreeSpace::free_in_pages) plus device_free cover it.
+  bool fits_with_expandable = false;
+  uint64_t reachable = 0;    // reserved + device_free: the most this process could have held
   std::string explanation;   // one sentence with the numbers
   StateReport before;        // the state just before the failed request
+};
+
+// The allocation site whose large-pool requests (above 1 MiB) vary most in
+// size: the candidate for a pool of its own, since blocks of changing sizes
+// are what split cached segments into pieces no later request fits.
+struct VariableSizeSite {
+  std::string site;            // "" when no site made large requests
+  uint64_t distinct_sizes = 0; // distinct request sizes above 1 MiB
+  uint64_t allocs = 0;         // its allocations above 1 MiB
+  uint64_t min_bytes = 0, max_bytes = 0;
 };
 
 struct DeviceReport {
@@ -61,6 +75,8 @@ struct DeviceReport {
   StateReport at_peak;   // at the peak of allocated memory
   StateReport at_end;    // at the snapshot
   std::vector<OomReport> ooms;
+  uint64_t largest_request = 0;  // the largest allocation in the device's history, bytes
+  VariableSizeSite variable_site;
   bool joined = false;   // a trace was given: `join` holds the attribution
   TraceJoin join;
 };
@@ -70,6 +86,9 @@ struct MemoryReport {
   int pickle_protocol = 0;
   uint64_t file_bytes = 0;
   trace::snapshot::AllocatorSettings settings;
+  // Expandable segments in use: 1 when the settings say so or any segment is
+  // expandable, 0 when the settings say off, -1 unknown (older snapshots).
+  int expandable_segments = -1;
   std::vector<DeviceReport> devices;
   std::vector<trace::snapshot::SnapshotWarning> warnings;
   int64_t first_time_us = trace::snapshot::kNoTime;  // the earliest event time (times are shown from here)

@@ -114,12 +114,18 @@ class Unwinder {
       ++f.segments;
       uint64_t cursor = start, largest = 0;
       bool any = false;
+      const uint64_t page = r.large ? kExpandablePageLarge : kExpandablePageSmall;
+      auto gap = [&](uint64_t from, uint64_t to) {  // a free run [from, to)
+        largest = std::max(largest, to - from);
+        const uint64_t first = start + (from - start + page - 1) / page * page, last = start + (to - start) / page * page;
+        if (last > first) f.free_in_pages += last - first;
+      };
       for (auto it = blocks_.lower_bound(start); it != blocks_.end() && it->first < start + r.size; ++it) {
         any = true;
-        if (it->first > cursor) largest = std::max(largest, it->first - cursor);
+        if (it->first > cursor) gap(cursor, it->first);
         cursor = std::max(cursor, it->first + it->second.size);
       }
-      if (start + r.size > cursor) largest = std::max(largest, start + r.size - cursor);
+      if (start + r.size > cursor) gap(cursor, start + r.size);
       if (!any) ++f.empty_segments;
       f.largest_free = std::max(f.largest_free, largest);
       (r.large ? f.largest_free_large : f.largest_free_small) =

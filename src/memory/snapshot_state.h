@@ -21,10 +21,22 @@ struct FreeSpace {
   uint64_t largest_free_small = 0;   // within the small pool (2 MiB segments, requests up to 1 MiB)
   uint64_t segments = 0;             // reserved ranges (an expandable segment's mapped pieces count apiece)
   uint64_t empty_segments = 0;       // segments with no live block: empty_cache would give them back
+  // Free bytes in whole pages of an expandable segment (20 MiB in the large
+  // pool, 2 MiB in the small; counted from each segment's start): what the
+  // allocator could unmap and map again where a request needs it, had the
+  // run used expandable_segments:True (kExpandablePage*).
+  uint64_t free_in_pages = 0;
   // 1 - largest_free / free_bytes: 0 when all free bytes are one run, near 1
   // when they are scattered in small pieces (0 when nothing is free).
   double fragmentation() const;
 };
+
+// The page of an expandable segment, by pool (c10 kLargeBuffer, kSmallBuffer):
+// expandable segments map and unmap memory in these units.
+inline constexpr uint64_t kExpandablePageLarge = 20ull << 20;
+inline constexpr uint64_t kExpandablePageSmall = 2ull << 20;
+// Requests above this many bytes are served from the large pool (c10 kSmallSize).
+inline constexpr uint64_t kSmallRequest = 1ull << 20;
 
 // Live bytes grouped by where they were allocated.
 struct AllocationSite {

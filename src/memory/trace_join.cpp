@@ -99,7 +99,8 @@ TraceJoin join_trace(const MemorySnapshot& s, int32_t device, const EventStore& 
     if (s.trace.action[e] != TraceAction::kAlloc) continue;
     const auto it = allocations.find({static_cast<int64_t>(s.trace.addr[e]), static_cast<int64_t>(s.trace.size[e])});
     if (it == allocations.end()) continue;
-    const int64_t t = s.trace.time_us[e] * 1000;
+    const int64_t t = snapshot_time_on_trace(s.trace.time_us[e], 0);
+    if (t > INT64_MAX / 2 || t < INT64_MIN / 2) continue;  // no real clock is that far out; t ± 1 s must not wrap
     auto lo = std::lower_bound(it->second.begin(), it->second.end(), t - kWindowNs);
     for (; lo != it->second.end() && *lo <= t + kWindowNs && votes.size() < (1u << 22); ++lo) votes.push_back(*lo - t);
   }
@@ -161,7 +162,7 @@ TraceJoin join_trace(const MemorySnapshot& s, int32_t device, const EventStore& 
   const OpFinder ops(store);
   std::unordered_map<uint32_t, OpAllocations> by_name;  // keyed by the op's interned name
   for (size_t e : rows) {
-    const int64_t t = s.trace.time_us[e] * 1000 + j.offset_ns;
+    const int64_t t = snapshot_time_on_trace(s.trace.time_us[e], j.offset_ns);
     if (t < lo_ns || t > hi_ns) {
       ++j.outside;
       continue;

@@ -44,6 +44,17 @@ struct TraceJoin {
   std::vector<OpAllocations> ops;       // by allocated bytes, at most top_ops
 };
 
+// A snapshot time (µs) on the trace's clock (ns): time_us × 1000 +
+// offset_ns, saturating at the int64 limits rather than overflowing (a
+// snapshot's time_us is whatever integer the file holds).
+inline int64_t snapshot_time_on_trace(int64_t time_us, int64_t offset_ns) {
+  int64_t ns;
+  if (__builtin_mul_overflow(time_us, int64_t{1000}, &ns)) return time_us > 0 ? INT64_MAX : INT64_MIN;
+  int64_t t;
+  if (__builtin_add_overflow(ns, offset_ns, &t)) return offset_ns > 0 ? INT64_MAX : INT64_MIN;
+  return t;
+}
+
 // `store`: one rank's trace, indexes built. Events of `device` only.
 TraceJoin join_trace(const trace::snapshot::MemorySnapshot& s, int32_t device, const trace::EventStore& store,
                      size_t top_ops = 20);

@@ -14,6 +14,7 @@
 #include "hwbench/profile_ceilings.h"
 #include "hwbench/profile_json.h"
 #include "pipeline/allocator_policy.h"
+#include "pipeline/memory_run.h"
 #include "pipeline/rank_workers.h"
 #include "pipeline/salvage_check.h"
 #include "trace/import_stats.h"
@@ -151,6 +152,12 @@ AnalyzedRun analyze_run(const std::vector<std::string>& inputs, const RunOptions
     }
     const auto t2 = Clock::now();
     rep.diagnosis = diagnose::diagnose(rep.stores, rep.ranks, rep.multi, d);
+    std::string snapshot_file;
+    if (std::string e = add_snapshot_findings(options.memory_snapshots, rep.stores, *rep.diagnosis, snapshot_file);
+        !e.empty()) {
+      fail(run, std::move(e), std::move(snapshot_file));
+      return run;
+    }
     run.diagnose_seconds = seconds_between(t2, Clock::now());
   }
   rep.analysis_seconds = seconds_between(t1, Clock::now());

@@ -40,6 +40,9 @@ struct RunOptions {
   // counts (allocator_policy.h). A library caller that shares the process
   // with other work (Python) may leave the process's allocator alone.
   bool tune_allocator = true;
+  // Memory snapshots of the run, "[RANK=]FILE" (analyze --memory-snapshot):
+  // their findings join the diagnosis (memory_run.h).
+  std::vector<std::string> memory_snapshots;
 };
 
 // A hardware profile and the peak rates measured in it; the peaks' model

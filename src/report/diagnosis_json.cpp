@@ -9,6 +9,8 @@ namespace {
 
 double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
+}  // namespace
+
 ordered_json finding_json(const dg::Finding& f) {
   ordered_json metrics = ordered_json::array();
   for (const auto& m : f.evidence.metrics) metrics.push_back({{"name", m.name}, {"value", m.value}, {"unit", m.unit}});
@@ -16,7 +18,7 @@ ordered_json finding_json(const dg::Finding& f) {
   for (const auto& e : f.evidence.examples)
     examples.push_back({{"rank", e.rank},
                         {"step", e.step >= 0 ? ordered_json(e.step) : ordered_json(nullptr)},
-                        {"ts_us", us(e.ts_ns)},
+                        {"ts_us", e.timed ? ordered_json(us(e.ts_ns)) : ordered_json(nullptr)},
                         {"dur_us", us(e.dur_ns)},
                         {"name", e.name},
                         {"detail", e.detail},
@@ -38,6 +40,8 @@ ordered_json finding_json(const dg::Finding& f) {
           {"evidence", {{"metrics", metrics}, {"examples", examples}}},
           {"remedy", f.remedy}};
 }
+
+namespace {
 
 ordered_json buckets_json(const dg::StepAttribution& s) {
   ordered_json b = ordered_json::object();

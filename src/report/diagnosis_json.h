@@ -10,6 +10,8 @@
 namespace stepscope::report {
 
 nlohmann::ordered_json diagnosis_json(const diagnose::Diagnosis& d);
+// One finding as "findings" lists it (also `stepscope memory --json`).
+nlohmann::ordered_json finding_json(const diagnose::Finding& f);
 nlohmann::ordered_json attribution_json(const diagnose::RankAttribution& a);
 
 }  // namespace stepscope::report

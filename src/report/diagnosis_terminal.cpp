@@ -223,11 +223,14 @@ std::string attribution_table(const dg::Diagnosis& d, size_t max_side_by_side) {
 // "outside steps".
 std::string example_place(const dg::Example& ex, size_t ranks) {
   std::string where = ranks > 1 ? fmt::format("rank {}, ", ex.rank) : "";
+  if (!ex.timed) return where + "in the memory snapshot";
   if (ex.step >= 0 && ex.step_offset_ns >= 0)
     return where + fmt::format("step {}, +{} ms", ex.step, fmt_ms(us(ex.step_offset_ns)));
   if (ex.step >= 0) return where + fmt::format("step {}", ex.step);
   return where + "outside steps";
 }
+
+}  // namespace
 
 std::string finding_text(const dg::Finding& f, size_t n, size_t ranks) {
   // A replayed saving is for the run without the profiler; a bound is the
@@ -254,8 +257,6 @@ std::string finding_text(const dg::Finding& f, size_t n, size_t ranks) {
   out += para("fix: " + printable_text(f.remedy), "     ", "     ");
   return out;
 }
-
-}  // namespace
 
 std::string render_diagnosis_terminal(const dg::Diagnosis& d, const DiagnosisTerminalOptions& o) {
   bool any_gpu = false;

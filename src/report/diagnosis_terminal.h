@@ -18,6 +18,10 @@ struct DiagnosisTerminalOptions {
   bool details = false;  // the checks not assessed, each with its reason (else one line naming them)
 };
 
+// One finding, numbered n, with its evidence and remedy ("\n  n. [category]
+// title ..."); `ranks` in the run (examples name their rank only with several).
+std::string finding_text(const diagnose::Finding& f, size_t n, size_t ranks);
+
 // Every line within kTerminalWidth columns (terminal_text.h).
 std::string render_diagnosis_terminal(const diagnose::Diagnosis& d, const DiagnosisTerminalOptions& options = {});
 

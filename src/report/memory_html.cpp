@@ -9,10 +9,10 @@
 
 namespace stepscope::report {
 
-std::string render_memory_html(const memory::MemoryReport& report) {
+std::string render_memory_html(const memory::MemoryReport& report, const std::vector<diagnose::Finding>& findings) {
   const std::string title =
       html_escape("stepscope memory: " + std::filesystem::path(report.file).filename().string());
-  const std::string json = script_safe_json(build_memory_json(report));
+  const std::string json = script_safe_json(build_memory_json(report, findings));
   return fill_page(html_assets::kMemoryPage, {{"TITLE", title},
                                               {"VERSION", kToolVersion},
                                               {"CSS", html_assets::kCss},

@@ -7,10 +7,14 @@
 
 #include <string>
 
+#include <vector>
+
+#include "diagnose/finding.h"
 #include "memory/snapshot_report.h"
 
 namespace stepscope::report {
 
-std::string render_memory_html(const memory::MemoryReport& report);
+// `findings` (pipeline/memory_run.h) open the page.
+std::string render_memory_html(const memory::MemoryReport& report, const std::vector<diagnose::Finding>& findings = {});
 
 }  // namespace stepscope::report

@@ -1,5 +1,7 @@
 #include "report/memory_json.h"
 
+#include "report/diagnosis_json.h"
+
 namespace stepscope::report {
 namespace {
 
@@ -23,6 +25,7 @@ ordered_json state(const memory::StateReport& r) {
   j["largest_free_block_small_pool_bytes"] = s.free.largest_free_small;
   j["segments"] = s.free.segments;
   j["empty_segments"] = s.free.empty_segments;
+  j["free_in_whole_pages_bytes"] = s.free.free_in_pages;
   j["fragmentation"] = s.free.fragmentation();
   j["inconsistent_events"] = s.inconsistent_events;
   ordered_json sites = ordered_json::array();
@@ -38,7 +41,7 @@ ordered_json state(const memory::StateReport& r) {
 
 }  // namespace
 
-ordered_json build_memory_json(const memory::MemoryReport& rep) {
+ordered_json build_memory_json(const memory::MemoryReport& rep, const std::vector<diagnose::Finding>& findings) {
   ordered_json j;
   j["schema_version"] = kMemoryJsonSchemaVersion;
   j["file"] = rep.file;
@@ -70,6 +73,12 @@ ordered_json build_memory_json(const memory::MemoryReport& rep) {
     dj["inconsistency"] = t.inconsistency.empty() ? ordered_json(nullptr) : ordered_json(t.inconsistency);
     dj["at_peak_allocated"] = state(d.at_peak);
     dj["at_snapshot"] = state(d.at_end);
+    dj["largest_request_bytes"] = d.largest_request;
+    const memory::VariableSizeSite& v = d.variable_site;
+    dj["variable_size_site"] = v.distinct_sizes == 0 ? ordered_json(nullptr)
+                                                     : ordered_json{{"site", v.site}, {"distinct_sizes", v.distinct_sizes},
+                                                                    {"allocs", v.allocs}, {"min_bytes", v.min_bytes},
+                                                                    {"max_bytes", v.max_bytes}};
     ordered_json ooms = ordered_json::array();
     for (const memory::OomReport& o : d.ooms) {
       ordered_json oj = {{"event", o.event},
@@ -78,6 +87,7 @@ ordered_json build_memory_json(const memory::MemoryReport& rep) {
                          {"device_free_bytes", o.device_free},
                          {"largest_free_block_in_pool_bytes", o.largest_free_in_pool},
                          {"cause", std::string(memory::oom_cause_name(o.cause))},
+                         {"fits_with_expandable_segments", o.fits_with_expandable},
                          {"explanation", o.explanation}};
       oj["before"] = state(o.before);
       ooms.push_back(std::move(oj));
@@ -117,6 +127,9 @@ ordered_json build_memory_json(const memory::MemoryReport& rep) {
     devices.push_back(std::move(dj));
   }
   j["devices"] = std::move(devices);
+  ordered_json fj = ordered_json::array();
+  for (const diagnose::Finding& f : findings) fj.push_back(finding_json(f));
+  j["findings"] = std::move(fj);
   ordered_json warnings = ordered_json::array();
   for (const auto& w : rep.warnings)
     warnings.push_back({{"what", w.what}, {"count", w.count}, {"first_offset", w.first_offset}});

@@ -5,12 +5,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <vector>
+
+#include "diagnose/finding.h"
 #include "memory/snapshot_report.h"
 
 namespace stepscope::report {
 
 inline constexpr int kMemoryJsonSchemaVersion = 1;
 
-nlohmann::ordered_json build_memory_json(const memory::MemoryReport& report);
+// `findings`: the snapshot's (pipeline/memory_run.h), as "findings".
+nlohmann::ordered_json build_memory_json(const memory::MemoryReport& report,
+                                         const std::vector<diagnose::Finding>& findings = {});
 
 }  // namespace stepscope::report

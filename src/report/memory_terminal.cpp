@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/diagnosis_terminal.h"
 #include "report/printable_text.h"
 #include "report/text_table.h"
 
@@ -41,7 +42,8 @@ std::string free_line(const memory::MemoryState& s) {
 
 }  // namespace
 
-std::string render_memory_terminal(const memory::MemoryReport& rep, size_t top_sites) {
+std::string render_memory_terminal(const memory::MemoryReport& rep, size_t top_sites,
+                                   const std::vector<diagnose::Finding>& findings) {
   std::string out = fmt::format("stepscope memory: {} (pickle protocol {}, {})\n", printable_text(rep.file),
                                 rep.pickle_protocol, fmt_bytes(static_cast<double>(rep.file_bytes)));
   const trace::snapshot::AllocatorSettings& a = rep.settings;
@@ -107,6 +109,8 @@ std::string render_memory_terminal(const memory::MemoryReport& rep, size_t top_s
       }
     }
   }
+  if (!findings.empty()) out += "\nFindings\n";
+  for (size_t i = 0; i < findings.size(); ++i) out += finding_text(findings[i], i + 1, 1);
   for (const auto& w : rep.warnings)
     out += fmt::format("\nwarning: {} x{} (first at offset {})", w.what, w.count, w.first_offset);
   if (!rep.warnings.empty()) out += "\n";

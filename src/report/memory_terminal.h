@@ -5,10 +5,15 @@
 
 #include <string>
 
+#include <vector>
+
+#include "diagnose/finding.h"
 #include "memory/snapshot_report.h"
 
 namespace stepscope::report {
 
-std::string render_memory_terminal(const memory::MemoryReport& report, size_t top_sites = 10);
+// `findings` (pipeline/memory_run.h) close the report, as analyze prints them.
+std::string render_memory_terminal(const memory::MemoryReport& report, size_t top_sites = 10,
+                                   const std::vector<diagnose::Finding>& findings = {});
 
 }  // namespace stepscope::report

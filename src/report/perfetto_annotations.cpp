@@ -225,6 +225,7 @@ void write_findings(Tracks& t, const diagnose::Diagnosis& d, const TraceLayout& 
       first_of.try_emplace(f.category, &f, minor);
       auto& v = by_category[f.category];
       for (const auto& e : f.evidence.examples) {
+        if (!e.timed) continue;  // from a memory snapshot, not on the trace's clock
         int64_t idx = layout.index_of_rank(e.rank);
         int64_t shift = idx >= 0 ? layout.ranks[static_cast<size_t>(idx)].shift_ns : 0;
         v.push_back({&f, &e, minor, e.ts_ns + shift});

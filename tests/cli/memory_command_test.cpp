@@ -73,6 +73,56 @@ TEST(MemoryCommand, WithATraceOfTheSameRun) {
   EXPECT_NE(bad.err_lines[0].find("bad.json"), std::string::npos) << bad.err_lines[0];
 }
 
+TEST(MemoryCommand, FindingsInTheJsonAndTheTerminal) {
+  TempDir dir;
+  const std::string json = dir.file("m.json");
+  const CliRun r = run_cli(dir, {"memory", snap("paged_oom_p4.pickle"), "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("Findings\n\n  1. [memory_capacity] 1 of 1 out-of-memory error on device 0 was fragmentation"),
+            std::string::npos)
+      << r.out;
+  std::ifstream f(json);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["findings"].size(), 1u);
+  EXPECT_EQ(j["findings"][0]["detector"], "memory_snapshot");
+  EXPECT_EQ(j["findings"][0]["saves_time"], false);
+  EXPECT_TRUE(j["findings"][0]["evidence"]["examples"][0]["ts_us"].is_null());
+  EXPECT_EQ(j["devices"][0]["ooms"][0]["fits_with_expandable_segments"], true);
+  EXPECT_EQ(j["devices"][0]["ooms"][0]["before"]["free_in_whole_pages_bytes"], 60 << 20);
+}
+
+TEST(MemoryCommand, AnalyzeTakesTheSnapshotsFindings) {
+  using namespace stepscope::memory::join_fixtures;
+  TempDir dir;
+  const std::string trace = dir.write("rank0.json", trace_doc(trace_events(true), kHeader));
+  const std::string json = dir.file("a.json");
+  const CliRun r = run_cli(dir, {"analyze", trace, "--memory-snapshot", snap("snapshot_p4.pickle"), "--json", json,
+                                 "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream f(json);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  const nlohmann::json* found = nullptr;
+  for (const auto& x : j["diagnosis"]["findings"])
+    if (x["detector"] == "memory_snapshot") found = &x;
+  ASSERT_NE(found, nullptr) << j["diagnosis"]["findings"].dump();
+  EXPECT_NE((*found)["title"].get<std::string>().find("for lack of memory"), std::string::npos);
+  // The OOM (snapshot event 8, 1.008 s) lands at 10.5 ms on the trace's
+  // clock once the join has aligned the clocks: inside ProfilerStep#2.
+  const auto& ex = (*found)["evidence"]["examples"][0];
+  EXPECT_NEAR(ex["ts_us"].get<double>(), 10'500.0, 1e-6);
+  EXPECT_EQ(ex["step"], 2);
+  // A rank that was not read, and a broken snapshot: one-line errors naming them.
+  const CliRun no_rank = run_cli(dir, {"analyze", trace, "--memory-snapshot", "5=" + snap("snapshot_p4.pickle"), "-q"});
+  EXPECT_EQ(no_rank.exit_code, 2);
+  ASSERT_EQ(no_rank.err_lines.size(), 1u);
+  EXPECT_NE(no_rank.err_lines[0].find("no trace of rank 5"), std::string::npos) << no_rank.err_lines[0];
+  const std::string bad = dir.write("bad.pickle", "not a pickle");
+  const CliRun broken = run_cli(dir, {"analyze", trace, "--memory-snapshot", bad, "-q"});
+  EXPECT_EQ(broken.exit_code, 2);
+  ASSERT_EQ(broken.err_lines.size(), 1u);
+  EXPECT_NE(broken.err_lines[0].find("bad.pickle"), std::string::npos) << broken.err_lines[0];
+}
+
 TEST(MemoryCommand, BadFilesAreOneLineErrors) {
   TempDir dir;
   const std::string evil = dir.file("evil.pickle");

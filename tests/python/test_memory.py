@@ -60,6 +60,26 @@ class MemoryTest(unittest.TestCase):
         self.assertEqual([(s["step"], s["allocs"]) for s in steps], [(7, 4)])
         self.assertEqual(list(rep.ops)[0]["op"], "aten::empty")
         self.assertEqual(list(rep.ops)[0]["alloc_bytes"], 8 * mib)
+        # The story's OOM is one of capacity: its finding, from the report and
+        # in analyze's diagnosis of the trace, placed in the trace's step.
+        self.assertEqual([(f.detector, f.severity) for f in rep.findings], [("memory_snapshot", "high")])
+        with tempfile.TemporaryDirectory() as d:
+            trace = os.path.join(d, "rank0.json")
+            with open(trace, "w") as f:
+                json.dump({"schemaVersion": 1, "baseTimeNanoseconds": 1000000000, "traceEvents": events}, f)
+            report = stepscope.analyze(trace, memory_snapshots=[(0, os.path.join(SNAPSHOTS, "snapshot_p4.pickle"))])
+        found = [f for f in report.findings if f.detector == "memory_snapshot"]
+        self.assertEqual(len(found), 1)
+        self.assertIn("for lack of memory", found[0].title)
+        self.assertEqual(found[0].evidence["examples"][0]["step"], 7)
+
+    def test_findings_of_a_fragmentation_oom(self):
+        rep = stepscope.memory(os.path.join(SNAPSHOTS, "paged_oom_p4.pickle"))
+        [f] = rep.findings
+        self.assertEqual(f.category, "memory_capacity")
+        self.assertIn("was fragmentation", f.title)
+        self.assertTrue(f.remedy.startswith("(1) PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: it would have "
+                                            "served 1 of these 1"), f.remedy)
 
     def test_a_pickle_that_asks_for_code_is_a_trace_error(self):
         with tempfile.TemporaryDirectory() as d:

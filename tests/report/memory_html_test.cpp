@@ -7,6 +7,7 @@
 #include <fstream>
 #include <regex>
 
+#include "diagnose/snapshot_findings.h"
 #include "memory/join_fixtures.h"
 #include "memory/snapshot_report.h"
 #include "report/headless_browser.h"
@@ -52,12 +53,13 @@ TEST_P(MemoryHtmlInBrowser, RendersWithoutScriptErrors) {
     GTEST_SKIP() << "chromium not installed (scripts/install_deps.sh installs it): the page is not rendered";
   const auto s = snapshot(GetParam());
   const auto rep = memory::build_memory_report(*s, GetParam());
+  const auto findings = diagnose::snapshot_findings(rep, {});
   std::string name = GetParam();
   for (char& c : name)
     if (c == '/' || c == '.') c = '_';
   const auto dir = scratch_dir("memory_html_" + name);
   const auto html = dir / "memory.html", png = dir / "memory.png";
-  std::ofstream(html) << render_memory_html(rep);
+  std::ofstream(html) << render_memory_html(rep, findings);
   const std::string dom = render_in_browser(chromium, html, png);
   ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
   std::smatch m;
@@ -69,6 +71,7 @@ TEST_P(MemoryHtmlInBrowser, RendersWithoutScriptErrors) {
   size_t ooms = 0;
   for (const auto& d : rep.devices) ooms += d.ooms.size();
   EXPECT_EQ(count(dom, "class=\"oom\""), ooms);
+  EXPECT_EQ(count(dom, "class=\"finding "), findings.size());  // one card per finding
   EXPECT_NE(dom.find("At the peak of allocated memory"), std::string::npos);
 }
 
@@ -92,7 +95,7 @@ TEST(MemoryHtmlJoined, TheStepsAndOpsOfAJoinedTraceAreListed) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Snapshots, MemoryHtmlInBrowser,
-                         ::testing::Values("fragmented_p4.pickle", "snapshot_v21_p2.pickle",
+                         ::testing::Values("fragmented_p4.pickle", "paged_oom_p4.pickle", "snapshot_v21_p2.pickle",
                                            "public/ZidongLiu_DeComFL__memory.pickle.gz"),
                          [](const ::testing::TestParamInfo<std::string>& p) {
                            std::string n = p.param.substr(p.param.rfind('/') + 1);

@@ -122,6 +122,20 @@
       SS.num(s.fragmentation, 2);
   }
 
+  // One finding: severity, title, remedy, and its numbers.
+  function finding(f) {
+    var sev = "sev-" + f.severity;
+    return el("div", { class: "finding " + sev }, [
+      el("div", { class: "head" }, [el("span", { class: "badge " + sev, text: f.severity }),
+        el("span", { class: "badge cat", text: f.category }), el("span", { class: "title", text: f.title })]),
+      el("div", { class: "remedy" }, [el("span", { class: "label", text: "Remedy" }), f.remedy]),
+      table([{ label: "metric" }, { label: "value", num: true }, { label: "unit" }], f.evidence.metrics.map(function (m) {
+        return { cells: [m.name, m.unit === "B" ? SS.bytes(m.value) : SS.num(m.value, Number.isInteger(m.value) ? 0 : 2),
+          m.unit === "B" ? "" : m.unit] };
+      })),
+    ]);
+  }
+
   // Builds the device's section inside `box` (attached first, so the chart
   // is as wide as the page).
   function device(box, dev) {
@@ -185,6 +199,11 @@
     [["pickle protocol", String(R.pickle_protocol)], ["size", SS.bytes(R.file_bytes)],
      ["expandable_segments", a ? (a.expandable_segments == null ? "not given" : String(a.expandable_segments)) : "not in the file"]]
       .forEach(function (kv) { meta.appendChild(el("span", { text: kv[0] + ": " + kv[1] })); });
+    if (R.findings.length) {
+      var fbox = document.getElementById("findings");
+      R.findings.forEach(function (f) { fbox.appendChild(finding(f)); });
+      document.getElementById("findings-section").hidden = false;
+    }
     var box = document.getElementById("devices");
     R.devices.forEach(function (d) { device(box, d); });
     if (!R.devices.length) box.appendChild(el("section", null, [el("p", { class: "empty", text: "No device has segments or recorded events." })]));

@@ -131,11 +131,11 @@
   function exampleTable(examples) {
     var rows = examples.map(function (e) {
       var shift = shiftOf(e.rank);
-      var at = shift == null ? "–" : SS.dur(e.ts_us + shift - V.axis.start_us);
+      var at = shift == null || e.ts_us == null ? "–" : SS.dur(e.ts_us + shift - V.axis.start_us);
       var inStep = e.step_offset_us == null ? "–" : "+" + SS.dur(e.step_offset_us);
       return el("tr", null, [
         el("td", { class: "num", text: String(e.rank) }), el("td", { class: "num", text: e.step == null ? "–" : String(e.step) }),
-        el("td", { class: "num", text: inStep, title: "trace ts " + SS.num(e.ts_us, 3) + " µs" }), el("td", { class: "num", text: at }),
+        el("td", { class: "num", text: inStep, title: e.ts_us == null ? "from a memory snapshot, not on the trace's clock" : "trace ts " + SS.num(e.ts_us, 3) + " µs" }), el("td", { class: "num", text: at }),
         el("td", { class: "num", text: SS.dur(e.dur_us) }), nameCell(e.name, 48), el("td", { class: "name", text: e.source || "–" }),
         el("td", { text: e.detail }),
       ]);

@@ -27,6 +27,19 @@ they tell is known, so tests can assert exact numbers:
   then every other one freed (blocks 1, 3, 5, 7, 9): 20 MiB free in the
   segment but no free run longer than 4 MiB. An 8 MiB request then fails
   with 2 MiB free on the device: 22 MiB free in total, no block of 8 MiB.
+
+  paged_oom_p4.pickle: a fragmentation OOM that expandable segments would
+  have served. One 120 MiB large segment holding, from its start, A 10 MiB
+  (forward), B 36 MiB (softmax), C 14 MiB (forward), D 44 MiB (softmax), E
+  16 MiB (forward); B and D freed. Free runs of 36 and 44 MiB hold 60 MiB of
+  whole 20 MiB pages ([20,40), [60,80), [80,100) MiB from the start). A
+  50 MiB request fails with 4 MiB free on the device: 84 MiB free, no 50 MiB
+  block, but 60 MiB of pages + 4 MiB cover it rounded up to 60 MiB.
+
+  fragmented_risk_p4.pickle: the same segment and frees without the OOM,
+  then a 60 MiB segment with F, 50 MiB (forward): the peak of allocated
+  memory (90 MiB of 180 MiB reserved; 90 MiB free inside segments, the
+  largest free run 44 MiB, smaller than the 50 MiB request).
 """
 
 import os
@@ -111,6 +124,57 @@ def fragmented():
             "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "", "expandable_segments": False}}
 
 
+def replay(ops, settings):
+    """A snapshot from allocator operations on device 0, stream 0: ("segment",
+    addr, size), ("alloc", addr, size, frames), ("free", addr), ("oom", size,
+    device_free). The history is the operations; the segments and blocks are
+    the state they leave (free runs as inactive blocks)."""
+    segments, blocks, trace = {}, {}, []
+    for op in ops:
+        if op[0] == "segment":
+            segments[op[1]] = op[2]
+            trace.append({"action": "segment_alloc", "addr": op[1], "size": op[2], "stream": STREAM, "frames": FWD})
+        elif op[0] == "alloc":
+            blocks[op[1]] = (op[2], op[3])
+            trace.append({"action": "alloc", "addr": op[1], "size": op[2], "stream": STREAM, "frames": op[3]})
+        elif op[0] == "free":
+            size, frames = blocks.pop(op[1])
+            for action in ("free_requested", "free_completed"):
+                trace.append({"action": action, "addr": op[1], "size": size, "stream": STREAM, "frames": frames})
+        else:
+            trace.append({"action": "oom", "size": op[1], "stream": STREAM, "device_free": op[2], "frames": SOFTMAX})
+    for n, e in enumerate(trace):
+        e["time_us"] = 7_000_000 + 100 * n
+    out = []
+    for addr, total in sorted(segments.items()):
+        seg = {"address": addr, "total_size": total, "stream": STREAM, "segment_type": "large", "device": 0,
+               "is_expandable": False, "segment_pool_id": (0, 0), "frames": [], "blocks": []}
+        cursor = addr
+        for b in sorted(a for a in blocks if addr <= a < addr + total):
+            if b > cursor:
+                seg["blocks"].append({"address": cursor, "size": b - cursor, "requested_size": 0,
+                                      "state": "inactive", "frames": []})
+            size, frames = blocks[b]
+            seg["blocks"].append({"address": b, "size": size, "requested_size": size, "state": "active_allocated",
+                                  "frames": frames})
+            cursor = b + size
+        if addr + total > cursor:
+            seg["blocks"].append({"address": cursor, "size": addr + total - cursor, "requested_size": 0,
+                                  "state": "inactive", "frames": []})
+        live = sum(b["size"] for b in seg["blocks"] if b["state"] == "active_allocated")
+        seg.update(allocated_size=live, active_size=live, requested_size=live)
+        out.append(seg)
+    return {"segments": out, "device_traces": [trace], "allocator_settings": settings}
+
+
+def split_segment():
+    """The 120 MiB segment of paged_oom / fragmented_risk, B and D freed."""
+    at = lambda mib: BASE + mib * MiB  # noqa: E731
+    return [("segment", BASE, 120 * MiB), ("alloc", at(0), 10 * MiB, FWD), ("alloc", at(10), 36 * MiB, SOFTMAX),
+            ("alloc", at(46), 14 * MiB, FWD), ("free", at(10)), ("alloc", at(60), 44 * MiB, SOFTMAX),
+            ("alloc", at(104), 16 * MiB, FWD), ("free", at(60))]
+
+
 def main():
     with open(os.path.join(HERE, "snapshot_v21_p2.pickle"), "wb") as f:
         pickle.dump(snapshot(old=True), f, protocol=2)
@@ -119,6 +183,12 @@ def main():
             pickle.dump(snapshot(), f, protocol=p)
     with open(os.path.join(HERE, "fragmented_p4.pickle"), "wb") as f:
         pickle.dump(fragmented(), f, protocol=4)
+    off = {"PYTORCH_CUDA_ALLOC_CONF": "", "expandable_segments": False}
+    with open(os.path.join(HERE, "paged_oom_p4.pickle"), "wb") as f:
+        pickle.dump(replay(split_segment() + [("oom", 50 * MiB, 4 * MiB)], off), f, protocol=4)
+    with open(os.path.join(HERE, "fragmented_risk_p4.pickle"), "wb") as f:
+        pickle.dump(replay(split_segment() + [("segment", SMALL, 60 * MiB), ("alloc", SMALL, 50 * MiB, FWD)], off), f,
+                    protocol=4)
 
 
 if __name__ == "__main__":
