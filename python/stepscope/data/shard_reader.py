@@ -211,16 +211,20 @@ class TokenShards:
         """Copies rows (indices into ``lengths``) into ``out`` (a 2-D numpy
         array, one row each, at least as wide as the longest), padding with
         ``pad_id``."""
+        rows = self._np.asarray(rows, dtype=self._np.int64)
         width = out.shape[1]
-        packed = 0
-        for k, s in enumerate(rows):
-            offsets, values = self._chunk(int(self._sel_chunk[s]))
-            r = int(self._sel_row[s])
-            a, b = int(offsets[r]), int(offsets[r + 1])
-            if b - a > width:
-                raise ValueError(f"row {s} has {b - a} tokens, wider than the batch ({width})")
-            out[k, :b - a] = values[a:b]
-            out[k, b - a:] = pad_id
-            packed += (b - a) * out.itemsize
-        self.copies["packed_bytes"] += packed
+        if len(rows) and int(self.lengths[rows].max()) > width:
+            raise ValueError(f"a row has {int(self.lengths[rows].max())} tokens, wider than the batch ({width})")
+        packed, last, offsets, values = 0, -1, None, None
+        for k, (c, r) in enumerate(zip(self._sel_chunk[rows].tolist(), self._sel_row[rows].tolist())):
+            if c != last:  # rows of one chunk come together after bucketing more often than not
+                offsets, values = self._chunk(c)
+                last = c
+            a, b = offsets[r], offsets[r + 1]
+            n = b - a
+            out[k, :n] = values[a:b]
+            if n < width:
+                out[k, n:] = pad_id
+            packed += n
+        self.copies["packed_bytes"] += int(packed) * out.itemsize
         return out
