@@ -9,4 +9,5 @@ PYBIND11_MODULE(_stepscope, m) {
   stepscope::python::bind_plan(m);
   stepscope::python::bind_block_mask(m);
   stepscope::python::bind_memory(m);
+  stepscope::python::bind_augment(m);
 }

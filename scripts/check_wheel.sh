@@ -53,7 +53,7 @@ echo "[check-wheel] test dependencies (python/requirements-test.txt)"
 cpu_index=https://download.pytorch.org/whl/cpu
 if "$venv/bin/python" -c "import urllib.request; urllib.request.urlopen('$cpu_index/torch/', timeout=5)" 2>/dev/null; then
   echo "[check-wheel] torch from $cpu_index"
-  "$venv/bin/pip" install -q --disable-pip-version-check --index-url "$cpu_index" torch ||
+  "$venv/bin/pip" install -q --disable-pip-version-check --index-url "$cpu_index" torch torchvision ||
     echo "[check-wheel] the CPU index failed; torch comes from PyPI"
 fi
 "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/python/requirements-test.txt"
