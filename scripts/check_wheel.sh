@@ -63,10 +63,11 @@ log=$(mktemp)
 rc=0
 (cd "$root/tests/python" && STEPSCOPE_CLI="$venv/bin/stepscope" "$venv/bin/python" -m unittest -v \
   $(cd "$root/tests/python" && ls test_*.py | grep -v '^test_monitor.py$' | sed 's/\.py$//')) >"$log" 2>&1 || rc=$?
-# The block-sparse attention front's reference path (torch on CPU; its
-# kernel tests skip without the extension and a GPU).
+# The block-sparse attention front's reference path and the augmentation
+# front's JPEG decode (torch on CPU; their kernel tests skip without the
+# extension and a GPU).
 (cd "$root/tests/kernels_torch" && PYTHONPATH="$root/python/stepscope_kernels" \
-  "$venv/bin/python" -m unittest -v test_block_sparse_attention) >>"$log" 2>&1 || rc=$?
+  "$venv/bin/python" -m unittest -v test_block_sparse_attention test_image_augment) >>"$log" 2>&1 || rc=$?
 tail -n 60 "$log"
 rm -f "$log"
 echo "[check-wheel] done in $((SECONDS - start)) s (Python tests: exit $rc)"

@@ -66,3 +66,4 @@ void register_qkv_rope(pybind11::module_& m);               // qkv_rope_binding.
 void register_loss_scaler(pybind11::module_& m);            // loss_scaler_binding.cpp
 void register_activation_compression(pybind11::module_& m);  // activation_compression_binding.cpp
 void register_block_sparse_attention(pybind11::module_& m);  // block_sparse_attention_binding.cpp
+void register_image_augment(pybind11::module_& m);           // image_augment_binding.cpp

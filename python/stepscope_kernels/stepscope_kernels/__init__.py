@@ -4,6 +4,7 @@
 * activation_compression: 4/8-bit block-wise compression of saved activations.
 * loss_scaler: GraphSafeGradScaler, torch.amp.GradScaler without host syncs.
 * block_sparse_attention: BlockSparseMask (CSR block masks) and BlockSparseAttention (issue #29).
+* image_augment: GpuAugment, nvJPEG decode + one fused crop/flip/jitter/normalize kernel (issue #31).
 
 The CUDA kernels live in stepscope_kernels._C (build: see docs/kernels.md);
 without it the pure-torch reference paths still import and run.
@@ -25,6 +26,7 @@ from .block_sparse_attention import (  # noqa: F401
     block_sparse_attention,
     block_sparse_attention_reference,
 )
+from .image_augment import GpuAugment, JpegError  # noqa: F401
 from .loss_scaler import GraphSafeGradScaler  # noqa: F401
 from .qkv_rope import FusedQKVRoPE, qkv_rope, qkv_rope_reference, rope_tables  # noqa: F401
 
@@ -38,6 +40,7 @@ __all__ = [
     "CompressedGELU", "CompressedLayerNorm", "CompressedLinear", "CompressionConfig", "QuantizedTensor",
     "compress_activations", "dequantize", "quantize",
     "GraphSafeGradScaler",
+    "GpuAugment", "JpegError",
     "BlockSparseAttention", "BlockSparseMask", "block_sparse_attention", "block_sparse_attention_reference",
     "FusedQKVRoPE", "qkv_rope", "qkv_rope_reference", "rope_tables",
     "HAVE_KERNELS",
