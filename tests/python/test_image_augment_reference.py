@@ -8,11 +8,10 @@ to torchvision. Skips without torch and torchvision
 
 import unittest
 
-import numpy as np
-
 from stepscope import _stepscope
 
 try:
+    import numpy as np
     import torch
     from torchvision.transforms import InterpolationMode
     from torchvision.transforms.v2 import functional as F

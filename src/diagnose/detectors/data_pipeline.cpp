@@ -13,6 +13,7 @@
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
 #include "diagnose/host_delay.h"
+#include "diagnose/loader_work.h"
 #include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
@@ -21,6 +22,29 @@ using analysis::add_into;
 namespace {
 
 constexpr const char* kName = "data_pipeline";
+// The loader's work of one kind must be at least this share of its time for
+// the finding to name that kind's remedy: below it the kind is not what
+// makes batches late.
+constexpr double kWorkSharePct = 25.0;
+
+// The remedies for each kind of loader work, with their measured effect
+// (docs/performance.md, "Token batches (stepscope.data)", 2026-12-05, and
+// docs/kernels.md, "Image augmentation").
+std::string work_remedy(LoaderWork w) {
+  switch (w) {
+    case LoaderWork::kTokenize:
+    case LoaderWork::kParse:
+      return "do the tokenizing and parsing once, offline: write the data as token shards "
+             "(stepscope.data.write_token_shards) and read them with stepscope.data.TokenShardDataset, whose "
+             "batches came 3.2x faster at the median than a pandas Dataset's and 7.3x faster than Hugging Face "
+             "datasets' on the same data (docs/performance.md, 2026-12-05)";
+    case LoaderWork::kImage:
+      return "decode and augment the images on the GPU: stepscope_kernels.GpuAugment (nvJPEG decode and one fused "
+             "crop/flip/color-jitter/normalize kernel; docs/kernels.md), whose speed-up on the H200 is not "
+             "measured yet";
+  }
+  return "";
+}
 
 bool is_htod(std::string_view name) { return name.starts_with("Memcpy HtoD"); }
 bool is_pageable(std::string_view name) { return name.find("Pageable") != std::string_view::npos; }
@@ -107,7 +131,18 @@ DetectorOutput run(const DetectorContext& ctx) {
     if (!fix.remedy.empty()) remedies.push_back(std::move(fix));
   }
 
+  // What the loader spends its time on, over all ranks.
+  LoaderWorkTime work;
+  for (const RankView& r : ctx.ranks) {
+    const LoaderWorkTime w = loader_work_time(r);
+    for (size_t k = 0; k < kLoaderWorkKinds; ++k) add_into(work.ns[k], w.ns[k]);
+    add_into(work.calls_ns, w.calls_ns);
+    work.saw_python_frames = work.saw_python_frames || w.saw_python_frames;
+  }
   bool any_loader = loader_calls > 0;
+  if (any_loader && !work.saw_python_frames)
+    out.not_assessed.push_back({kName, "what the DataLoader spends its time on (images, tokenizing, parsing)",
+                                "no Python frames inside its calls (profile with with_stack=True)"});
   if (!any_loader)
     out.not_assessed.push_back({kName, "GPU idle while the DataLoader runs",
                                 "no DataLoader __next__ spans in the steps (the loop does not iterate a "
@@ -144,6 +179,14 @@ DetectorOutput run(const DetectorContext& ctx) {
   m.push_back({"pageable_htod_bytes_per_step", static_cast<double>(pageable_bytes) / steps, "B"});
   m.push_back({"htod_copy_us_per_step", static_cast<double>(htod_ns) / steps / 1e3, "us"});
   m.push_back({"exposed_htod_copy_us_per_step", static_cast<double>(exposed_htod_ns) / steps / 1e3, "us"});
+  size_t top_work = 0;
+  for (size_t k = 0; k < kLoaderWorkKinds; ++k) {
+    const double pct = work.calls_ns > 0 ? 100.0 * static_cast<double>(work.ns[k]) / static_cast<double>(work.calls_ns) : 0;
+    m.push_back({fmt::format("dataloader_time_in_{}_pct", to_string(static_cast<LoaderWork>(k))), pct, "%"});
+    if (work.ns[k] > work.ns[top_work]) top_work = k;
+  }
+  const bool named_work = work.calls_ns > 0 && 100.0 * static_cast<double>(work.ns[top_work]) /
+                                                   static_cast<double>(work.calls_ns) >= kWorkSharePct;
   f.evidence.examples = top_examples(std::move(examples));
 
   std::string remedy;
@@ -153,7 +196,9 @@ DetectorOutput run(const DetectorContext& ctx) {
                    "(4-8 per GPU), persistent_workers=True, prefetch_factor=2) so batches are built while the GPU "
                    "runs"
                  : "Give the DataLoader more workers or a larger prefetch_factor so a batch is always ready";
-    remedy += "; move heavy per-sample work (tokenisation, decoding, augmentation) offline or into the workers";
+    remedy += named_work ? "; " + work_remedy(static_cast<LoaderWork>(top_work))
+                         : "; move heavy per-sample work (tokenisation, decoding, augmentation) offline or into the "
+                           "workers";
   }
   if (pageable > 0 || exposed_htod_ns > 0) {
     if (!remedy.empty()) remedy += "; ";
