@@ -189,7 +189,11 @@ TraceJoin join_trace(const MemorySnapshot& s, int32_t device, const EventStore& 
     ++o.allocs;
     o.alloc_bytes += s.trace.size[e];
   }
-  j.steps = std::move(per_step);
+  // Steps with nothing in them say nothing; none at all says the files may
+  // not be of the same run (or the clocks could not be aligned).
+  if (j.in_steps > 0) j.steps = std::move(per_step);
+  else
+    j.note += "; none of the device's events falls inside a step of the trace: are the files of the same run?";
   for (auto& [name, o] : by_name) j.ops.push_back(std::move(o));
   std::sort(j.ops.begin(), j.ops.end(), [](const OpAllocations& a, const OpAllocations& b) {
     return a.alloc_bytes != b.alloc_bytes ? a.alloc_bytes > b.alloc_bytes : a.op < b.op;

@@ -63,6 +63,16 @@ TEST(TraceJoin, WithoutMemoryEventsTheClocksAreTakenAsEqualAndSaidSo) {
   EXPECT_EQ(j.ops[0].op, "model.forward");
 }
 
+TEST(TraceJoin, ATraceOfAnotherRunGetsNoEmptyStepTable) {
+  // The trace's clock starts an hour after the story: nothing falls in its steps.
+  const auto s = story();
+  const auto store = load_inline(trace_events(false), R"("baseTimeNanoseconds": 3601000000000)");
+  const TraceJoin j = join_trace(*s, 0, *store);
+  EXPECT_EQ(j.in_steps, 0u);
+  EXPECT_TRUE(j.steps.empty());
+  EXPECT_NE(j.note.find("are the files of the same run?"), std::string::npos) << j.note;
+}
+
 TEST(TraceJoin, ASnapshotWithoutTimesIsNotJoined) {
   auto r = trace::snapshot::read_memory_snapshot(stepscope::testing::test_data_dir() + "/snapshots/snapshot_v21_p2.pickle");
   ASSERT_TRUE(r.snapshot) << r.error;
