@@ -119,6 +119,25 @@ class ShardsTest(unittest.TestCase):
         # Decoded once per chunk: 2 bytes per uint16 id plus 4 per offset.
         self.assertEqual(shards.copies["decoded_bytes"], 2 * tokens + 4 * (len(self.docs) + shards._sel_chunk.max() + 1))
 
+    def test_a_flipped_bit_in_uncompressed_ids_is_caught(self):
+        # Uncompressed Arrow passes every format check with a changed id; the
+        # manifest's per-chunk checksum does not.
+        out, m = self.write("raw", compression=None)
+        first = os.path.join(out, m["shards"][0]["file"])
+        with open(first, "rb") as f:
+            data = bytearray(f.read())
+        ids = self.docs[0]["input_ids"]
+        at = data.find(np.asarray(ids[:4], dtype="<u2").tobytes())
+        self.assertGreater(at, 0)
+        data[at] ^= 0x01
+        with open(first, "wb") as f:
+            f.write(data)
+        shards = TokenShards(out)  # opening reads only the small columns
+        with self.assertRaises(ShardError) as e:
+            self.all_rows(shards)
+        self.assertIn("shard-00000.arrow chunk 0", str(e.exception))
+        self.assertIn("checksum", str(e.exception))
+
     def test_bad_documents_named_or_skipped(self):
         path = os.path.join(self.tmp.name, "bad.jsonl")
         with open(path, "w") as f:
@@ -179,6 +198,21 @@ class ShardsTest(unittest.TestCase):
         with self.assertRaises(ShardError) as e:
             TokenShards(out, min_length=100000)
         self.assertIn("no row to read", str(e.exception))
+
+
+@unittest.skipUnless(pc is not None, "needs pyarrow")
+class FuzzSmokeTest(unittest.TestCase):
+    def test_forty_damaged_shards(self):
+        # fuzz/fuzz_token_shards.py: each damaged shard is a ShardError or reads
+        # ids in range; never another exception, a crash or a hang.
+        import subprocess
+        import sys
+
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fuzz", "fuzz_token_shards.py")
+        p = subprocess.run([sys.executable, script, "--rounds", "40", "--seed", "7"], capture_output=True, text=True,
+                           timeout=600)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn('"findings": 0', p.stdout)
 
 
 @unittest.skipUnless(pc is not None and torch is not None, "needs pyarrow and torch")

@@ -11,8 +11,17 @@ import json
 import os
 import warnings
 
+from .shard_checksum import column_crc, ids_crc
 from .shard_errors import ShardError
 from .shard_writer import FORMAT_VERSION, MANIFEST
+
+
+def _read_errors(pa):
+    """What reading a damaged file can raise: every Arrow error (a corrupt
+    length asks for an impossible allocation: ArrowMemoryError), I/O errors,
+    and the ValueError / MemoryError bases they share. Found by
+    fuzz/fuzz_token_shards.py."""
+    return (pa.ArrowException, OSError, ValueError, MemoryError)
 
 
 class _Shard:
@@ -38,10 +47,15 @@ class _Shard:
 
                 self._file = pq.ParquetFile(self.path, memory_map=True)
                 schema, self.chunks = self._file.schema_arrow, self._file.num_row_groups
-        except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
+        except _read_errors(pa) as e:
             raise ShardError(self.name, f"cannot be opened as {self.format} ({e})") from e
         self._check_schema(pa, schema, manifest, extra_columns)
         self.schema = schema
+        crc = entry.get("crc32")
+        if not isinstance(crc, dict) or any(not isinstance(crc.get(n), list) or len(crc[n]) != self.chunks
+                                            for n in schema.names):
+            raise ShardError(self.name, f"the manifest has no checksum for each of its {self.chunks} chunks")
+        self.crc = crc
         self.compressed = manifest.get("compression") is not None
 
     def _check_schema(self, pa, schema, manifest, extra_columns):
@@ -57,14 +71,19 @@ class _Shard:
                 raise ShardError(self.name, f"no column '{c}'")
 
     def small_columns(self, pa, chunk, names):
-        """The chunk's columns `names` (not the ids): a pyarrow Table."""
+        """The chunk's columns `names` (not the ids), their checksums checked: a pyarrow Table."""
         try:
             if self.format == "arrow":
                 fields = [self.schema.get_field_index(n) for n in names]
                 reader = pa.ipc.open_file(self._map, options=pa.ipc.IpcReadOptions(included_fields=fields))
-                return pa.Table.from_batches([reader.get_batch(chunk)])
-            return self._file.read_row_group(chunk, columns=names)
-        except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
+                table = pa.Table.from_batches([reader.get_batch(chunk)])
+            else:
+                table = self._file.read_row_group(chunk, columns=names)
+            for n in names:
+                if column_crc(table.column(n)) != self.crc[n][chunk]:
+                    raise ShardError(f"{self.name} chunk {chunk}", f"column '{n}' does not match its checksum")
+            return table
+        except _read_errors(pa) as e:
             raise ShardError(f"{self.name} chunk {chunk}", f"cannot be read ({e})") from e
 
     def ids(self, pa, chunk):
@@ -79,7 +98,7 @@ class _Shard:
             # error here, never a read outside the buffers below.
             arr.validate(full=True)
             return arr
-        except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as e:
+        except _read_errors(pa) as e:
             raise ShardError(f"{self.name} chunk {chunk}", f"cannot be decoded ({e})") from e
 
 
@@ -193,9 +212,11 @@ class TokenShards:
         if arr.offset:
             offsets = offsets - offsets[0]
         expected = self._chunk_lengths[chunk_id]
+        where = f"{shard.name} chunk {self._chunk_index[chunk_id]}"
         if len(offsets) != len(expected) + 1 or not self._np.array_equal(self._np.diff(offsets), expected):
-            raise ShardError(f"{shard.name} chunk {self._chunk_index[chunk_id]}",
-                             "the ids do not match the 'length' column")
+            raise ShardError(where, "the ids do not match the 'length' column")
+        if ids_crc(offsets, values) != shard.crc["input_ids"][self._chunk_index[chunk_id]]:
+            raise ShardError(where, "the ids do not match their checksum")
         owned = shard.format == "parquet" or shard.compressed
         size = offsets.nbytes + values.nbytes if owned else 0
         if owned:

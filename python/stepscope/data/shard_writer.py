@@ -7,6 +7,7 @@ against (docs/data.md, "Shard format")."""
 import json
 import os
 
+from .shard_checksum import column_crc, ids_crc
 from .shard_errors import ShardError
 
 MANIFEST = "manifest.json"
@@ -54,6 +55,7 @@ class _ShardFile:
 
     def __init__(self, pa, path, schema, fmt, compression, level):
         self.path, self.rows, self.tokens, self.chunks = path, 0, 0, 0
+        self.crc = {name: [] for name in schema.names}  # per column, per chunk (shard_checksum.py)
         if fmt == "arrow":
             opts = pa.ipc.IpcWriteOptions(compression=pa.Codec(compression, level) if compression else None)
             self._sink = pa.OSFile(path, "wb")
@@ -67,7 +69,9 @@ class _ShardFile:
                                             write_statistics=True)
         self._fmt = fmt
 
-    def write(self, batch):
+    def write(self, batch, offsets, values):
+        for name in batch.schema.names:
+            self.crc[name].append(ids_crc(offsets, values) if name == "input_ids" else column_crc(batch.column(name)))
         if self._fmt == "arrow":
             self._writer.write_batch(batch)
         else:
@@ -83,7 +87,7 @@ class _ShardFile:
         if self._sink is not None:
             self._sink.close()
         return {"file": os.path.basename(self.path), "rows": self.rows, "tokens": self.tokens, "chunks": self.chunks,
-                "bytes": os.path.getsize(self.path)}
+                "bytes": os.path.getsize(self.path), "crc32": self.crc}
 
 
 def write_token_shards(documents, out_dir, *, tokenizer=None, text_field="text", ids_field="input_ids",
@@ -158,7 +162,7 @@ def write_token_shards(documents, out_dir, *, tokenizer=None, text_field="text",
         if current is None:
             current = _ShardFile(pa, os.path.join(out_dir, f"shard-{len(shards):05d}.{ext}"), schema, format,
                                  compression, compression_level)
-        current.write(batch)
+        current.write(batch, offsets, values)
         pending = {"ids": [], "lengths": [], **{c: [] for c in columns}}
         pending_tokens = 0
         if current.tokens >= shard_tokens:
