@@ -115,9 +115,10 @@ class Unwinder {
       uint64_t cursor = start, largest = 0;
       bool any = false;
       const uint64_t page = r.large ? kExpandablePageLarge : kExpandablePageSmall;
+      const uint64_t base = start;  // a structured binding cannot be captured before C++20 in clang 14
       auto gap = [&](uint64_t from, uint64_t to) {  // a free run [from, to)
         largest = std::max(largest, to - from);
-        const uint64_t first = start + (from - start + page - 1) / page * page, last = start + (to - start) / page * page;
+        const uint64_t first = base + (from - base + page - 1) / page * page, last = base + (to - base) / page * page;
         if (last > first) f.free_in_pages += last - first;
       };
       for (auto it = blocks_.lower_bound(start); it != blocks_.end() && it->first < start + r.size; ++it) {
