@@ -10,4 +10,5 @@ PYBIND11_MODULE(_stepscope, m) {
   stepscope::python::bind_block_mask(m);
   stepscope::python::bind_memory(m);
   stepscope::python::bind_augment(m);
+  stepscope::python::bind_token_gather(m);
 }

@@ -70,6 +70,23 @@ class ShardsTest(unittest.TestCase):
                     self.assertEqual(rows[i, :n].tolist(), d["input_ids"])
                     self.assertTrue((rows[i, n:] == 0).all())
 
+    def test_native_and_python_gather_agree(self):
+        # int32 out goes through the C++ gather, int64 through the Python loop.
+        out, _ = self.write("both")
+        shards = TokenShards(out)
+        rows = np.random.default_rng(3).permutation(len(shards))[:64]
+        width = int(shards.lengths[rows].max())
+        a = shards.gather(rows, np.empty((64, width), np.int32), pad_id=7)
+        b = shards.gather(rows, np.empty((64, width), np.int64), pad_id=7)
+        self.assertEqual(a.tolist(), b.tolist())
+        from stepscope import _stepscope
+
+        offsets, values = shards._chunk(0)
+        with self.assertRaises(ValueError):  # a row index past the chunk: refused, not read
+            _stepscope.gather_token_rows(np.empty((1, 300), np.int32), [(offsets, values)], [0], [len(offsets)], 0)
+        with self.assertRaises(ValueError):  # a chunk index past the list
+            _stepscope.gather_token_rows(np.empty((1, 300), np.int32), [(offsets, values)], [1], [0], 0)
+
     def test_tokenizer_over_jsonl(self):
         path = os.path.join(self.tmp.name, "docs.jsonl")
         texts = ["hello world", "a", "stepscope reads shards", "ünïcode ok"]

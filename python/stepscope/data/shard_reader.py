@@ -231,21 +231,36 @@ class TokenShards:
     def gather(self, rows, out, pad_id=0):
         """Copies rows (indices into ``lengths``) into ``out`` (a 2-D numpy
         array, one row each, at least as wide as the longest), padding with
-        ``pad_id``."""
-        rows = self._np.asarray(rows, dtype=self._np.int64)
+        ``pad_id``. An int32 C-contiguous ``out`` is filled by one C++ call
+        (``_stepscope.gather_token_rows``); other dtypes by a loop here."""
+        np = self._np
+        rows = np.asarray(rows, dtype=np.int64)
         width = out.shape[1]
         if len(rows) and int(self.lengths[rows].max()) > width:
             raise ValueError(f"a row has {int(self.lengths[rows].max())} tokens, wider than the batch ({width})")
-        packed, last, offsets, values = 0, -1, None, None
-        for k, (c, r) in enumerate(zip(self._sel_chunk[rows].tolist(), self._sel_row[rows].tolist())):
-            if c != last:  # rows of one chunk come together after bucketing more often than not
-                offsets, values = self._chunk(c)
-                last = c
-            a, b = offsets[r], offsets[r + 1]
-            n = b - a
-            out[k, :n] = values[a:b]
-            if n < width:
-                out[k, n:] = pad_id
-            packed += n
+        chunk_ids, local = np.unique(self._sel_chunk[rows], return_inverse=True)
+        chunks = [self._chunk(int(c)) for c in chunk_ids]
+        in_chunk = self._sel_row[rows]
+        if out.dtype == np.int32 and out.flags.c_contiguous and _native() is not None:
+            packed = _native().gather_token_rows(out, chunks, local.astype(np.int64), in_chunk, int(pad_id))
+        else:
+            packed = 0
+            for k, (c, r) in enumerate(zip(local.tolist(), in_chunk.tolist())):
+                offsets, values = chunks[c]
+                a, b = offsets[r], offsets[r + 1]
+                n = b - a
+                out[k, :n] = values[a:b]
+                if n < width:
+                    out[k, n:] = pad_id
+                packed += int(n)
         self.copies["packed_bytes"] += int(packed) * out.itemsize
         return out
+
+
+def _native():
+    """stepscope's C++ module, when this package sits in the built one (None otherwise)."""
+    try:
+        from .. import _stepscope
+    except ImportError:
+        return None
+    return _stepscope if hasattr(_stepscope, "gather_token_rows") else None
