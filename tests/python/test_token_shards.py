@@ -288,6 +288,32 @@ class DatasetTest(unittest.TestCase):
         self.assertEqual([self.doc_ids(b) for b in loader], full[7:])
         self.assertEqual(len(again), len(full))
 
+    def test_persistent_workers_follow_set_epoch_and_resume(self):
+        # Persistent workers keep their copy of the dataset across epochs; the
+        # epoch and resume point reach them through shared memory.
+        import copy
+        import pickle
+
+        want = {}
+        for epoch in (0, 1):
+            ds = self.Dataset(self.path, 1024, seed=9)
+            ds.set_epoch(epoch)
+            want[epoch] = [self.doc_ids(b) for b in ds]
+        self.assertNotEqual(want[0], want[1])
+        ds = self.Dataset(self.path, 1024, seed=9)
+        loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2, persistent_workers=True)
+        for epoch in (0, 1):
+            ds.set_epoch(epoch)
+            self.assertEqual([self.doc_ids(b) for b in loader], want[epoch])
+        ds.resume(4, epoch=0)
+        self.assertEqual([self.doc_ids(b) for b in loader], want[0][4:])
+        # Pickled or copied outside a worker's start: a dataset of its own at the same position.
+        other = pickle.loads(pickle.dumps(ds))
+        self.assertEqual(other.state_dict(), {"epoch": 0, "batches_consumed": 4})
+        other.set_epoch(1)
+        self.assertEqual(ds.epoch, 0)
+        self.assertEqual(copy.deepcopy(ds).state_dict(), ds.state_dict())
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -16,6 +16,8 @@ the device is ``non_blocking``, and a slot is reused only after its copy's
 event has completed.
 """
 
+import multiprocessing
+
 import torch
 
 from .shard_reader import TokenShards
@@ -72,16 +74,47 @@ class TokenShardDataset(torch.utils.data.IterableDataset):
         self._staging_slots = int(staging_slots)
         self._shards = None
         self._ring = None
-        self.epoch = 0
-        self.batches_consumed = 0  # of this epoch, in plan order
+        # The position lives in shared memory: DataLoader workers (persistent
+        # ones too, which keep their copy of the dataset across epochs) read
+        # the epoch and resume point set_epoch/resume set in the main process.
+        self._position = multiprocessing.Array("q", 2, lock=False)  # epoch, batches consumed
         self.shards  # open now: a bad folder or option fails here, not in a worker
         self._plan(0, 1)
 
     # Workers get the arguments, not the open memory maps.
     def __getstate__(self):
+        from multiprocessing import context
+
         state = dict(self.__dict__)
         state["_shards"], state["_ring"] = None, None
+        # Shared with a worker being started; a plain copy for any other pickling.
+        if context.get_spawning_popen() is None:
+            state["_position"] = list(self._position)
         return state
+
+    def __setstate__(self, state):
+        if isinstance(state["_position"], list):
+            position = multiprocessing.Array("q", 2, lock=False)
+            position[:] = state["_position"]
+            state["_position"] = position
+        self.__dict__.update(state)
+
+    @property
+    def epoch(self):
+        return int(self._position[0])
+
+    @epoch.setter
+    def epoch(self, value):
+        self._position[0] = int(value)
+
+    @property
+    def batches_consumed(self):
+        """Batches of this epoch handed out, in plan order (the resume point)."""
+        return int(self._position[1])
+
+    @batches_consumed.setter
+    def batches_consumed(self, value):
+        self._position[1] = int(value)
 
     @property
     def shards(self):
