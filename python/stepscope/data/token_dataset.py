@@ -10,7 +10,9 @@ collects them in: the rank's batches come out in plan order, and
 
 Host path (docs/data.md, "Copies"): a row's ids are gathered from the shard's
 Arrow buffers (memory-mapped, or decoded once per chunk) straight into the
-batch buffer: one copy. With ``device`` set (a CUDA device, in the main
+batch buffer: one copy. In a DataLoader worker that buffer is allocated in
+shared memory, as torch's default collate does, so passing it to the main
+process copies nothing. With ``device`` set (a CUDA device, in the main
 process) that buffer is pinned staging memory from a small ring, the copy to
 the device is ``non_blocking``, and a slot is reused only after its copy's
 event has completed.
@@ -21,6 +23,15 @@ import multiprocessing
 import torch
 
 from .shard_reader import TokenShards
+
+
+def _shared_empty(rows, width):
+    """An int32 [rows, width] tensor in shared memory, as torch's default
+    collate allocates batches in a worker: the DataLoader then hands it to
+    the main process without the copy into shared memory it makes otherwise."""
+    t = torch.empty(0, dtype=torch.int32)
+    storage = t._typed_storage()._new_shared(rows * width, device=t.device)
+    return t.new(storage).resize_(rows, width)
 
 
 class _PinnedRing:
@@ -168,6 +179,8 @@ class TokenShardDataset(torch.utils.data.IterableDataset):
             width = int(rows_len.max())
             if staged:
                 slot, host = self._ring.take(len(rows), width)
+            elif info is not None:
+                host = _shared_empty(len(rows), width)
             else:
                 host = torch.empty((len(rows), width), dtype=torch.int32)
             self.shards.gather(rows, host.numpy(), self.pad_id)
