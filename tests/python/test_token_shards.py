@@ -288,6 +288,31 @@ class DatasetTest(unittest.TestCase):
         self.assertEqual([self.doc_ids(b) for b in loader], full[7:])
         self.assertEqual(len(again), len(full))
 
+    def test_skip_bad_leaves_out_a_damaged_chunk_and_counts_it(self):
+        # One flipped id in an uncompressed shard's first chunk: with skip_bad
+        # the epoch goes on without that chunk's documents, counted and warned.
+        raw = os.path.join(self.tmp.name, "raw")
+        m = write_token_shards(self.docs, raw, columns=("doc",), vocab_size=50000, compression=None,
+                               chunk_tokens=3000, shard_tokens=9000)
+        first = os.path.join(raw, m["shards"][0]["file"])
+        with open(first, "rb") as f:
+            data = bytearray(f.read())
+        at = data.find(np.asarray(self.docs[0]["input_ids"][:4], dtype="<u2").tobytes())
+        data[at] ^= 0x01
+        with open(first, "wb") as f:
+            f.write(data)
+        with self.assertRaises(ShardError):
+            list(self.Dataset(raw, 1024))
+        ds = self.Dataset(raw, 1024, skip_bad=True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            seen = [d for b in ds for d in self.doc_ids(b)]
+        skipped = ds.shards.skipped_rows
+        self.assertGreater(skipped, 0)
+        self.assertEqual(len(seen) + skipped, len(self.docs))
+        self.assertNotIn(0, seen)  # the damaged document's chunk is out
+        self.assertEqual(sum("its rows skipped" in str(x.message) for x in w), 1)
+
     def test_persistent_workers_follow_set_epoch_and_resume(self):
         # Persistent workers keep their copy of the dataset across epochs; the
         # epoch and resume point reach them through shared memory.

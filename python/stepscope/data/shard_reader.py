@@ -111,9 +111,10 @@ class TokenShards:
     ``min_length`` / ``max_length``: bounds on the row's token count, added to
     it. ``skip_bad``: a shard that is missing, truncated, or of another schema
     is left out with a warning (``skipped_shards``) instead of raising
-    :class:`ShardError`. ``cache_bytes``: decoded chunks kept (compressed or
-    Parquet shards; an uncompressed Arrow shard is read in place from its
-    memory map).
+    :class:`ShardError`, and so are the rows of a chunk found damaged when
+    it is first decoded (``skipped_rows``; see :meth:`usable`).
+    ``cache_bytes``: decoded chunks kept (compressed or Parquet shards; an
+    uncompressed Arrow shard is read in place from its memory map).
     """
 
     def __init__(self, path, *, filter=None, min_length=None, max_length=None, skip_bad=False,
@@ -194,6 +195,10 @@ class TokenShards:
         # Bytes made on the host: decoded (decompressed, or Parquet-decoded)
         # and packed (gathered into batch buffers). docs/data.md, "Copies".
         self.copies = {"decoded_bytes": 0, "packed_bytes": 0}
+        # skip_bad: chunks found damaged while reading, and the rows left out with them.
+        self.skip_bad = skip_bad
+        self.skipped_rows = 0
+        self._bad_chunks = set()
 
     def __len__(self):
         return len(self.lengths)
@@ -227,6 +232,29 @@ class TokenShards:
             _, (o, v) = self._cache.popitem(last=False)
             self._cached -= (o.nbytes + v.nbytes) if owned else 0
         return offsets, values
+
+    def usable(self, rows):
+        """The rows (indices into ``lengths``) whose chunks decode: every
+        chunk they need is decoded and checked now. A damaged chunk raises
+        :class:`ShardError`, or with ``skip_bad`` its rows are left out,
+        counted in ``skipped_rows``, with one warning per chunk."""
+        np = self._np
+        rows = np.asarray(rows, dtype=np.int64)
+        chunks = self._sel_chunk[rows]
+        for c in np.unique(chunks).tolist():
+            if c in self._bad_chunks:
+                continue
+            try:
+                self._chunk(c)
+            except ShardError as e:
+                if not self.skip_bad:
+                    raise
+                self._bad_chunks.add(c)
+                self.skipped_rows += int((self._sel_chunk == c).sum())
+                warnings.warn(f"stepscope.data: {e} (its rows skipped)", stacklevel=2)
+        if not self._bad_chunks:
+            return rows
+        return rows[~np.isin(chunks, list(self._bad_chunks))]
 
     def gather(self, rows, out, pad_id=0):
         """Copies rows (indices into ``lengths``) into ``out`` (a 2-D numpy

@@ -175,6 +175,11 @@ class TokenShardDataset(torch.utils.data.IterableDataset):
         if staged and self._ring is None:
             self._ring = _PinnedRing(self._staging_slots, self._plan_args["max_tokens"])
         for rows in batches:
+            # Rows of damaged chunks are left out (skip_bad) or raise; a batch
+            # left with none is skipped, counted in shards.skipped_rows.
+            rows = self.shards.usable(rows)
+            if len(rows) == 0:
+                continue
             rows_len = torch.from_numpy(lengths[rows])
             width = int(rows_len.max())
             if staged:
