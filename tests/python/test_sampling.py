@@ -60,5 +60,34 @@ class SamplingTest(unittest.TestCase):
             LengthBucketingBatchSampler([3, 0], 8)
 
 
+try:
+    import numpy as np
+except ImportError:  # pragma: no cover - depends on the environment
+    np = None
+
+
+@unittest.skipUnless(np is not None, "needs numpy")
+class ArrayPlanTest(unittest.TestCase):
+    def test_array_in_buffers_out_equal_the_list_path(self):
+        # An int32 numpy array is read in place (a strided one is made
+        # contiguous first) and as_arrays=True returns the same plan as two
+        # int64 buffers; any other array goes through the strict list path.
+        seed = random.randrange(2**32)
+        lengths = np.array(long_tail(20000, seed), dtype=np.int32)
+        want, stats = _stepscope.bucket_batches(lengths.tolist(), max_tokens=8192, seed=3, rank=1, world_size=2)
+        for given in (lengths, lengths.astype(np.int64)):
+            (ib, ob), got_stats = _stepscope.bucket_batches(given, max_tokens=8192, seed=3, rank=1, world_size=2,
+                                                            as_arrays=True)
+            ix, off = np.frombuffer(ib, dtype="<i8"), np.frombuffer(ob, dtype="<i8")
+            self.assertEqual(got_stats, stats)
+            self.assertEqual([ix[off[b]:off[b + 1]].tolist() for b in range(len(off) - 1)], want, f"seed {seed}")
+        strided, _ = _stepscope.bucket_batches(lengths[::2], max_tokens=8192)
+        self.assertEqual(strided, _stepscope.bucket_batches(lengths[::2].tolist(), max_tokens=8192)[0])
+        with self.assertRaises(TypeError):
+            _stepscope.bucket_batches(np.array([1.5, 2.0]), max_tokens=8)
+        with self.assertRaises(TypeError):
+            _stepscope.bucket_batches([1.5, 2], max_tokens=8)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -89,15 +89,16 @@ class TokenShardDataset(torch.utils.data.IterableDataset):
         # ones too, which keep their copy of the dataset across epochs) read
         # the epoch and resume point set_epoch/resume set in the main process.
         self._position = multiprocessing.Array("q", 2, lock=False)  # epoch, batches consumed
+        self._plan_cache = None
         self.shards  # open now: a bad folder or option fails here, not in a worker
-        self._plan(0, 1)
+        self._plan()
 
     # Workers get the arguments, not the open memory maps.
     def __getstate__(self):
         from multiprocessing import context
 
         state = dict(self.__dict__)
-        state["_shards"], state["_ring"] = None, None
+        state["_shards"], state["_ring"], state["_plan_cache"] = None, None, None
         # Shared with a worker being started; a plain copy for any other pickling.
         if context.get_spawning_popen() is None:
             state["_position"] = list(self._position)
@@ -153,28 +154,39 @@ class TokenShardDataset(torch.utils.data.IterableDataset):
     def load_state_dict(self, state):
         self.resume(state["batches_consumed"], state["epoch"])
 
-    def _plan(self, worker, num_workers):
+    def _plan(self):
+        """This rank's batches of the current epoch: (indices, offsets), numpy
+        int64, batch b holding indices[offsets[b]:offsets[b + 1]]. Cached per
+        epoch: the plan of millions of documents takes about a second."""
+        import numpy as np
+
         from .. import _stepscope
 
-        batches, stats = _stepscope.bucket_batches(self.shards.lengths.tolist(), epoch=self.epoch, worker=worker,
-                                                   num_workers=num_workers, **self._plan_args)
+        if self._plan_cache is not None and self._plan_cache[0] == self.epoch:
+            return self._plan_cache[1]
+        (ib, ob), stats = _stepscope.bucket_batches(self.shards.lengths, epoch=self.epoch, as_arrays=True,
+                                                    **self._plan_args)
         self.stats = stats
-        return batches
+        plan = (np.frombuffer(ib, dtype="<i8"), np.frombuffer(ob, dtype="<i8"))
+        self._plan_cache = (self.epoch, plan)
+        return plan
 
     def __len__(self):
-        return len(self._plan(0, 1))
+        return len(self._plan()[1]) - 1
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         worker, num_workers = (info.id, info.num_workers) if info is not None else (0, 1)
         # The rank's batches after the resumed position, dealt to the workers in
         # turn from worker 0, the order in which a DataLoader collects them.
-        batches = self._plan(0, 1)[self.batches_consumed:][worker::num_workers]
+        indices, offsets = self._plan()
+        batches = range(self.batches_consumed + worker, len(offsets) - 1, num_workers)
         lengths = self.shards.lengths
         staged = self.device is not None and info is None
         if staged and self._ring is None:
             self._ring = _PinnedRing(self._staging_slots, self._plan_args["max_tokens"])
-        for rows in batches:
+        for b in batches:
+            rows = indices[offsets[b]:offsets[b + 1]]
             # Rows of damaged chunks are left out (skip_bad) or raise; a batch
             # left with none is skipped, counted in shards.skipped_rows.
             rows = self.shards.usable(rows)
