@@ -54,7 +54,7 @@ void bind_sampling(py::module_& m) {
       "bucket_batches",
       [](const py::object& lengths, int64_t max_tokens, int64_t max_batch_size, int64_t window_batches,
          uint64_t seed, int64_t epoch, int rank, int world_size, int worker, int num_workers, bool even_ranks,
-         bool as_arrays) {
+         bool as_arrays) -> py::tuple {  // one return type for both forms (pybind11 3 types make_tuple's result)
         // An int32 numpy array is read in place; anything else goes through
         // the strict list conversion (a float or an out-of-range value is a TypeError).
         // numpy is looked at only when given one of its arrays: the sampler
