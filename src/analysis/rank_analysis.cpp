@@ -7,6 +7,11 @@ RankAnalysis analyze_rank(const trace::EventStore& store, const AnalysisOptions&
   r.rank = store.rank;
   r.source_path = store.source_path;
   r.base_time_ns = store.meta.base_time_ns;
+  r.origin.rank_source = store.rank_source;
+  if (!store.meta.devices.empty()) r.origin.device = store.meta.devices.front();
+  r.origin.events = static_cast<int64_t>(store.events.size());
+  r.origin.gpu_rows = static_cast<int64_t>(store.gpu_rows.size());
+  r.origin.import = store.stats;
   // The timeline is built once; every GPU analysis reads it.
   const GpuTimeline timeline = build_gpu_timeline(store, options);
   r.gpu_activities = static_cast<int64_t>(timeline.activities.size());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "analysis/analysis_options.h"
@@ -17,13 +18,25 @@
 #include "analysis/steps.h"
 #include "analysis/temporal_breakdown.h"
 #include "trace/event_store.h"
+#include "trace/import_stats.h"
 
 namespace stepscope::analysis {
+
+// What the reports say about where a rank came from, copied from its store so
+// that a report needs no store (a rank summary carries this instead).
+struct RankOrigin {
+  std::string rank_source;                        // store.rank_source: "distributedInfo", "file name" or "order"
+  std::optional<trace::DeviceProperties> device;  // store.meta.devices.front(), when the trace has one
+  int64_t events = 0;                             // rows in the store
+  int64_t gpu_rows = 0;                           // GPU rows in the store
+  trace::ImportStats import;                      // records skipped or repaired while reading
+};
 
 struct RankAnalysis {
   int64_t rank = 0;              // store.rank
   std::string source_path;       // store.source_path
   int64_t base_time_ns = 0;      // store.meta.base_time_ns: absolute time = base + trace time, ns
+  RankOrigin origin;             // rank source, device and import summary
   int64_t gpu_activities = 0;    // activities in the GPU timeline
   int64_t dropped_negative_activities = 0;  // GPU rows skipped for a negative duration
   StepsResult steps;             // ProfilerStep spans (CPU and GPU)

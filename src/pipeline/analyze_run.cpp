@@ -167,8 +167,8 @@ AnalyzedRun analyze_run(const std::vector<std::string>& inputs, const RunOptions
 
 std::vector<std::string> warnings_to_show(const AnalyzedRun& run) {
   std::vector<std::string> out = run.report.warnings;
-  for (const trace::EventStore* s : run.report.stores)
-    if (std::string w = trace::import_warning(s->stats); !w.empty()) out.push_back(s->source_path + ": " + w);
+  for (const analysis::RankAnalysis& r : run.report.ranks)
+    if (std::string w = trace::import_warning(r.origin.import); !w.empty()) out.push_back(r.source_path + ": " + w);
   return out;
 }
 

@@ -33,21 +33,22 @@ ordered_json temporal_json(const analysis::TemporalBreakdown& t) {
           {"activities", t.activities}};
 }
 
-ordered_json import_json(const trace::EventStore& s) {
+ordered_json import_json(const analysis::RankOrigin& o) {
+  const trace::ImportStats& stats = o.import;
   ordered_json counters = ordered_json::object();
   for (size_t c = 0; c < static_cast<size_t>(trace::ImportCounter::kCount); ++c) {
     auto id = static_cast<trace::ImportCounter>(c);
-    if (s.stats.count(id) > 0) counters[std::string(trace::counter_info(id).name)] = s.stats.count(id);
+    if (stats.count(id) > 0) counters[std::string(trace::counter_info(id).name)] = stats.count(id);
   }
   ordered_json log = ordered_json::array();
-  for (const auto& e : s.stats.log()) {
+  for (const auto& e : stats.log()) {
     log.push_back({{"counter", std::string(trace::counter_info(e.counter).name)},
                    {"byte_offset", e.byte_offset},
                    {"message", e.message}});
   }
-  return {{"events", s.events.size()},
-          {"gpu_activities", s.gpu_rows.size()},
-          {"skipped_records", s.stats.skipped_records()},
+  return {{"events", o.events},
+          {"gpu_activities", o.gpu_rows},
+          {"skipped_records", stats.skipped_records()},
           {"counters", counters},
           {"log", log}};
 }
@@ -154,17 +155,15 @@ ordered_json hardware_counters_json(const analysis::HardwareCountersResult& c) {
   return j;
 }
 
-ordered_json rank_json(const trace::EventStore& s, const analysis::RankAnalysis& r) {
+ordered_json rank_json(const analysis::RankAnalysis& r) {
   ordered_json j;
   j["rank"] = r.rank;
-  j["rank_source"] = s.rank_source;
+  j["rank_source"] = r.origin.rank_source;
   j["file"] = r.source_path;
-  if (!s.meta.devices.empty()) {
-    j["device"] = {{"name", s.meta.devices.front().name},
-                   {"total_memory_bytes", s.meta.devices.front().total_global_mem},
-                   {"sms", s.meta.devices.front().num_sms}};
+  if (const auto& d = r.origin.device) {
+    j["device"] = {{"name", d->name}, {"total_memory_bytes", d->total_global_mem}, {"sms", d->num_sms}};
   }
-  j["import"] = import_json(s);
+  j["import"] = import_json(r.origin);
   j["steps"] = steps_json(r);
   // Only for a file cut short (--salvage): whole files keep their schema.
   if (r.steps.cut_section != "none")
@@ -322,7 +321,7 @@ ordered_json build_analyze_json(const AnalyzeReport& report) {
   j["warnings"] = report.warnings;
   ordered_json ranks = ordered_json::array();
   for (size_t i = 0; i < report.ranks.size(); ++i) {
-    ordered_json rj = rank_json(*report.stores[i], report.ranks[i]);
+    ordered_json rj = rank_json(report.ranks[i]);
     if (report.diagnosis && i < report.diagnosis->attribution.size())
       rj["attribution"] = attribution_json(report.diagnosis->attribution[i]);
     if (report.diagnosis && i < report.diagnosis->replay.size()) rj["replay"] = replay_json(report.diagnosis->replay[i]);

@@ -371,19 +371,20 @@ std::string messages(const std::vector<std::string>& lines, std::string_view lab
 // records themselves with --details.
 std::string import_lines(const AnalyzeReport& r, bool details) {
   std::string out;
-  for (const trace::EventStore* s : r.stores) {
-    const uint64_t skipped = s->stats.skipped_records();
-    const uint64_t repaired = s->stats.repaired_records();
-    const bool truncated = s->stats.count(trace::ImportCounter::kTruncatedInput) > 0;
+  for (const analysis::RankAnalysis& rank : r.ranks) {
+    const trace::ImportStats& stats = rank.origin.import;
+    const uint64_t skipped = stats.skipped_records();
+    const uint64_t repaired = stats.repaired_records();
+    const bool truncated = stats.count(trace::ImportCounter::kTruncatedInput) > 0;
     if (skipped == 0 && repaired == 0 && !truncated) continue;
-    out += wrap(fmt::format("rank {} ({}): {} records skipped{}{}", s->rank, printable_text(s->source_path),
+    out += wrap(fmt::format("rank {} ({}): {} records skipped{}{}", rank.rank, printable_text(rank.source_path),
                             fmt_count(static_cast<int64_t>(skipped)),
                             repaired ? fmt::format(", {} repaired (invalid UTF-8 replaced by U+FFFD, event kept)", repaired)
                                      : "",
                             truncated ? ", input truncated (salvaged)" : ""),
                 kTerminalWidth, "  ", "    ");
     if (!details) continue;
-    for (const auto& e : s->stats.log())
+    for (const auto& e : stats.log())
       out += fmt::format("    {} at byte {}: {}\n", trace::counter_info(e.counter).name, e.byte_offset,
                          printable_text(e.message));
   }
