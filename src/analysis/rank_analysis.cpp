@@ -9,6 +9,7 @@ RankAnalysis analyze_rank(const trace::EventStore& store, const AnalysisOptions&
   r.base_time_ns = store.meta.base_time_ns;
   r.origin.rank_source = store.rank_source;
   if (!store.meta.devices.empty()) r.origin.device = store.meta.devices.front();
+  r.origin.world_size = store.meta.world_size;
   r.origin.events = static_cast<int64_t>(store.events.size());
   r.origin.gpu_rows = static_cast<int64_t>(store.gpu_rows.size());
   r.origin.import = store.stats;

@@ -27,6 +27,7 @@ namespace stepscope::analysis {
 struct RankOrigin {
   std::string rank_source;                        // store.rank_source: "distributedInfo", "file name" or "order"
   std::optional<trace::DeviceProperties> device;  // store.meta.devices.front(), when the trace has one
+  std::optional<int64_t> world_size;              // store.meta.world_size (distributedInfo)
   int64_t events = 0;                             // rows in the store
   int64_t gpu_rows = 0;                           // GPU rows in the store
   trace::ImportStats import;                      // records skipped or repaired while reading

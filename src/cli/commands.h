@@ -8,6 +8,9 @@ namespace stepscope::cli {
 
 void register_analyze(CLI::App& app);
 void register_diff(CLI::App& app);
+// Adds `summarize` (one rank to a summary file) and `merge` (summaries to a report).
+void register_summarize(CLI::App& app);
+void register_merge(CLI::App& app);
 // Adds `memory` (PyTorch memory snapshots).
 void register_memory(CLI::App& app);
 void register_bench(CLI::App& app);

@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
   try {
     stepscope::cli::register_analyze(app);
     stepscope::cli::register_diff(app);
+    stepscope::cli::register_summarize(app);
+    stepscope::cli::register_merge(app);
     stepscope::cli::register_memory(app);
     stepscope::cli::register_bench(app);
     CLI::App* plan = stepscope::cli::register_plan(app);

@@ -16,7 +16,7 @@
 #include "pipeline/allocator_policy.h"
 #include "pipeline/memory_run.h"
 #include "pipeline/rank_workers.h"
-#include "pipeline/salvage_check.h"
+#include "pipeline/cross_rank.h"
 #include "trace/import_stats.h"
 
 namespace stepscope::pipeline {
@@ -129,19 +129,12 @@ AnalyzedRun analyze_run(const std::vector<std::string>& inputs, const RunOptions
   for (const auto& s : run.set.ranks) rep.stores.push_back(s.get());
 
   rep.ranks = analyze_ranks_parallel(rep.stores, options.analysis, options.threads);
-  SalvageCheck salvage = check_salvaged_steps(rep.ranks);
-  if (!salvage.error.empty()) {
-    fail(run, std::move(salvage.error), std::move(salvage.error_file));
+  CrossRankResult cross = finish_cross_rank(rep, run.set.warnings, options.analysis);
+  if (!cross.error.empty()) {
+    fail(run, std::move(cross.error), std::move(cross.error_file));
     return run;
   }
-  for (auto& w : salvage.warnings) run.set.warnings.push_back(std::move(w));
-  if (rep.ranks.size() >= 2) {
-    std::vector<const analysis::RankAnalysis*> ptrs;
-    for (const auto& r : rep.ranks) ptrs.push_back(&r);
-    rep.multi = analysis::analyze_ranks(ptrs, options.analysis);
-    for (const auto& w : rep.multi.warnings) run.set.warnings.push_back(w);
-  }
-  rep.warnings = run.set.warnings;
+  run.set.warnings = rep.warnings;
   if (release) run_compat_tables(rep, *release);
   if (options.diagnose) {
     diagnose::DiagnoseOptions d = options.diagnosis;

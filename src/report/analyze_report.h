@@ -27,7 +27,8 @@ struct AnalyzeReport {
   std::vector<std::string> warnings;          // salvaged / dropped data
   uint64_t uncompressed_bytes = 0;            // JSON text read, B
   uint64_t file_bytes = 0;                    // bytes on disk, B
-  double read_seconds = 0;                    // wall time to read all ranks, s
+  size_t summaries = 0;                       // stepscope merge: the summary files read (0: the traces were read)
+  double read_seconds = 0;                    // wall time to read all ranks (or their summaries), s
   double analysis_seconds = 0;                // wall time of the analyses, s
   std::vector<const trace::EventStore*> stores;  // one per rank, rank order
   std::vector<analysis::RankAnalysis> ranks;     // same order as stores

@@ -426,11 +426,17 @@ std::string detail_tables(const AnalyzeReport& r, const TerminalOptions& o) {
 }  // namespace
 
 std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
-  std::string out = wrap(fmt::format("stepscope analyze: {} rank{}, {:.1f} MB of trace JSON read in {:.2f} s, analysed in "
-                                     "{:.2f} s (mode: {})",
-                                     r.ranks.size(), r.ranks.size() == 1 ? "" : "s", r.uncompressed_bytes / 1e6,
-                                     r.read_seconds, r.analysis_seconds, r.mode),
-                         kTerminalWidth, "", "  ");
+  const std::string head =
+      r.summaries == 0
+          ? fmt::format("stepscope analyze: {} rank{}, {:.1f} MB of trace JSON read in {:.2f} s, analysed in {:.2f} s "
+                        "(mode: {})",
+                        r.ranks.size(), r.ranks.size() == 1 ? "" : "s", r.uncompressed_bytes / 1e6, r.read_seconds,
+                        r.analysis_seconds, r.mode)
+          : fmt::format("stepscope merge: {} rank{} ({:.1f} MB of trace JSON) from {} summaries read in {:.2f} s, "
+                        "merged in {:.2f} s (mode: {}; the diagnosis is not merged: stepscope analyze gives it)",
+                        r.ranks.size(), r.ranks.size() == 1 ? "" : "s", r.uncompressed_bytes / 1e6, r.summaries,
+                        r.read_seconds, r.analysis_seconds, r.mode);
+  std::string out = wrap(head, kTerminalWidth, "", "  ");
   out += messages(r.warnings, "warning", o);
   out += messages(r.notes, "note", o);
   std::string imports = import_lines(r, o.details);

@@ -68,15 +68,6 @@ void add_listed(const std::string& path, std::vector<Candidate>& out, ExpandedIn
   out.push_back({path, st.st_dev, st.st_ino});
 }
 
-// Why a file that was read has no event to analyse.
-std::string nothing_analysable(const EventStore& store) {
-  std::string out = "(no complete 'X' or instant 'i' event kept from traceEvents";
-  if (std::string why = import_warning(store.stats); !why.empty()) out += "; " + why;
-  if (uint64_t other = store.stats.count(ImportCounter::kUnknownPhase))
-    out += "; " + std::to_string(other) + " record" + (other == 1 ? "" : "s") + " of other phases ignored";
-  return out + ")";
-}
-
 // One line for several files without an event: the first three by name.
 std::string no_rank_analysable(const std::vector<std::string>& empty) {
   std::string out = "no analysable event in any of the " + std::to_string(empty.size()) + " files: ";
@@ -87,6 +78,15 @@ std::string no_rank_analysable(const std::vector<std::string>& empty) {
 }
 
 }  // namespace
+
+// Why a file that was read has no event to analyse.
+std::string nothing_analysable(const EventStore& store) {
+  std::string out = "(no complete 'X' or instant 'i' event kept from traceEvents";
+  if (std::string why = import_warning(store.stats); !why.empty()) out += "; " + why;
+  if (uint64_t other = store.stats.count(ImportCounter::kUnknownPhase))
+    out += "; " + std::to_string(other) + " record" + (other == 1 ? "" : "s") + " of other phases ignored";
+  return out + ")";
+}
 
 ExpandedInputs expand_input_files(const std::vector<std::string>& inputs) {
   ExpandedInputs r;
@@ -162,6 +162,14 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, s
   error = r.error;
   if (!r.error.empty()) r.files.clear();
   return r.files;
+}
+
+RankClaim rank_claim(const EventStore& store) {
+  RankClaim c;
+  c.path = store.source_path;
+  if (store.meta.rank && *store.meta.rank >= 0) c.declared = store.meta.rank;
+  c.from_file_name = rank_from_file_name(store.source_path);
+  return c;
 }
 
 int64_t rank_from_file_name(const std::string& path) {
@@ -296,34 +304,12 @@ LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions
   for (std::string& note : merge_process_windows(set.ranks)) set.notes.push_back(std::move(note));
 
   // Ranks: distributedInfo, then the file name, then the order of the files.
-  std::set<int64_t> used;
-  std::vector<EventStore*> unresolved;
-  for (auto& s : set.ranks) {
-    int64_t r = -1;
-    if (s->meta.rank && *s->meta.rank >= 0) {
-      r = *s->meta.rank;
-      s->rank_source = "distributedInfo";
-    } else if ((r = rank_from_file_name(s->source_path)) >= 0) {
-      s->rank_source = "file name";
-    }
-    if (r >= 0 && used.count(r)) {
-      set.warnings.push_back(s->source_path + ": rank " + std::to_string(r) +
-                             " already taken by another file; numbered by order instead");
-      r = -1;
-    }
-    if (r < 0) {
-      unresolved.push_back(s.get());
-      continue;
-    }
-    s->rank = r;
-    used.insert(r);
-  }
-  int64_t candidate = 0;
-  for (EventStore* s : unresolved) {
-    while (used.count(candidate)) ++candidate;
-    s->rank = candidate;
-    s->rank_source = "order";
-    used.insert(candidate);
+  std::vector<RankClaim> claims;
+  for (const auto& s : set.ranks) claims.push_back(rank_claim(*s));
+  const std::vector<NumberedRank> numbered = number_ranks(claims, set.warnings);
+  for (size_t i = 0; i < set.ranks.size(); ++i) {
+    set.ranks[i]->rank = numbered[i].rank;
+    set.ranks[i]->rank_source = numbered[i].source;
   }
   std::sort(set.ranks.begin(), set.ranks.end(),
             [](const auto& a, const auto& b) { return a->rank < b->rank; });

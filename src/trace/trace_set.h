@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "trace/event_store.h"
+#include "trace/rank_numbering.h"
 #include "trace/trace_reader.h"
 
 namespace stepscope::trace {
@@ -53,6 +54,13 @@ LoadResult load_traces(const std::vector<std::string>& inputs, const ReadOptions
 
 // The threads ranks are read and analysed on: `requested`, or the cores for 0.
 unsigned reading_threads(unsigned requested);
+
+// Why a store holds no analysable event, for the warning that drops it:
+// "(no complete 'X' or instant 'i' event kept from traceEvents; ...)".
+std::string nothing_analysable(const EventStore& store);
+
+// What a store says about its rank (rank_numbering.h).
+RankClaim rank_claim(const EventStore& store);
 
 // Rank from a file name ("rank-3", "rank_3", "rank3", "worker3"), or -1.
 int64_t rank_from_file_name(const std::string& path);

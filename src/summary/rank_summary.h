@@ -1,0 +1,52 @@
+// What one rank's trace leaves for the cross-rank half of `stepscope
+// analyze`: the rank's analyses, where they came from and what reading the
+// files said. `stepscope summarize` writes one per rank (summary_file.h);
+// `stepscope merge` and the distributed analysis numbers the ranks and runs
+// the cross-rank analyses over them (pipeline/merge_run.h), the same way
+// `analyze` does over the stores it read itself.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis_options.h"
+#include "analysis/rank_analysis.h"
+#include "trace/process_windows.h"
+
+namespace stepscope::summary {
+
+// What became of the file(s) behind a summary: a rank, or nothing analysable
+// (the same note or warning `analyze` gives such a file in a set).
+enum class SummaryKind : uint8_t {
+  kRank,     // an analysed rank
+  kSkipped,  // not a trace (valid JSON without traceEvents): a note
+  kDropped,  // unreadable under --salvage, or no analysable event: a warning
+};
+inline constexpr int kSummaryKindCount = 3;
+
+// The settings a summary was made with; summaries merge only when these are equal.
+struct SummarySettings {
+  analysis::AnalysisOptions analysis;  // the thresholds and list lengths of the analyses (no timeline hook)
+  bool salvage = false;                // --salvage: damaged files kept up to the damage
+};
+
+struct RankSummary {
+  SummaryKind kind = SummaryKind::kRank;
+  SummarySettings settings;
+  std::vector<std::string> files;     // the trace files read, by path (several: windows of one process)
+  uint64_t uncompressed_bytes = 0;    // JSON text read, B
+  uint64_t file_bytes = 0;            // bytes on disk, B
+  std::vector<std::string> notes;     // as analyze's set notes for these files ("skipped ...", windows merged)
+  std::vector<std::string> warnings;  // as analyze's set warnings for these files ("salvaged ...", "dropped ...")
+  // Rank identity (kRank only). The rank is numbered when the set is known:
+  // distributedInfo, then the file name, then the order of the files
+  // (trace_set.h); the summary keeps what each source says.
+  std::optional<int64_t> declared_rank;  // distributedInfo.rank (>= 0)
+  int64_t file_name_rank = -1;           // from the file name, -1 when it gives none
+  std::optional<trace::ProcessIdentity> process;  // the process that wrote the trace (two summaries of one process are refused)
+  analysis::RankAnalysis analysis;       // every per-rank analysis (rank numbered as if alone)
+};
+
+}  // namespace stepscope::summary

@@ -1,0 +1,93 @@
+#include "summary/summarize.h"
+
+#include "trace/process_windows.h"
+#include "trace/trace_set.h"
+
+namespace stepscope::summary {
+
+namespace {
+
+SummarizeResult failed(std::string error, std::string file) {
+  SummarizeResult r;
+  r.error = std::move(error);
+  r.error_file = std::move(file);
+  return r;
+}
+
+// The rank as the set would see it, numbered as if it were alone.
+void fill_rank(RankSummary& s, trace::EventStore& store, const analysis::AnalysisOptions& options) {
+  const trace::RankClaim claim = trace::rank_claim(store);
+  std::vector<std::string> unused;
+  const trace::NumberedRank alone = trace::number_ranks({claim}, unused).front();
+  store.rank = alone.rank;
+  store.rank_source = alone.source;
+  s.kind = SummaryKind::kRank;
+  s.declared_rank = claim.declared;
+  s.file_name_rank = claim.from_file_name;
+  s.process = trace::process_identity(store);
+  s.analysis = analysis::analyze_rank(store, options);
+}
+
+// A single file in a set: the file's own outcome decides (trace_set.cpp's rules for one file).
+SummarizeResult summarize_member(const std::string& path, const SummarizeOptions& options) {
+  SummarizeResult r;
+  RankSummary& s = r.summary;
+  s.settings = {options.analysis, options.read.salvage};
+  s.files = {path};
+  trace::EventStore store;
+  const trace::ReadOutcome o = trace::read_trace_file(path, store, options.read);
+  s.uncompressed_bytes = o.uncompressed_bytes;
+  s.file_bytes = o.file_bytes;
+  if (o.not_a_trace) {
+    s.kind = SummaryKind::kSkipped;
+    s.notes.push_back("skipped " + o.error);
+  } else if (!o.ok && options.read.salvage) {
+    s.kind = SummaryKind::kDropped;
+    s.warnings.push_back("dropped " + o.error);
+  } else if (!o.ok) {
+    return failed(o.error, path);
+  } else {
+    if (o.salvaged) s.warnings.push_back("salvaged " + o.error);
+    if (store.events.size() == 0) {
+      s.kind = SummaryKind::kDropped;
+      s.warnings.push_back("dropped " + path + ": no analysable event " + trace::nothing_analysable(store));
+    } else {
+      fill_rank(s, store, options.analysis);
+    }
+  }
+  r.ok = true;
+  return r;
+}
+
+}  // namespace
+
+SummarizeResult summarize_rank(const std::vector<std::string>& inputs, const SummarizeOptions& options) {
+  if (options.analysis.timeline_builder)
+    return failed("a summary is of the exact timeline: compatibility modes are not summarized", "");
+  std::string error;
+  const std::vector<std::string> files = trace::expand_inputs(inputs, error);
+  if (!error.empty()) return failed(error, inputs.size() == 1 ? inputs.front() : "");
+  if (files.empty()) return failed("no trace file among the inputs", "");
+  if (options.member_of_set && files.size() == 1) return summarize_member(files.front(), options);
+
+  trace::LoadResult loaded = trace::load_traces(files, options.read, 1);
+  if (!loaded.ok) return failed(std::move(loaded.error), std::move(loaded.error_file));
+  trace::TraceSet& set = loaded.set;
+  if (set.ranks.size() != 1)
+    return failed(std::to_string(files.size()) + " files hold " + std::to_string(set.ranks.size()) +
+                      " ranks: a summary is of one rank (one file, or the profiling windows of one process)",
+                  "");
+  SummarizeResult r;
+  RankSummary& s = r.summary;
+  s.settings = {options.analysis, options.read.salvage};
+  s.files = files;
+  s.uncompressed_bytes = set.uncompressed_bytes;
+  s.file_bytes = set.file_bytes;
+  s.notes = set.notes;
+  s.warnings = set.warnings;
+  fill_rank(s, *set.ranks.front(), options.analysis);
+  r.ok = true;
+  return r;
+}
+
+}  // namespace stepscope::summary

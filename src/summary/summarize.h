@@ -1,0 +1,36 @@
+// One rank's summary from its trace file(s): read, analysed as `analyze`
+// would analyse that rank, and kept with what the cross-rank half needs to
+// number the rank and reproduce the set's notes and warnings.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "summary/rank_summary.h"
+#include "trace/trace_reader.h"
+
+namespace stepscope::summary {
+
+struct SummarizeOptions {
+  trace::ReadOptions read;
+  analysis::AnalysisOptions analysis;  // its timeline hook must be empty (compat modes are not summarized)
+  // The file is one of a set (a glob mapped over workers): a file that is
+  // not a trace, or has no analysable event, or (with read.salvage) cannot
+  // be read, is a summary that carries the note or warning `analyze` gives
+  // it in a set, not an error.
+  bool member_of_set = false;
+};
+
+struct SummarizeResult {
+  bool ok = false;
+  std::string error;       // one line naming the file
+  std::string error_file;  // that file ("" when the error is about the inputs as a whole)
+  RankSummary summary;
+};
+
+// `inputs` name one rank: one trace file, or the files of one process's
+// profiling windows (read as one rank, trace_set.h). A set of several ranks
+// is an error naming how many it holds.
+SummarizeResult summarize_rank(const std::vector<std::string>& inputs, const SummarizeOptions& options);
+
+}  // namespace stepscope::summary

@@ -1,0 +1,200 @@
+#include "summary/summary_json.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace nlohmann {
+// std::optional as null or the value (nlohmann 3.11 has no serializer for it).
+template <typename T>
+struct adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& v) {
+    if (v)
+      j = *v;
+    else
+      j = nullptr;
+  }
+  static void from_json(const json& j, std::optional<T>& v) {
+    if (j.is_null())
+      v.reset();
+    else
+      v = j.get<T>();
+  }
+};
+}  // namespace nlohmann
+
+using nlohmann::json;
+
+namespace stepscope {
+
+namespace {
+
+// An enum as its number, checked on the way back: a summary from a damaged
+// or foreign file must not index past a name table.
+template <typename E>
+void enum_out(json& j, E e) {
+  j = static_cast<int>(e);
+}
+template <typename E>
+void enum_in(const json& j, E& e, int count, const char* what) {
+  const int v = j.get<int>();
+  if (v < 0 || v >= count) throw std::runtime_error(std::string(what) + " " + std::to_string(v) + " out of range");
+  e = static_cast<E>(v);
+}
+
+}  // namespace
+
+namespace trace {
+inline void to_json(json& j, ImportCounter e) { enum_out(j, e); }
+inline void from_json(const json& j, ImportCounter& e) {
+  enum_in(j, e, static_cast<int>(ImportCounter::kCount), "import counter");
+}
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DeviceProperties, id, name, total_global_mem, compute_major, compute_minor, num_sms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProcessIdentity, pid, process_name, rank, first_ns, last_ns)
+
+// The counters and the log, replayed through add() so the store's rules
+// (five logged per counter, totals) hold for the copy too.
+void to_json(json& j, const ImportStats& s) {
+  json counts = json::array();
+  for (size_t c = 0; c < static_cast<size_t>(ImportCounter::kCount); ++c)
+    counts.push_back(s.count(static_cast<ImportCounter>(c)));
+  json log = json::array();
+  for (const ImportLogEntry& e : s.log())
+    log.push_back({{"counter", e.counter}, {"byte_offset", e.byte_offset}, {"message", e.message}});
+  j = {{"counts", counts}, {"log", log}};
+}
+void from_json(const json& j, ImportStats& s) {
+  const auto counts = j.at("counts").get<std::vector<uint64_t>>();
+  if (counts.size() != static_cast<size_t>(ImportCounter::kCount))
+    throw std::runtime_error("import counts: " + std::to_string(counts.size()) + " counters, expected " +
+                             std::to_string(static_cast<int>(ImportCounter::kCount)));
+  s = ImportStats{};
+  for (const json& e : j.at("log")) {
+    const auto c = e.at("counter").get<ImportCounter>();
+    if (s.count(c) >= counts[static_cast<size_t>(c)] || s.count(c) >= ImportStats::kMaxLoggedPerCounter)
+      throw std::runtime_error("import log: more entries than counted");
+    s.add(c, e.at("byte_offset").get<uint64_t>(), e.at("message").get<std::string>());
+  }
+  for (size_t c = 0; c < counts.size(); ++c) {
+    const auto id = static_cast<ImportCounter>(c);
+    s.add_silent(id, counts[c] - s.count(id));
+  }
+}
+}  // namespace trace
+
+namespace analysis {
+inline void to_json(json& j, KernelClass e) { enum_out(j, e); }
+inline void from_json(const json& j, KernelClass& e) { enum_in(j, e, kKernelClassCount, "kernel class"); }
+inline void to_json(json& j, KernelFamily e) { enum_out(j, e); }
+inline void from_json(const json& j, KernelFamily& e) { enum_in(j, e, kKernelFamilyCount, "kernel family"); }
+inline void to_json(json& j, CopyDirection e) { enum_out(j, e); }
+inline void from_json(const json& j, CopyDirection& e) {
+  enum_in(j, e, static_cast<int>(CopyDirection::kUnknown) + 1, "copy direction");
+}
+inline void to_json(json& j, HostMemory e) { enum_out(j, e); }
+inline void from_json(const json& j, HostMemory& e) {
+  enum_in(j, e, static_cast<int>(HostMemory::kUnknown) + 1, "host memory");
+}
+inline void to_json(json& j, CollectiveSource e) { enum_out(j, e); }
+inline void from_json(const json& j, CollectiveSource& e) {
+  enum_in(j, e, static_cast<int>(CollectiveSource::kHostOps) + 1, "collective source");
+}
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Distribution, count, mean, stddev, min, p25, p50, p75, p90, p99, max)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepSpan, step, row, cpu_start_ns, cpu_end_ns, cpu_duration_ns, gpu_activities,
+                                   gpu_start_ns, gpu_end_ns, gpu_duration_ns, annotation_gpu_start_ns,
+                                   annotation_gpu_end_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepsResult, steps, unattributed_activities, duplicate_step_numbers, dropped_by_cut,
+                                   cut_section, cut_touches_steps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TemporalBreakdown, activities, start_ns, end_ns, kernel_time_ns, busy_time_ns,
+                                   idle_time_ns, compute_time_ns, non_compute_time_ns, communication_time_ns,
+                                   memory_time_ns, idle_pct, compute_pct, non_compute_pct)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepBreakdown, step, breakdown)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TemporalResult, rank, steps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DurationStats, count, total_ns, min_ns, max_ns, mean_us, stddev_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelStat, name, cls, family, distinct_names, duration, pct_of_class)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassKernels, cls, duration, distinct_names, pct_of_all, top, others)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FamilyTotal, family, duration, pct_of_compute)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelStatsResult, total_ns, classes, families)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StreamIdle, device, stream, activities, span_ns, busy_ns, idle_ns, host_wait_ns,
+                                   kernel_wait_ns, other_ns, host_wait_gaps, kernel_wait_gaps, other_gaps,
+                                   host_wait_ratio, kernel_wait_ratio, other_ratio)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(IdleBreakdownResult, kernel_wait_threshold_ns, streams)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CommOverlap, communication_time_ns, computation_time_ns, overlapped_time_ns,
+                                   overlap_pct)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LaunchRecord, name, stream, launch_start_ns, cpu_duration_ns, gpu_duration_ns,
+                                   launch_delay_ns, start_latency_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LaunchStats, launches, unmatched_kernels, cpu_duration_us, gpu_duration_us,
+                                   launch_delay_us, start_latency_us, launch_delay_threshold_ns,
+                                   cpu_duration_threshold_ns, launch_delay_outliers, cpu_duration_outliers,
+                                   negative_launch_delays, worst_launch_delays)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StreamQueue, device, stream, activities, window_start_ns, window_end_ns,
+                                   mean_length, max_length, time_at_limit_ns, time_nonempty_ns, samples)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(QueueLengthResult, queue_limit, streams)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CopyKindStats, name, direction, host_memory, count, with_bytes, bytes, time_ns,
+                                   achieved_gbps, per_op_gbps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryBandwidthResult, kinds, total_bytes, total_time_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DeviceMemory, device_type, device_id, samples, alloc_samples, free_samples,
+                                   allocated_bytes_total, freed_bytes_total, peak_allocated_bytes,
+                                   peak_allocated_ts_ns, peak_reserved_bytes, max_reserved_minus_allocated_bytes,
+                                   first_allocated_bytes, last_allocated_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryTimelineResult, samples, malformed_samples, devices)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveCall, op, ordinal, stream, start_ns, end_ns, row)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveSequence, ops, calls, source)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CounterDerived, cuda_core_flops, fp32_flops, fp16_flops, fp64_flops,
+                                   tensor_core_insts, dram_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CounterRangeRow, name, device, top_level_op, bottom_level_op, derived, counters)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CounterGroup, name, ranges, derived)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CounterTotal, name, ranges, total)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HardwareCountersResult, ranges, devices, kernel_launches, matched_to_launches,
+                                   match_note, total, counters, kernels, ops, rows)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankOrigin, rank_source, device, world_size, events, gpu_rows, import)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankAnalysis, rank, source_path, base_time_ns, origin, gpu_activities,
+                                   dropped_negative_activities, steps, temporal, kernels, idle, overlap, launches,
+                                   queues, copies, memory, collectives, counters)
+
+// The options without the timeline hook (a summary is always of the exact timeline).
+void to_json(json& j, const AnalysisOptions& o) {
+  j = {{"kernel_wait_threshold_ns", o.kernel_wait_threshold_ns}, {"top_kernels", o.top_kernels},
+       {"launch_delay_outlier_ns", o.launch_delay_outlier_ns},   {"cpu_launch_outlier_ns", o.cpu_launch_outlier_ns},
+       {"worst_launches", o.worst_launches},                     {"queue_limit", o.queue_limit},
+       {"straggler_lateness_ns", o.straggler_lateness_ns}};
+}
+void from_json(const json& j, AnalysisOptions& o) {
+  j.at("kernel_wait_threshold_ns").get_to(o.kernel_wait_threshold_ns);
+  j.at("top_kernels").get_to(o.top_kernels);
+  j.at("launch_delay_outlier_ns").get_to(o.launch_delay_outlier_ns);
+  j.at("cpu_launch_outlier_ns").get_to(o.cpu_launch_outlier_ns);
+  j.at("worst_launches").get_to(o.worst_launches);
+  j.at("queue_limit").get_to(o.queue_limit);
+  j.at("straggler_lateness_ns").get_to(o.straggler_lateness_ns);
+}
+}  // namespace analysis
+
+namespace summary {
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SummarySettings, analysis, salvage)
+
+inline void to_json(json& j, SummaryKind e) { enum_out(j, e); }
+inline void from_json(const json& j, SummaryKind& e) { enum_in(j, e, kSummaryKindCount, "summary kind"); }
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankSummary, kind, settings, files, uncompressed_bytes, file_bytes, notes,
+                                   warnings, declared_rank, file_name_rank, process, analysis)
+
+json summary_to_json(const RankSummary& s) { return s; }
+
+RankSummary summary_from_json(const json& j) {
+  try {
+    return j.get<RankSummary>();
+  } catch (const json::exception& e) {
+    // "[json.exception.out_of_range.403] key 'steps' not found" -> "key 'steps' not found"
+    std::string what = e.what();
+    if (const size_t close = what.find("] "); what.rfind("[json.exception", 0) == 0 && close != std::string::npos)
+      what.erase(0, close + 2);
+    throw std::runtime_error(what);
+  }
+}
+
+std::string settings_key(const SummarySettings& s) { return json(s).dump(); }
+
+}  // namespace summary
+}  // namespace stepscope

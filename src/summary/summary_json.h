@@ -1,0 +1,23 @@
+// A rank summary as a JSON value (nlohmann::json), the body of a summary file
+// (summary_file.h) before it is encoded as CBOR. Every field of the analyses
+// is kept as it is (numbers exactly: CBOR stores doubles as binary64), so a
+// report rendered from a decoded summary equals one rendered from the store.
+// The schema is in docs/distributed.md.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "summary/rank_summary.h"
+
+namespace stepscope::summary {
+
+nlohmann::json summary_to_json(const RankSummary& s);
+
+// Throws std::runtime_error naming the field for a missing field, a wrong
+// type or a value out of range (an enum, an import counter).
+RankSummary summary_from_json(const nlohmann::json& j);
+
+// The settings alone, to compare two summaries' (settings_key(a) == settings_key(b)).
+std::string settings_key(const SummarySettings& s);
+
+}  // namespace stepscope::summary
