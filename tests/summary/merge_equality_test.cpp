@@ -1,0 +1,73 @@
+// `merge` of per-rank summaries gives analyze's report: every analysis and
+// cross-rank table identical, on real multi-rank traces (DDP over gloo, PARAM's
+// DLRM on 8 GPUs, HTA's two-rank trace_filter) and on synthetic sets of 8, 64
+// and 1,024 ranks; in any order of the summaries.
+#include <algorithm>
+#include <random>
+
+#include "summary/summary_fixtures.h"
+#include "synthetic/rank_writer.h"
+#include "test_paths.h"
+#include "trace/trace_fixtures.h"
+
+namespace stepscope {
+namespace {
+
+using testing_support::analyzed;
+using testing_support::merged;
+using testing_support::summaries_of;
+
+void expect_merge_equals_analyze(const std::string& folder, size_t ranks) {
+  const nlohmann::ordered_json a = analyzed(folder);
+  ASSERT_EQ(a["ranks"].size(), ranks);
+  std::vector<pipeline::NamedSummary> s = summaries_of(folder);
+  // Summaries arrive in whatever order the workers finish.
+  std::shuffle(s.begin(), s.end(), std::mt19937(42));
+  const nlohmann::ordered_json m = merged(std::move(s));
+  ASSERT_EQ(m["ranks"].size(), ranks);
+  // Key by key first, for a readable failure; then the whole.
+  for (auto it = a.begin(); it != a.end(); ++it) EXPECT_EQ(m.value(it.key(), nlohmann::ordered_json()), it.value()) << it.key();
+  EXPECT_EQ(m, a);
+  if (ranks >= 2) EXPECT_FALSE(m["multi_rank"].is_null());
+}
+
+TEST(MergeEquality, GlooStragglerSet) {
+  expect_merge_equals_analyze(testing::test_data_dir() + "/dist_gloo_cpu/straggler", 8);
+}
+
+TEST(MergeEquality, GlooHealthySet) {
+  expect_merge_equals_analyze(testing::test_data_dir() + "/dist_gloo_cpu/healthy", 8);
+}
+
+TEST(MergeEquality, ParamDlrm8Ranks) {
+  SKIP_WITHOUT_SHARED();
+  expect_merge_equals_analyze(testing::shared_dir() + "/conformance/param/dlrm_8rank", 8);
+}
+
+TEST(MergeEquality, HtaTraceFilterTwoRanks) {
+  SKIP_WITHOUT_SHARED();
+  expect_merge_equals_analyze(testing::shared_dir() + "/conformance/hta/trace_filter", 2);
+}
+
+// Synthetic GPT steps with NCCL all-reduce buckets on every rank (tools/synthetic).
+void expect_synthetic(int ranks, int layers, int steps) {
+  testing::TempDir dir;
+  synth::SyntheticSpec spec;
+  spec.ranks = ranks;
+  spec.layers = layers;
+  spec.steps = steps;
+  spec.bucket_layers = 1;
+  spec.seed = static_cast<uint64_t>(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    synth::RankFile f = synth::write_rank(spec, r, spec.steps, dir.path().string());
+    ASSERT_TRUE(f.error.empty()) << f.error;
+  }
+  expect_merge_equals_analyze(dir.path().string(), static_cast<size_t>(ranks));
+}
+
+TEST(MergeEquality, Synthetic8Ranks) { expect_synthetic(8, 4, 4); }
+TEST(MergeEquality, Synthetic64Ranks) { expect_synthetic(64, 2, 2); }
+TEST(MergeEquality, Synthetic1024Ranks) { expect_synthetic(1024, 1, 1); }
+
+}  // namespace
+}  // namespace stepscope

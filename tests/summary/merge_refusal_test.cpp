@@ -1,0 +1,76 @@
+// What merge refuses, with the files named: summaries made with different
+// settings, one trace in two summaries, a copy of a rank's summary, nothing
+// but skipped files; and how ranks without a number are numbered (as analyze).
+#include <gtest/gtest.h>
+
+#include "summary/summary_fixtures.h"
+#include "test_paths.h"
+#include "trace/trace_fixtures.h"
+
+namespace stepscope::pipeline {
+namespace {
+
+using testing_support::summary_of;
+
+std::string gloo(const std::string& f) { return testing::test_data_dir() + "/dist_gloo_cpu/straggler/" + f; }
+
+TEST(MergeRefusal, DifferentSettings) {
+  summary::SummarizeOptions top5;
+  top5.analysis.top_kernels = 5;
+  std::vector<NamedSummary> s = {summary_of(gloo("rank0.json.gz")), summary_of(gloo("rank1.json.gz"), top5)};
+  MergedRun m = merge_summaries(std::move(s), {});
+  EXPECT_FALSE(m.ok);
+  EXPECT_NE(m.error.find("rank1.json.gz.stepscope-summary were summarized with different settings"), std::string::npos)
+      << m.error;
+}
+
+TEST(MergeRefusal, OneTraceInTwoSummaries) {
+  std::vector<NamedSummary> s = {summary_of(gloo("rank0.json.gz")), summary_of(gloo("rank0.json.gz"))};
+  s[1].name = "again.stepscope-summary";
+  MergedRun m = merge_summaries(std::move(s), {});
+  EXPECT_FALSE(m.ok);
+  EXPECT_NE(m.error.find("both summarize " + gloo("rank0.json.gz")), std::string::npos) << m.error;
+}
+
+TEST(MergeRefusal, CopyOfARanksTrace) {
+  // The same trace under another name: one process, one time span.
+  std::vector<NamedSummary> s = {summary_of(gloo("rank0.json.gz")), summary_of(gloo("rank0.json.gz"))};
+  s[1].summary.files = {"/elsewhere/copy_of_rank0.json.gz"};
+  s[1].name = "copy.stepscope-summary";
+  MergedRun m = merge_summaries(std::move(s), {});
+  EXPECT_FALSE(m.ok);
+  EXPECT_NE(m.error.find("summarize the same rank's trace"), std::string::npos) << m.error;
+  EXPECT_EQ(m.error_file, "copy.stepscope-summary");
+}
+
+TEST(MergeRefusal, NothingButSkippedFiles) {
+  std::vector<NamedSummary> s = {summary_of(gloo("meta.json"))};
+  MergedRun m = merge_summaries(std::move(s), {});
+  EXPECT_FALSE(m.ok);
+  EXPECT_NE(m.error.find("no rank to analyse among the 1 summaries: skipped"), std::string::npos) << m.error;
+}
+
+TEST(MergeNumbering, DeclaredRankTakenTwiceIsNumberedByOrderWithAWarning) {
+  std::vector<NamedSummary> s = {summary_of(gloo("rank0.json.gz")), summary_of(gloo("rank1.json.gz"))};
+  s[1].summary.declared_rank = 0;  // two ranks claiming 0: the later file by path is numbered by order
+  MergedRun m = merge_summaries(std::move(s), {});
+  ASSERT_TRUE(m.ok) << m.error;
+  ASSERT_EQ(m.report.ranks.size(), 2u);
+  EXPECT_EQ(m.report.ranks[1].origin.rank_source, "order");
+  EXPECT_EQ(m.report.ranks[1].rank, 1);
+  ASSERT_FALSE(m.report.warnings.empty());
+  EXPECT_EQ(m.report.warnings[0], gloo("rank1.json.gz") + ": rank 0 already taken by another file; numbered by order instead");
+}
+
+TEST(MergeFiles, DamagedSummaryIsNamed) {
+  testing::TempDir dir;
+  const std::string bad = dir.write("r0.stepscope-summary", "not a summary");
+  MergedRun m = merge_summary_files({dir.path().string()}, 1);
+  EXPECT_FALSE(m.ok);
+  EXPECT_EQ(m.error, bad + ": not a stepscope summary (no STPSCSUM header)");
+  EXPECT_EQ(m.error_file, bad);
+  EXPECT_FALSE(merge_summary_files({(dir.path() / "none*.stepscope-summary").string()}, 1).ok);
+}
+
+}  // namespace
+}  // namespace stepscope::pipeline

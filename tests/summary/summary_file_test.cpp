@@ -1,0 +1,137 @@
+// The summary file: what goes in comes back field for field, and a damaged,
+// truncated, foreign or newer file is a one-line error, never a summary.
+#include <gtest/gtest.h>
+
+#include "summary/summary_fixtures.h"
+#include "summary/summary_json.h"
+#include "test_paths.h"
+
+namespace stepscope::summary {
+namespace {
+
+std::string trace_file() { return testing::test_data_dir() + "/dist_gloo_cpu/straggler/rank3.json.gz"; }
+
+RankSummary summarized() {
+  SummarizeResult r = summarize_rank({trace_file()}, {});
+  EXPECT_TRUE(r.ok) << r.error;
+  return r.summary;
+}
+
+TEST(SummaryFile, RoundTripKeepsEveryField) {
+  const RankSummary s = summarized();
+  EXPECT_EQ(s.kind, SummaryKind::kRank);
+  EXPECT_EQ(s.declared_rank, 3);
+  EXPECT_EQ(s.analysis.rank, 3);
+  ASSERT_TRUE(s.process.has_value());
+  EXPECT_GT(s.analysis.collectives.calls.size(), 0u);
+  const DecodedSummary d = decode_summary(encode_summary(s));
+  ASSERT_TRUE(d.ok) << d.error;
+  EXPECT_EQ(summary_to_json(d.summary), summary_to_json(s));
+  // The rendered rank section is the same too (fields the JSON form would miss would show here).
+  report::AnalyzeReport a, b;
+  a.ranks.push_back(s.analysis);
+  b.ranks.push_back(d.summary.analysis);
+  EXPECT_EQ(report::build_analyze_json(a), report::build_analyze_json(b));
+}
+
+TEST(SummaryFile, IsAFractionOfTheTrace) {
+  const RankSummary s = summarized();
+  const std::string bytes = encode_summary(s);
+  EXPECT_LT(bytes.size() * 100, s.uncompressed_bytes) << bytes.size() << " B for " << s.uncompressed_bytes << " B of JSON";
+}
+
+TEST(SummaryFile, ForeignBytesAreRefused) {
+  EXPECT_EQ(decode_summary("").error, "not a stepscope summary (no STPSCSUM header)");
+  EXPECT_EQ(decode_summary("{\"traceEvents\": []}").error, "not a stepscope summary (no STPSCSUM header)");
+  EXPECT_EQ(decode_summary(std::string(kSummaryMagic, 8) + "abc").error, "truncated summary header");
+}
+
+TEST(SummaryFile, TruncatedAndDamagedBodiesAreRefused) {
+  const std::string good = encode_summary(summarized());
+  const DecodedSummary cut = decode_summary(good.substr(0, good.size() - 10));
+  EXPECT_FALSE(cut.ok);
+  EXPECT_NE(cut.error.find("(truncated)"), std::string::npos) << cut.error;
+  std::string flipped = good;
+  flipped[kSummaryHeaderBytes + flipped.size() / 3] ^= 0x40;
+  EXPECT_EQ(decode_summary(flipped).error, "summary checksum mismatch (the file is damaged)");
+  const DecodedSummary longer = decode_summary(good + "x");
+  EXPECT_FALSE(longer.ok);
+  EXPECT_NE(longer.error.find("the header says"), std::string::npos) << longer.error;
+}
+
+TEST(SummaryFile, AnotherFormatVersionIsRefusedByName) {
+  std::string newer = encode_summary(summarized());
+  newer[8] = static_cast<char>(kSummaryFormatVersion + 1);
+  const DecodedSummary d = decode_summary(newer);
+  EXPECT_FALSE(d.ok);
+  EXPECT_EQ(d.error.rfind("summary format version 2; this stepscope reads version 1", 0), 0u) << d.error;
+}
+
+TEST(SummaryFile, InflationBombIsRefusedBeforeAllocating) {
+  std::string bomb = encode_summary(summarized());
+  for (int i = 16; i < 24; ++i) bomb[i] = static_cast<char>(0xff);  // the inflated size: 2^64 - 1
+  const DecodedSummary d = decode_summary(bomb);
+  EXPECT_FALSE(d.ok);
+  EXPECT_NE(d.error.find("(damaged)"), std::string::npos) << d.error;
+}
+
+TEST(SummaryFile, OutOfRangeValuesAreRefusedByField) {
+  const nlohmann::json good = summary_to_json(summarized());
+  nlohmann::json bad = good;
+  bad["analysis"]["kernels"]["classes"][0]["cls"] = 9;
+  EXPECT_THROW(
+      {
+        try {
+          summary_from_json(bad);
+        } catch (const std::runtime_error& e) {
+          EXPECT_STREQ(e.what(), "kernel class 9 out of range");
+          throw;
+        }
+      },
+      std::runtime_error);
+  bad = good;
+  bad["kind"] = 3;
+  EXPECT_THROW(summary_from_json(bad), std::runtime_error);
+  bad = good;
+  bad["analysis"].erase("steps");
+  try {
+    summary_from_json(bad);
+    ADD_FAILURE() << "a summary without steps was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'steps'"), std::string::npos) << e.what();
+  }
+  // An import log longer than its counter: the counts would lie.
+  bad = good;
+  bad["analysis"]["origin"]["import"]["log"] = {{{"counter", 0}, {"byte_offset", 1}, {"message", "x"}}};
+  bad["analysis"]["origin"]["import"]["counts"][0] = 0;
+  EXPECT_THROW(summary_from_json(bad), std::runtime_error);
+}
+
+TEST(SummaryFile, ReadNamesTheFile) {
+  const DecodedSummary d = read_summary_file(trace_file());
+  EXPECT_FALSE(d.ok);
+  EXPECT_EQ(d.error, trace_file() + ": not a stepscope summary (no STPSCSUM header)");
+  EXPECT_EQ(read_summary_file("/nonexistent/x.stepscope-summary").error, "/nonexistent/x.stepscope-summary: cannot open");
+}
+
+TEST(Summarize, MemberOfSetCarriesAnalyzesNoteAndWarning) {
+  SummarizeOptions o;
+  o.member_of_set = true;
+  const std::string meta = testing::test_data_dir() + "/dist_gloo_cpu/straggler/meta.json";
+  SummarizeResult r = summarize_rank({meta}, o);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.summary.kind, SummaryKind::kSkipped);
+  ASSERT_EQ(r.summary.notes.size(), 1u);
+  EXPECT_EQ(r.summary.notes[0].rfind("skipped " + meta + ": valid JSON but not a trace", 0), 0u) << r.summary.notes[0];
+  // Alone, the same file is an error, as for analyze.
+  EXPECT_FALSE(summarize_rank({meta}, {}).ok);
+}
+
+TEST(Summarize, SeveralRanksAreRefused) {
+  SummarizeResult r = summarize_rank({testing::test_data_dir() + "/dist_gloo_cpu/straggler"}, {});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("hold 8 ranks: a summary is of one rank"), std::string::npos) << r.error;
+}
+
+}  // namespace
+}  // namespace stepscope::summary
