@@ -103,6 +103,9 @@ DecodedSummary decode_summary(std::string_view bytes) {
   DecodedSummary d;
   try {
     const nlohmann::json j = nlohmann::json::from_cbor(cbor);
+    // CBOR text must be UTF-8, but the parser does not check it; the JSON
+    // report would throw on it later. Serialising checks every string now.
+    (void)j.dump();
     d.summary = summary_from_json(j);
   } catch (const std::exception& e) {
     return failed(std::string("bad summary body: ") + e.what());

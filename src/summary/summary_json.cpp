@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace nlohmann {
 // std::optional as null or the value (nlohmann 3.11 has no serializer for it).
@@ -182,9 +183,43 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankSummary, kind, settings, files, uncompres
 
 json summary_to_json(const RankSummary& s) { return s; }
 
+namespace {
+
+// What the analyses index by: a summary that breaks these would read out of bounds.
+void check_indexes(const RankSummary& s) {
+  const analysis::RankAnalysis& a = s.analysis;
+  // Calls of each operation are numbered 0..n-1 (the k-th call of that
+  // operation on the rank): matching across ranks indexes by that number.
+  std::vector<uint32_t> calls_of(a.collectives.ops.size(), 0);
+  for (const analysis::CollectiveCall& c : a.collectives.calls) {
+    if (c.op >= a.collectives.ops.size())
+      throw std::runtime_error("collective call of operation " + std::to_string(c.op) + " of " +
+                               std::to_string(a.collectives.ops.size()));
+    ++calls_of[c.op];
+  }
+  std::vector<std::vector<bool>> seen(calls_of.size());
+  for (size_t op = 0; op < calls_of.size(); ++op) seen[op].assign(calls_of[op], false);
+  for (const analysis::CollectiveCall& c : a.collectives.calls) {
+    if (c.ordinal >= calls_of[c.op] || seen[c.op][c.ordinal])
+      throw std::runtime_error("collective call numbers of '" + a.collectives.ops[c.op] + "' are not 0.." +
+                               std::to_string(calls_of[c.op] - 1) + " once each");
+    seen[c.op][c.ordinal] = true;
+  }
+  if (a.temporal.steps.size() != a.steps.steps.size())
+    throw std::runtime_error("temporal steps: " + std::to_string(a.temporal.steps.size()) + " for " +
+                             std::to_string(a.steps.steps.size()) + " steps");
+  if (s.kind != SummaryKind::kRank && s.notes.empty() && s.warnings.empty())
+    throw std::runtime_error("a summary without a rank says neither note nor warning");
+  if (s.files.empty()) throw std::runtime_error("a summary of no trace file");
+}
+
+}  // namespace
+
 RankSummary summary_from_json(const json& j) {
   try {
-    return j.get<RankSummary>();
+    RankSummary s = j.get<RankSummary>();
+    check_indexes(s);
+    return s;
   } catch (const json::exception& e) {
     // "[json.exception.out_of_range.403] key 'steps' not found" -> "key 'steps' not found"
     std::string what = e.what();

@@ -107,6 +107,16 @@ TEST(SummaryFile, OutOfRangeValuesAreRefusedByField) {
   EXPECT_THROW(summary_from_json(bad), std::runtime_error);
 }
 
+TEST(SummaryFile, InvalidUtf8IsRefused) {
+  // Found by fuzz_summary: CBOR text that is not UTF-8 decoded fine, then
+  // threw when the JSON report was written.
+  RankSummary s = summarized();
+  s.analysis.source_path = "rank\xa2.json";
+  const DecodedSummary d = decode_summary(encode_summary(s));
+  EXPECT_FALSE(d.ok);
+  EXPECT_NE(d.error.find("invalid UTF-8 byte"), std::string::npos) << d.error;
+}
+
 TEST(SummaryFile, ReadNamesTheFile) {
   const DecodedSummary d = read_summary_file(trace_file());
   EXPECT_FALSE(d.ok);
