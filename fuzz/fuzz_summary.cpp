@@ -3,24 +3,19 @@
 // deflate, checksum) so mutations reach the body's decoder rather than stop
 // at the checksum; every fifth input also goes in as a whole file, header
 // included. A refusal is one error line; nothing may crash, throw or hang.
-// An accepted summary is merged (alone and beside itself with another file
-// name, which must be refused as a copy) and rendered as JSON and terminal text.
+// An accepted summary is merged as a set of one rank and rendered as JSON and
+// terminal text.
 //
 //   ./build-fuzz/fuzz/fuzz_summary -max_total_time=60 fuzz/corpus_fuzz_summary   (docs/fuzzing.md)
-#include <zlib.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "pipeline/merge_run.h"
 #include "report/json_report.h"
 #include "report/terminal_report.h"
 #include "summary/summary_file.h"
-#include "summary/summary_json.h"
 
 namespace {
 
@@ -46,19 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   if (size % 5 == 0) check(decode_summary(bytes));
   // The body in a well-formed container.
-  std::vector<uint8_t> body(size + size / 10 + 64);
-  uLongf n = body.size();
-  if (compress2(body.data(), &n, data, size, 1) != Z_OK) return 0;
-  std::string file(kSummaryMagic, sizeof kSummaryMagic);
-  auto put = [&](uint64_t v, int width) {
-    for (int i = 0; i < width; ++i) file.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  };
-  put(kSummaryFormatVersion, 4);
-  put(0, 4);
-  put(size, 8);
-  put(n, 8);
-  put(crc32(crc32(0, Z_NULL, 0), body.data(), static_cast<uInt>(n)), 4);
-  file.append(reinterpret_cast<const char*>(body.data()), n);
+  const std::string file = wrap_summary_body(std::vector<uint8_t>(data, data + size));
   check(decode_summary(file));
   return 0;
 }

@@ -52,6 +52,35 @@ std::string deflate_bytes(const std::vector<uint8_t>& in) {
   return out;
 }
 
+// The summary schema nests eight levels deep; the CBOR parser recurses once
+// per level without a limit, so a body of nested arrays would overflow the
+// stack. Parsing stops past this depth.
+constexpr size_t kMaxNesting = 32;
+
+class DepthLimitedParser : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+ public:
+  using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
+  explicit DepthLimitedParser(nlohmann::json& root) : Base(root, true) {}
+  bool start_object(std::size_t n) { return enter() && Base::start_object(n); }
+  bool start_array(std::size_t n) { return enter() && Base::start_array(n); }
+  bool end_object() { return leave() && Base::end_object(); }
+  bool end_array() { return leave() && Base::end_array(); }
+  bool too_deep() const { return too_deep_; }
+
+ private:
+  bool enter() {
+    if (++depth_ <= kMaxNesting) return true;
+    too_deep_ = true;
+    return false;
+  }
+  bool leave() {
+    --depth_;
+    return true;
+  }
+  size_t depth_ = 0;
+  bool too_deep_ = false;
+};
+
 DecodedSummary failed(std::string why) {
   DecodedSummary d;
   d.error = std::move(why);
@@ -60,8 +89,9 @@ DecodedSummary failed(std::string why) {
 
 }  // namespace
 
-std::string encode_summary(const RankSummary& s) {
-  const std::vector<uint8_t> cbor = nlohmann::json::to_cbor(summary_to_json(s));
+std::string encode_summary(const RankSummary& s) { return wrap_summary_body(nlohmann::json::to_cbor(summary_to_json(s))); }
+
+std::string wrap_summary_body(const std::vector<uint8_t>& cbor) {
   const std::string body = deflate_bytes(cbor);
   std::string out(kSummaryMagic, sizeof kSummaryMagic);
   put_u32(out, kSummaryFormatVersion);
@@ -102,7 +132,12 @@ DecodedSummary decode_summary(std::string_view bytes) {
     return failed("summary body does not inflate to its stated size (damaged)");
   DecodedSummary d;
   try {
-    const nlohmann::json j = nlohmann::json::from_cbor(cbor);
+    nlohmann::json j;
+    DepthLimitedParser parser(j);
+    const bool whole = nlohmann::json::sax_parse(cbor, &parser, nlohmann::json::input_format_t::cbor);
+    if (parser.too_deep())
+      return failed("bad summary body: nested more than " + std::to_string(kMaxNesting) + " levels deep");
+    if (!whole) return failed("bad summary body: not a whole CBOR value");
     // CBOR text must be UTF-8, but the parser does not check it; the JSON
     // report would throw on it later. Serialising checks every string now.
     (void)j.dump();

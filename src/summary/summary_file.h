@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "summary/rank_summary.h"
 
@@ -21,6 +22,9 @@ inline constexpr const char* kSummaryExtension = ".stepscope-summary";
 inline constexpr size_t kSummaryHeaderBytes = 36;  // magic 8, version 4, flags 4, body 8, deflated 8, crc 4
 
 std::string encode_summary(const RankSummary& s);
+// A summary file around a body already encoded as CBOR (what encode_summary
+// does after encoding; tests and the fuzz target wrap hand-made bodies).
+std::string wrap_summary_body(const std::vector<uint8_t>& cbor);
 
 struct DecodedSummary {
   bool ok = false;

@@ -117,6 +117,16 @@ TEST(SummaryFile, InvalidUtf8IsRefused) {
   EXPECT_NE(d.error.find("invalid UTF-8 byte"), std::string::npos) << d.error;
 }
 
+TEST(SummaryFile, DeepNestingIsRefusedNotRecursedInto) {
+  // Found by fuzz_summary: 100,000 nested one-element arrays overflowed the
+  // stack of the CBOR parser, which recurses once per level.
+  std::vector<uint8_t> body(100'000, 0x81);
+  body.push_back(0x00);
+  const DecodedSummary d = decode_summary(wrap_summary_body(body));
+  EXPECT_FALSE(d.ok);
+  EXPECT_EQ(d.error, "bad summary body: nested more than 32 levels deep");
+}
+
 TEST(SummaryFile, ReadNamesTheFile) {
   const DecodedSummary d = read_summary_file(trace_file());
   EXPECT_FALSE(d.ok);
