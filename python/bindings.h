@@ -15,5 +15,6 @@ void bind_block_mask(pybind11::module_& m);  // block_mask_binding.cpp
 void bind_memory(pybind11::module_& m);      // memory_binding.cpp
 void bind_augment(pybind11::module_& m);     // augment_binding.cpp
 void bind_token_gather(pybind11::module_& m);  // token_gather_binding.cpp
+void bind_summary(pybind11::module_& m);       // summary_binding.cpp
 
 }  // namespace stepscope::python

@@ -11,4 +11,5 @@ PYBIND11_MODULE(_stepscope, m) {
   stepscope::python::bind_memory(m);
   stepscope::python::bind_augment(m);
   stepscope::python::bind_token_gather(m);
+  stepscope::python::bind_summary(m);
 }

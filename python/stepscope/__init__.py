@@ -34,8 +34,16 @@ _LAZY = {
 }
 
 
+# Submodules reachable as attributes (stepscope.distributed.analyze), loaded on first use.
+_SUBMODULES = ("distributed",)
+
+
 def __getattr__(name):
     # Module-level lazy attributes (PEP 562): each loads its module on first use.
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module("." + name, __name__)
     if name in _LAZY:
         import importlib
 

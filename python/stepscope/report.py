@@ -81,6 +81,8 @@ class Report(JsonDocument):
 
     def __repr__(self):
         d = self.to_dict()
+        if "primary_bottleneck" not in d:
+            return f"<stepscope.Report {len(d['ranks'])} rank(s) merged from summaries, no diagnosis>"
         return f"<stepscope.Report {len(d['ranks'])} rank(s), primary bottleneck: {d['primary_bottleneck']}>"
 
     def to_html(self, path=None):
@@ -112,6 +114,7 @@ class Report(JsonDocument):
     @property
     def primary_bottleneck(self):
         """The category of the finding that saves most, or "none"."""
+        self._require_diagnosis()
         return self.to_dict()["primary_bottleneck"]
 
     @property
@@ -141,6 +144,7 @@ class Report(JsonDocument):
     @property
     def attribution(self):
         """Step time by bucket: one row per rank, step and bucket (docs/metrics.md)."""
+        self._require_diagnosis()
         rows = []
         for rank, r in self._ranks():
             for s in r["attribution"].get("steps", []):
@@ -174,6 +178,7 @@ class Report(JsonDocument):
     @property
     def critical_path(self):
         """Per rank and step, the critical path's time by category (docs/whatif.md)."""
+        self._require_diagnosis()
         rows = []
         for rank, r in self._ranks():
             for s in (r.get("critical_path") or {}).get("steps", []):
@@ -183,7 +188,15 @@ class Report(JsonDocument):
         return Table("critical_path", ["rank", "step", "category", "us", "pct"], rows)
 
     def _diagnosis(self):
+        self._require_diagnosis()
         return self.to_dict().get("diagnosis") or {}
+
+    def _require_diagnosis(self):
+        # A report merged from rank summaries has no diagnosis yet: an empty
+        # list of findings would read as a healthy run.
+        if not getattr(self._native, "diagnosed", True):
+            raise Error("this report was merged from rank summaries, which do not carry the diagnosis yet "
+                        "(findings, attribution, critical path): use stepscope.analyze for it")
 
     def _ranks(self):
         return [(r.get("rank", i), r) for i, r in enumerate(self.to_dict().get("ranks", []))]

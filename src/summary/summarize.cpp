@@ -28,6 +28,19 @@ void fill_rank(RankSummary& s, trace::EventStore& store, const analysis::Analysi
   s.analysis = analysis::analyze_rank(store, options);
 }
 
+// Every mention of `from` (the file read) becomes `to` (the name the user knows it by).
+void rename_file(RankSummary& s, const std::string& from, const std::string& to) {
+  auto replace_in = [&](std::string& text) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  };
+  for (std::string& f : s.files) replace_in(f);
+  for (std::string& n : s.notes) replace_in(n);
+  for (std::string& w : s.warnings) replace_in(w);
+  replace_in(s.analysis.source_path);
+  s.file_name_rank = trace::rank_from_file_name(to);
+}
+
 // A single file in a set: the file's own outcome decides (trace_set.cpp's rules for one file).
 SummarizeResult summarize_member(const std::string& path, const SummarizeOptions& options) {
   SummarizeResult r;
@@ -45,7 +58,12 @@ SummarizeResult summarize_member(const std::string& path, const SummarizeOptions
     s.kind = SummaryKind::kDropped;
     s.warnings.push_back("dropped " + o.error);
   } else if (!o.ok) {
-    return failed(o.error, path);
+    SummarizeResult f = failed(o.error, path);
+    if (!options.display_path.empty()) {
+      if (f.error.starts_with(path)) f.error = options.display_path + f.error.substr(path.size());
+      f.error_file = options.display_path;
+    }
+    return f;
   } else {
     if (o.salvaged) s.warnings.push_back("salvaged " + o.error);
     if (store.events.size() == 0) {
@@ -53,6 +71,15 @@ SummarizeResult summarize_member(const std::string& path, const SummarizeOptions
       s.warnings.push_back("dropped " + path + ": no analysable event " + trace::nothing_analysable(store));
     } else {
       fill_rank(s, store, options.analysis);
+    }
+  }
+  if (!options.display_path.empty()) {
+    rename_file(s, path, options.display_path);
+    if (s.kind == SummaryKind::kRank && !s.analysis.origin.rank_source.empty() && !s.declared_rank) {
+      // The rank as if alone, from the name the user knows the file by.
+      const bool named = s.file_name_rank >= 0;
+      s.analysis.rank = named ? s.file_name_rank : 0;
+      s.analysis.origin.rank_source = named ? "file name" : "order";
     }
   }
   r.ok = true;
@@ -69,6 +96,10 @@ SummarizeResult summarize_rank(const std::vector<std::string>& inputs, const Sum
   if (!error.empty()) return failed(error, inputs.size() == 1 ? inputs.front() : "");
   if (files.empty()) return failed("no trace file among the inputs", "");
   if (options.member_of_set && files.size() == 1) return summarize_member(files.front(), options);
+  if (!options.display_path.empty())
+    return failed("a display name is for one file of a set (--member-of-set): " + std::to_string(files.size()) +
+                      " files given",
+                  "");
 
   trace::LoadResult loaded = trace::load_traces(files, options.read, 1);
   if (!loaded.ok) return failed(std::move(loaded.error), std::move(loaded.error_file));
@@ -88,6 +119,15 @@ SummarizeResult summarize_rank(const std::vector<std::string>& inputs, const Sum
   fill_rank(s, *set.ranks.front(), options.analysis);
   r.ok = true;
   return r;
+}
+
+RankSummary unreadable_rank(const std::string& path, const std::string& error, const SummarizeOptions& options) {
+  RankSummary s;
+  s.kind = SummaryKind::kDropped;
+  s.settings = {options.analysis, options.read.salvage};
+  s.files = {options.display_path.empty() ? path : options.display_path};
+  s.warnings.push_back("dropped " + error);
+  return s;
 }
 
 }  // namespace stepscope::summary

@@ -19,6 +19,10 @@ struct SummarizeOptions {
   // be read, is a summary that carries the note or warning `analyze` gives
   // it in a set, not an error.
   bool member_of_set = false;
+  // The name the summary gives the file in place of its path (a worker that
+  // copied s3://bucket/rank3.json.gz to a scratch file names the original).
+  // Only with member_of_set and a single file; "" = the path.
+  std::string display_path;
 };
 
 struct SummarizeResult {
@@ -32,5 +36,11 @@ struct SummarizeResult {
 // profiling windows (read as one rank, trace_set.h). A set of several ranks
 // is an error naming how many it holds.
 SummarizeResult summarize_rank(const std::vector<std::string>& inputs, const SummarizeOptions& options);
+
+// The summary of a file of the set that could not be summarized (`error`,
+// one line naming it), when the caller chose to analyse the other ranks: it
+// carries the warning `analyze --salvage` gives an unreadable file
+// ("dropped <error>"), so the report names the rank left out.
+RankSummary unreadable_rank(const std::string& path, const std::string& error, const SummarizeOptions& options);
 
 }  // namespace stepscope::summary

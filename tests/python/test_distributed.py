@@ -1,0 +1,169 @@
+"""stepscope.distributed on a real Dask cluster: a scheduler and two worker
+processes started here on 127.0.0.1 (`dask scheduler` / `dask worker`, not a
+LocalCluster in this process). The merged report equals analyze's (less the
+diagnosis, which summaries do not carry yet); a worker killed while it holds
+tasks changes nothing; an unreadable rank is named or fails the run, as
+asked."""
+
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import warnings
+
+import stepscope
+from stepscope_testing import REPO
+
+try:
+    import distributed  # noqa: F401
+
+    HAVE_DASK = True
+except ImportError:
+    HAVE_DASK = False
+
+GLOO = os.path.join(REPO, "tests", "data", "dist_gloo_cpu")
+DIAGNOSIS_KEYS = ("inputs", "read_seconds", "analysis_seconds", "job_replay", "job_critical_path",
+                  "primary_bottleneck", "diagnosis")
+
+
+def without_diagnosis(doc):
+    doc = {k: v for k, v in doc.items() if k not in DIAGNOSIS_KEYS}
+    doc["ranks"] = [{k: v for k, v in r.items() if k not in ("attribution", "replay", "critical_path")}
+                    for r in doc["ranks"]]
+    return doc
+
+
+@unittest.skipUnless(HAVE_DASK, "dask.distributed is not installed (python/requirements-test.txt)")
+class DistributedTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        from distributed import Client
+
+        cls.tmp = tempfile.mkdtemp(prefix="stepscope-dask-")
+        sched_file = os.path.join(cls.tmp, "scheduler.json")
+        env = dict(os.environ)
+        # The workers import stepscope (and its native module) as this process does.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        common = ["--no-dashboard"]
+        cls.scheduler = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+             "--scheduler-file", sched_file, *common], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        while not os.path.exists(sched_file) and time.time() < deadline:
+            time.sleep(0.1)
+        cls.workers = [
+            subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", sched_file,
+                              "--nthreads", "1", "--nworkers", "1", "--name", f"w{i}", "--no-nanny", *common],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for i in range(2)
+        ]
+        cls.client = Client(scheduler_file=sched_file, timeout=60)
+        cls.client.wait_for_workers(2, timeout=60)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        for p in [*cls.workers, cls.scheduler]:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def _analyzed(self, paths):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return without_diagnosis(json.loads(stepscope.analyze(paths).to_json()))
+
+    def test_report_equals_analyze(self):
+        folder = os.path.join(GLOO, "straggler")
+        seen = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = stepscope.distributed.analyze(folder, self.client, progress=lambda d, n: seen.append((d, n)))
+        got = json.loads(report.to_json())
+        self.assertEqual(len(got["ranks"]), 8)
+        self.assertIsNotNone(got["multi_rank"])
+        self.assertEqual(without_diagnosis(got), self._analyzed(folder))
+        self.assertEqual(seen[-1], (9, 9))  # eight ranks and meta.json, which is skipped with analyze's note
+        self.assertEqual(got["multi_rank"]["collective_skew"]["stragglers"], [7])
+        # No diagnosis yet: findings raise rather than read as a healthy run.
+        with self.assertRaises(stepscope.Error):
+            report.findings
+
+    def test_killed_worker_changes_nothing(self):
+        # Two runs' ranks in one set (16 files), so the workers hold tasks when one is killed.
+        folders = [os.path.join(GLOO, "straggler"), os.path.join(GLOO, "healthy")]
+        want = self._analyzed(folders)
+        victim = {}
+
+        def kill_a_busy_worker(done, total):
+            if victim:
+                return
+            busy = {w: tasks for w, tasks in self.client.processing().items() if tasks}
+            if not busy:
+                return
+            address = next(iter(busy))
+            name = self.client.scheduler_info()["workers"][address]["name"]
+            proc = self.workers[int(str(name)[1:])]
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+            victim.update(name=name, tasks=len(busy[address]))
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = stepscope.distributed.analyze(folders, self.client, progress=kill_a_busy_worker)
+        self.assertTrue(victim, "no worker held a task after the first summary: nothing was killed mid-run")
+        self.assertGreaterEqual(victim["tasks"], 1)
+        self.assertEqual(without_diagnosis(json.loads(report.to_json())), want)
+        # The killed worker is replaced for the tests that follow.
+        i = int(str(victim["name"])[1:])
+        sched_file = os.path.join(self.tmp, "scheduler.json")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        self.workers[i] = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", sched_file, "--nthreads", "1",
+             "--nworkers", "1", "--name", f"w{i}", "--no-nanny", "--no-dashboard"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.client.wait_for_workers(2, timeout=60)
+
+    def _set_with_a_damaged_rank(self):
+        folder = os.path.join(self.tmp, "damaged_set")
+        os.makedirs(folder, exist_ok=True)
+        for r in (0, 1):
+            shutil.copy(os.path.join(GLOO, "straggler", f"rank{r}.json.gz"), folder)
+        bad = os.path.join(folder, "rank2.json.gz")
+        with open(os.path.join(GLOO, "straggler", "rank2.json.gz"), "rb") as f:
+            data = f.read()
+        with open(bad, "wb") as f:
+            f.write(data[: len(data) // 2])  # a gzip stream cut in half
+        return folder, bad
+
+    def test_unreadable_rank_fails_the_run_by_default(self):
+        folder, bad = self._set_with_a_damaged_rank()
+        with self.assertRaises(stepscope.TraceError) as caught:
+            stepscope.distributed.analyze(folder, self.client)
+        self.assertEqual(caught.exception.path, bad)
+        self.assertTrue(str(caught.exception).startswith(bad + ": "), str(caught.exception))
+
+    def test_unreadable_rank_is_named_when_skipped(self):
+        folder, bad = self._set_with_a_damaged_rank()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            report = stepscope.distributed.analyze(folder, self.client, on_error="skip")
+        doc = json.loads(report.to_json())
+        self.assertEqual([r["rank"] for r in doc["ranks"]], [0, 1])
+        dropped = [w for w in doc["warnings"] if w.startswith("dropped " + bad + ": ")]
+        self.assertEqual(len(dropped), 1, doc["warnings"])
+        self.assertTrue(any(str(w.message) == dropped[0] for w in caught))
+
+
+if __name__ == "__main__":
+    unittest.main()
