@@ -76,7 +76,7 @@ int run_analyze(const AnalyzeArgs& args) {
   }
   const report::AnalyzeReport& rep = run.report;
   for (const auto& w : pipeline::warnings_to_show(run)) print_warning(w);
-  if (json_out.ok() && !finish_output(json_out, report::build_analyze_json(rep).dump(1) + "\n")) return 2;
+  if (json_out.ok() && !write_json_report(rep, json_out)) return 2;
   if (html_out.ok() && !finish_output(html_out, report::render_html(rep))) return 2;
   if (perfetto_out.ok()) {
     const std::string path = perfetto_out.path();

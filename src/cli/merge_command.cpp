@@ -31,7 +31,7 @@ int run_merge(const MergeArgs& args) {
     return 2;
   }
   for (const auto& w : m.report.warnings) print_warning(w);
-  if (json_out.ok() && !finish_output(json_out, report::build_analyze_json(m.report).dump(1) + "\n")) return 2;
+  if (json_out.ok() && !write_json_report(m.report, json_out)) return 2;
   if (html_out.ok() && !finish_output(html_out, report::render_html(m.report))) return 2;
   if (!args.quiet && args.json_path != "-") {
     report::TerminalOptions to;

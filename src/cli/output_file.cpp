@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/messages.h"
+#include "report/json_report.h"
 
 namespace stepscope::cli {
 
@@ -45,6 +46,13 @@ bool write_stdout(std::string_view text) {
 bool write_output(const std::string& path, const std::string& text) {
   report::AtomicOutput out = report::AtomicOutput::open(path);
   return out.write(text) && out.commit();
+}
+
+bool write_json_report(const report::AnalyzeReport& report, report::AtomicOutput& out) {
+  // A refused piece leaves the error in `out`; finish_output then reports it
+  // and removes the temporary file.
+  report::write_analyze_json(report, 1, [&](std::string_view piece) { return out.write(piece); });
+  return finish_output(out, "\n");
 }
 
 }  // namespace stepscope::cli

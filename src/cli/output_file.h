@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "report/analyze_report.h"
 #include "report/atomic_output.h"
 
 namespace stepscope::cli {
@@ -30,5 +31,9 @@ bool write_stdout(std::string_view text);
 // Opens, writes and puts `path` in place at once ("-" = stdout); false when
 // it could not be written (nothing printed: the caller says what failed).
 bool write_output(const std::string& path, const std::string& text);
+
+// Writes the analyze report's JSON (indent 1, then a newline) to an opened
+// output a rank at a time and puts it in place, as finish_output does.
+bool write_json_report(const report::AnalyzeReport& report, report::AtomicOutput& out);
 
 }  // namespace stepscope::cli

@@ -305,9 +305,24 @@ ordered_json multi_json(const analysis::MultiRankAnalysis& m) {
             {"busy", spread_json(m.gpu_time.busy)}}}};
 }
 
-}  // namespace
+// One rank's section: its analyses, with the diagnosis's per-rank parts.
+ordered_json rank_section(const AnalyzeReport& report, size_t i) {
+  ordered_json rj = rank_json(report.ranks[i]);
+  if (report.diagnosis && i < report.diagnosis->attribution.size())
+    rj["attribution"] = attribution_json(report.diagnosis->attribution[i]);
+  if (report.diagnosis && i < report.diagnosis->replay.size()) rj["replay"] = replay_json(report.diagnosis->replay[i]);
+  if (report.diagnosis && i < report.diagnosis->critical_path.size())
+    rj["critical_path"] = critical_path_json(report.diagnosis->critical_path[i]);
+  if (report.hta) {
+    static const std::vector<analysis::hta::HtaKernelTypeRow> kNone;
+    apply_hta_to_rank(*report.hta, i < report.hta_rank_kernel_types.size() ? report.hta_rank_kernel_types[i] : kNone,
+                      report.ranks[i].rank, rj);
+  }
+  return rj;
+}
 
-ordered_json build_analyze_json(const AnalyzeReport& report) {
+// Everything but the rank sections; `ranks` holds what the caller puts there.
+ordered_json analyze_document(const AnalyzeReport& report, ordered_json ranks) {
   ordered_json j;
   j["schema"] = "stepscope.analyze";
   j["schema_version"] = kJsonSchemaVersion;
@@ -319,22 +334,7 @@ ordered_json build_analyze_json(const AnalyzeReport& report) {
   j["analysis_seconds"] = report.analysis_seconds;
   j["notes"] = report.notes;
   j["warnings"] = report.warnings;
-  ordered_json ranks = ordered_json::array();
-  for (size_t i = 0; i < report.ranks.size(); ++i) {
-    ordered_json rj = rank_json(report.ranks[i]);
-    if (report.diagnosis && i < report.diagnosis->attribution.size())
-      rj["attribution"] = attribution_json(report.diagnosis->attribution[i]);
-    if (report.diagnosis && i < report.diagnosis->replay.size()) rj["replay"] = replay_json(report.diagnosis->replay[i]);
-    if (report.diagnosis && i < report.diagnosis->critical_path.size())
-      rj["critical_path"] = critical_path_json(report.diagnosis->critical_path[i]);
-    if (report.hta) {
-      static const std::vector<analysis::hta::HtaKernelTypeRow> kNone;
-      apply_hta_to_rank(*report.hta, i < report.hta_rank_kernel_types.size() ? report.hta_rank_kernel_types[i] : kNone,
-                        report.ranks[i].rank, rj);
-    }
-    ranks.push_back(std::move(rj));
-  }
-  j["ranks"] = ranks;
+  j["ranks"] = std::move(ranks);
   j["multi_rank"] = report.ranks.size() >= 2 ? multi_json(report.multi) : ordered_json(nullptr);
   if (report.diagnosis && report.ranks.size() >= 2) {
     j["job_replay"] = job_replay_json(report.diagnosis->job_replay);
@@ -346,6 +346,48 @@ ordered_json build_analyze_json(const AnalyzeReport& report) {
     j["diagnosis"] = diagnosis_json(*report.diagnosis);
   }
   return j;
+}
+
+}  // namespace
+
+ordered_json build_analyze_json(const AnalyzeReport& report) {
+  ordered_json ranks = ordered_json::array();
+  for (size_t i = 0; i < report.ranks.size(); ++i) ranks.push_back(rank_section(report, i));
+  return analyze_document(report, std::move(ranks));
+}
+
+bool write_analyze_json(const AnalyzeReport& report, int indent, const JsonSink& sink) {
+  // The document is dumped with a placeholder for the ranks, which are then
+  // dumped one at a time where it stands, at the depth dump() gives them.
+  // The placeholder's text, `"ranks":` then the string, cannot occur inside a
+  // string of the document: there every quote is escaped.
+  const std::string text = analyze_document(report, "\x01ranks\x01").dump(indent);
+  const bool pretty = indent >= 0;
+  const std::string key = pretty ? "\"ranks\": " : "\"ranks\":";
+  const std::string value = "\"\\u0001ranks\\u0001\"";
+  const size_t at = text.find(key + value);
+  if (at == std::string::npos) return false;  // unreachable: the document always holds the placeholder
+  const size_t value_at = at + key.size();
+  if (!sink(std::string_view(text).substr(0, value_at))) return false;
+  const unsigned step = pretty ? static_cast<unsigned>(indent) : 0;
+  std::string piece;
+  if (report.ranks.empty()) {
+    piece = "[]";
+  } else {
+    piece = pretty ? "[\n" : "[";
+    for (size_t i = 0; i < report.ranks.size(); ++i) {
+      if (i > 0) piece += pretty ? ",\n" : ",";
+      piece.append(2 * step, ' ');
+      nlohmann::detail::serializer<ordered_json> out(nlohmann::detail::output_adapter<char>(piece), ' ');
+      out.dump(rank_section(report, i), pretty, false, step, 2 * step);
+      if (!sink(piece)) return false;
+      piece.clear();
+    }
+    if (pretty) piece += "\n" + std::string(step, ' ');
+    piece += "]";
+  }
+  if (!sink(piece)) return false;
+  return sink(std::string_view(text).substr(value_at + value.size()));
 }
 
 }  // namespace stepscope::report

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "summary/summary_json.h"
+#include "trace/json/utf8_repair.h"
 
 namespace stepscope::summary {
 
@@ -81,6 +82,26 @@ class DepthLimitedParser : public nlohmann::detail::json_sax_dom_parser<nlohmann
   bool too_deep_ = false;
 };
 
+// The first string (key or value) that is not UTF-8, repaired for the
+// message; "" when all are. The parser has bounded the depth.
+std::string first_invalid_utf8(const nlohmann::json& j) {
+  std::string repaired;
+  if (j.is_string()) {
+    const auto& text = j.get_ref<const std::string&>();
+    return trace::replace_invalid_utf8(text, repaired) > 0 ? repaired : std::string();
+  }
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (trace::replace_invalid_utf8(it.key(), repaired) > 0) return repaired;
+      if (std::string bad = first_invalid_utf8(it.value()); !bad.empty()) return bad;
+    }
+  } else if (j.is_array()) {
+    for (const auto& v : j)
+      if (std::string bad = first_invalid_utf8(v); !bad.empty()) return bad;
+  }
+  return {};
+}
+
 DecodedSummary failed(std::string why) {
   DecodedSummary d;
   d.error = std::move(why);
@@ -139,8 +160,9 @@ DecodedSummary decode_summary(std::string_view bytes) {
       return failed("bad summary body: nested more than " + std::to_string(kMaxNesting) + " levels deep");
     if (!whole) return failed("bad summary body: not a whole CBOR value");
     // CBOR text must be UTF-8, but the parser does not check it; the JSON
-    // report would throw on it later. Serialising checks every string now.
-    (void)j.dump();
+    // report would throw on it later.
+    if (std::string bad = first_invalid_utf8(j); !bad.empty())
+      return failed("bad summary body: text that is not UTF-8 (\"" + bad + "\")");
     d.summary = summary_from_json(j);
   } catch (const std::exception& e) {
     return failed(std::string("bad summary body: ") + e.what());
