@@ -138,3 +138,61 @@ def _report_progress(progress, done, total):
     elif progress:
         end = "\n" if done == total else ""
         print(f"\rstepscope: summarized {done}/{total} ranks", end=end, file=sys.stderr, flush=True)
+
+
+def cli_main(argv):
+    """``stepscope analyze --dask ADDRESS INPUT...``: the CLI form of :func:`analyze`; returns the exit status."""
+    import argparse
+
+    from .errors import Error
+
+    parser = argparse.ArgumentParser(
+        prog="stepscope analyze --dask",
+        description="Summarize each rank on the workers of a Dask cluster and merge the summaries "
+                    "(docs/distributed.md)")
+    parser.add_argument("inputs", nargs="+", help="trace files, folders or globs (local to the workers, or fsspec URLs)")
+    parser.add_argument("--dask", required=True, metavar="ADDRESS",
+                        help="the scheduler, e.g. tcp://scheduler:8786, or a scheduler file (JSON)")
+    parser.add_argument("--json", metavar="FILE", help="write the JSON report to FILE ('-' for stdout)")
+    parser.add_argument("--html", metavar="FILE", help="write the HTML report to FILE")
+    parser.add_argument("--salvage", action="store_true",
+                        help="as analyze --salvage; a rank that still cannot be read is left out and named")
+    parser.add_argument("--top", type=int, default=10, help="kernels listed per type (default 10)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no terminal report")
+    args = parser.parse_args(argv)
+    try:
+        from distributed import Client
+    except ImportError:
+        print("stepscope: error: --dask needs dask.distributed (pip install 'dask[distributed]')", file=sys.stderr)
+        return 2
+    import warnings
+
+    try:
+        kwargs = {"scheduler_file": args.dask} if args.dask.endswith(".json") else {"address": args.dask}
+        with Client(timeout=60, **kwargs) as client:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                report = analyze(args.inputs, client, salvage=args.salvage, top=args.top,
+                                 on_error="skip" if args.salvage else "fail", progress=not args.quiet)
+    except Error as e:
+        print(f"stepscope: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"stepscope: error: {args.dask}: cannot reach the Dask scheduler: {e}", file=sys.stderr)
+        return 2
+    for w in caught:
+        print(f"stepscope: warning: {w.message}", file=sys.stderr)
+    if args.json:
+        text = report.to_json(indent=1) + "\n"
+        if args.json == "-":
+            sys.stdout.write(text)
+        else:
+            with open(args.json, "w", encoding="utf-8") as f:
+                f.write(text)
+            print(f"stepscope: wrote {args.json}", file=sys.stderr)
+    if args.html:
+        report.to_html(args.html)
+        print(f"stepscope: wrote {args.html}", file=sys.stderr)
+    if not args.quiet and args.json != "-":
+        sys.stdout.write(report.to_text(args.top))
+    return 0

@@ -40,6 +40,7 @@ struct AnalyzeArgs {
   std::vector<std::string> memory_snapshots;
   bool details = false;
   std::string color = "auto";
+  std::string dask;
 };
 
 // Colour for a terminal, unless NO_COLOR is set (https://no-color.org: any
@@ -52,6 +53,13 @@ bool use_color(const std::string& mode) {
 }
 
 int run_analyze(const AnalyzeArgs& args) {
+  if (!args.dask.empty()) {
+    // The Dask client is Python's: the wheel's `stepscope` command runs this form itself.
+    print_error("--dask runs through the Python package: the `stepscope` command that `pip install stepscope` "
+                "installs (with dask[distributed]), or `python -m stepscope._cli analyze --dask ...`; this binary "
+                "reads the traces itself (docs/distributed.md)");
+    return 2;
+  }
   // Outputs first: a path that cannot be written fails before minutes of reading.
   report::AtomicOutput json_out, html_out, perfetto_out;
   if (!open_output(args.json_path, json_out) || !open_output(args.html_path, html_out) ||
@@ -142,6 +150,9 @@ void register_analyze(CLI::App& app) {
   cmd->add_option("--memory-snapshot", args->memory_snapshots,
                   "[RANK=]FILE: a memory snapshot of the run (torch.cuda.memory._dump_snapshot()); its fragmentation "
                   "and OOM findings join the diagnosis (RANK= names the rank when several were read; repeatable)");
+  cmd->add_option("--dask", args->dask,
+                  "ADDRESS: summarize the ranks on the workers of this Dask scheduler and merge them (the Python "
+                  "package's `stepscope` command; docs/distributed.md)");
   cmd->add_flag("--no-replay", args->no_replay,
                 "skip the what-if replay (run without the profiler, replay savings, critical paths): savings are the "
                 "detectors' bounds");

@@ -134,6 +134,23 @@ class DistributedTest(unittest.TestCase):
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.client.wait_for_workers(2, timeout=60)
 
+    def test_cli_form(self):
+        folder = os.path.join(GLOO, "straggler")
+        out = os.path.join(self.tmp, "cli.json")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        run = subprocess.run([sys.executable, "-m", "stepscope._cli", "analyze", "--dask",
+                              os.path.join(self.tmp, "scheduler.json"), folder, "--json", out, "-q"],
+                             env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        with open(out, encoding="utf-8") as f:
+            got = json.load(f)
+        self.assertEqual(without_diagnosis(got), self._analyzed(folder))
+        bad = subprocess.run([sys.executable, "-m", "stepscope._cli", "analyze", "--dask",
+                              os.path.join(self.tmp, "scheduler.json"), os.path.join(self.tmp, "no_such_folder")],
+                             env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(bad.returncode, 2)
+        self.assertTrue(bad.stderr.startswith("stepscope: error: "), bad.stderr)
+
     def _set_with_a_damaged_rank(self):
         folder = os.path.join(self.tmp, "damaged_set")
         os.makedirs(folder, exist_ok=True)
