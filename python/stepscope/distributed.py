@@ -109,20 +109,21 @@ def analyze(paths, client, *, salvage=False, top=10, on_error="fail", progress=F
         raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
     files = expand(paths, storage_options)
     run = uuid.uuid4().hex[:8]
-    futures = {
-        client.submit(summarize_file, f, salvage=salvage, top=top, on_error=on_error,
-                      storage_options=storage_options, key=f"stepscope-summarize-{run}-{i}", retries=0): i
-        for i, f in enumerate(files)
-    }
+    # One batch of tasks (client.map), results gathered as they finish, several at a time.
+    futures = client.map(summarize_file, files, salvage=salvage, top=top, on_error=on_error,
+                         storage_options=storage_options, key=[f"stepscope-summarize-{run}-{i}" for i in range(len(files))],
+                         retries=0)
+    index = {f.key: i for i, f in enumerate(futures)}
     blobs = [None] * len(files)
     done = 0
     try:
-        for future in as_completed(futures):
-            blobs[futures[future]] = future.result()  # a task's TraceError is raised here
-            done += 1
+        for batch in as_completed(futures, with_results=True, raise_errors=True).batches():
+            for future, data in batch:  # a task's TraceError is raised by the iterator
+                blobs[index[future.key]] = data
+                done += 1
             _report_progress(progress, done, len(files))
     except BaseException:
-        client.cancel(list(futures))
+        client.cancel(futures)
         raise
     native = _stepscope.merge_summaries(blobs, [f + SUMMARY_SUFFIX for f in files],
                                         [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike))
