@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 
 #include "pipeline/cross_rank.h"
+#include "summary/one_line.h"
 #include "summary/summary_file.h"
 #include "summary/summary_json.h"
 #include "trace/rank_numbering.h"
@@ -48,7 +49,7 @@ std::string check_set(const std::vector<NamedSummary>& in, std::string& file) {
       if (!fresh) {
         file = n.name;
         return fmt::format("{} and {} both summarize {}: each trace file belongs in one summary", *it->second, n.name,
-                           f);
+                           summary::one_line(f, 200));
       }
     }
   }
@@ -138,9 +139,11 @@ MergedRun merge_summaries(std::vector<NamedSummary> summaries, std::vector<std::
     for (auto& w : s.warnings) warnings.push_back(std::move(w));
     if (s.kind == SummaryKind::kRank) ranks.push_back(&s);
   }
-  if (ranks.empty())
-    return failed(fmt::format("no rank to analyse among the {} summaries: {}", summaries.size(),
-                              !warnings.empty() ? warnings.front() : rep.notes.front()));
+  if (ranks.empty()) {
+    const std::string why = !warnings.empty() ? warnings.front() : !rep.notes.empty() ? rep.notes.front() : "";
+    return failed(fmt::format("no rank to analyse among the {} summaries{}{}", summaries.size(), why.empty() ? "" : ": ",
+                              summary::one_line(why, 300)));
+  }
 
   std::vector<trace::RankClaim> claims;
   for (const RankSummary* s : ranks)

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "summary/one_line.h"
 #include "summary/summary_json.h"
 #include "trace/json/utf8_repair.h"
 
@@ -162,7 +163,7 @@ DecodedSummary decode_summary(std::string_view bytes) {
     // CBOR text must be UTF-8, but the parser does not check it; the JSON
     // report would throw on it later.
     if (std::string bad = first_invalid_utf8(j); !bad.empty())
-      return failed("bad summary body: text that is not UTF-8 (\"" + bad + "\")");
+      return failed("bad summary body: text that is not UTF-8 (\"" + one_line(bad, 60) + "\")");
     d.summary = summary_from_json(j);
   } catch (const std::exception& e) {
     return failed(std::string("bad summary body: ") + e.what());

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "summary/one_line.h"
+
 namespace nlohmann {
 // std::optional as null or the value (nlohmann 3.11 has no serializer for it).
 template <typename T>
@@ -201,7 +203,7 @@ void check_indexes(const RankSummary& s) {
   for (size_t op = 0; op < calls_of.size(); ++op) seen[op].assign(calls_of[op], false);
   for (const analysis::CollectiveCall& c : a.collectives.calls) {
     if (c.ordinal >= calls_of[c.op] || seen[c.op][c.ordinal])
-      throw std::runtime_error("collective call numbers of '" + a.collectives.ops[c.op] + "' are not 0.." +
+      throw std::runtime_error("collective call numbers of '" + one_line(a.collectives.ops[c.op], 60) + "' are not 0.." +
                                std::to_string(calls_of[c.op] - 1) + " once each");
     seen[c.op][c.ordinal] = true;
   }

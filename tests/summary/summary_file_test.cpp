@@ -117,6 +117,17 @@ TEST(SummaryFile, InvalidUtf8IsRefused) {
   EXPECT_EQ(d.error, "bad summary body: text that is not UTF-8 (\"rank\xef\xbf\xbd.json\")");
 }
 
+TEST(SummaryFile, TheMessageStaysOneLine) {
+  // Found by fuzz_summary: the offending text, quoted in the message, held a newline.
+  RankSummary s = summarized();
+  s.analysis.source_path = std::string("a\nb\xa2") + std::string(100, 'x');
+  const DecodedSummary d = decode_summary(encode_summary(s));
+  EXPECT_FALSE(d.ok);
+  EXPECT_EQ(d.error.find('\n'), std::string::npos) << d.error;
+  EXPECT_EQ(d.error.rfind("bad summary body: text that is not UTF-8 (\"a\\x0ab\xef\xbf\xbd", 0), 0u) << d.error;
+  EXPECT_NE(d.error.find("x...\")"), std::string::npos) << d.error;
+}
+
 TEST(SummaryFile, DeepNestingIsRefusedNotRecursedInto) {
   // Found by fuzz_summary: 100,000 nested one-element arrays overflowed the
   // stack of the CBOR parser, which recurses once per level.
