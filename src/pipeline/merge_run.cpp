@@ -38,6 +38,12 @@ std::string check_set(const std::vector<NamedSummary>& in, std::string& file) {
   const std::string settings = summary::settings_key(in.front().summary.settings);
   std::map<std::string, const std::string*> owner_of_file;
   for (const NamedSummary& n : in) {
+    if (n.summary.tool_version != report::kToolVersion) {
+      file = n.name;
+      return fmt::format("{} was summarized by stepscope {}; this is stepscope {}: summarize the traces again with "
+                         "this version",
+                         n.name, summary::one_line(n.summary.tool_version, 40), report::kToolVersion);
+    }
     if (summary::settings_key(n.summary.settings) != settings) {
       file = n.name;
       return fmt::format("{} and {} were summarized with different settings (analysis options or --salvage): "

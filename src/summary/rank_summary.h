@@ -33,6 +33,9 @@ struct SummarySettings {
 };
 
 struct RankSummary {
+  // The stepscope that made it: a merge takes only its own version's summaries
+  // (an analysis may change meaning between versions without the format changing).
+  std::string tool_version;
   SummaryKind kind = SummaryKind::kRank;
   SummarySettings settings;
   std::vector<std::string> files;     // the trace files read, by path (several: windows of one process)

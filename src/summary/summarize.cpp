@@ -1,5 +1,6 @@
 #include "summary/summarize.h"
 
+#include "report/analyze_report.h"
 #include "trace/process_windows.h"
 #include "trace/trace_set.h"
 
@@ -45,6 +46,7 @@ void rename_file(RankSummary& s, const std::string& from, const std::string& to)
 SummarizeResult summarize_member(const std::string& path, const SummarizeOptions& options) {
   SummarizeResult r;
   RankSummary& s = r.summary;
+  s.tool_version = report::kToolVersion;
   s.settings = {options.analysis, options.read.salvage};
   s.files = {path};
   trace::EventStore store;
@@ -110,6 +112,7 @@ SummarizeResult summarize_rank(const std::vector<std::string>& inputs, const Sum
                   "");
   SummarizeResult r;
   RankSummary& s = r.summary;
+  s.tool_version = report::kToolVersion;
   s.settings = {options.analysis, options.read.salvage};
   s.files = files;
   s.uncompressed_bytes = set.uncompressed_bytes;
@@ -123,6 +126,7 @@ SummarizeResult summarize_rank(const std::vector<std::string>& inputs, const Sum
 
 RankSummary unreadable_rank(const std::string& path, const std::string& error, const SummarizeOptions& options) {
   RankSummary s;
+  s.tool_version = report::kToolVersion;
   s.kind = SummaryKind::kDropped;
   s.settings = {options.analysis, options.read.salvage};
   s.files = {options.display_path.empty() ? path : options.display_path};

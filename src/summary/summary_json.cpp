@@ -180,7 +180,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SummarySettings, analysis, salvage)
 inline void to_json(json& j, SummaryKind e) { enum_out(j, e); }
 inline void from_json(const json& j, SummaryKind& e) { enum_in(j, e, kSummaryKindCount, "summary kind"); }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankSummary, kind, settings, files, uncompressed_bytes, file_bytes, notes,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankSummary, tool_version, kind, settings, files, uncompressed_bytes, file_bytes, notes,
                                    warnings, declared_rank, file_name_rank, process, analysis)
 
 json summary_to_json(const RankSummary& s) { return s; }

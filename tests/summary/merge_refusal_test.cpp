@@ -24,6 +24,15 @@ TEST(MergeRefusal, DifferentSettings) {
       << m.error;
 }
 
+TEST(MergeRefusal, AnotherToolVersion) {
+  std::vector<NamedSummary> s = {summary_of(gloo("rank0.json.gz")), summary_of(gloo("rank1.json.gz"))};
+  s[1].summary.tool_version = "0.0.9";
+  MergedRun m = merge_summaries(std::move(s), {});
+  EXPECT_FALSE(m.ok);
+  EXPECT_EQ(m.error, gloo("rank1.json.gz") + ".stepscope-summary was summarized by stepscope 0.0.9; this is stepscope " +
+                         report::kToolVersion + ": summarize the traces again with this version");
+}
+
 TEST(MergeRefusal, OneTraceInTwoSummaries) {
   std::vector<NamedSummary> s = {summary_of(gloo("rank0.json.gz")), summary_of(gloo("rank0.json.gz"))};
   s[1].name = "again.stepscope-summary";
