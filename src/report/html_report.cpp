@@ -16,7 +16,11 @@ namespace {
 std::string default_title(const AnalyzeReport& r) {
   std::string names;
   for (size_t i = 0; i < r.inputs.size() && i < 3; ++i) {
-    std::filesystem::path p(r.inputs[i]);
+    // "traces/" and "." name their folder, not an empty or "." file name.
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::absolute(r.inputs[i], ec);
+    p = (ec ? std::filesystem::path(r.inputs[i]) : p).lexically_normal();
+    if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();
     std::string name = p.filename().string();
     // A rank file says little ("rank0.json.gz"): name the folder it sits in.
     if (p.has_parent_path() && name.starts_with("rank")) name = p.parent_path().filename().string() + "/" + name;

@@ -328,3 +328,20 @@ window.addEventListener("load", function () {
 
 }  // namespace
 }  // namespace stepscope::report
+
+namespace stepscope::report {
+namespace {
+
+// A folder given with a trailing slash, or ".", names the folder in the
+// page's title (it read "(no input)" and "." before).
+TEST(HtmlTitle, FoldersAreNamedWithOrWithoutTheirSlash) {
+  AnalyzeReport r;
+  r.inputs = {"runs/step_trace/"};
+  EXPECT_NE(render_html(r).find("<title>stepscope report: step_trace</title>"), std::string::npos);
+  r.inputs = {"."};
+  const std::string here = std::filesystem::current_path().filename().string();
+  EXPECT_NE(render_html(r).find("<title>stepscope report: " + here + "</title>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepscope::report

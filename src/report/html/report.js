@@ -177,7 +177,7 @@
   }
   function renderFindings() {
     var box = document.getElementById("findings");
-    if (!D) { box.appendChild(el("p", { class: "empty", text: "The diagnosis did not run for this report." })); return; }
+    if (!D) { box.appendChild(el("p", { class: "empty", text: V.from_summaries ? "Merged from rank summaries, which do not carry the diagnosis yet: stepscope analyze gives the findings." : "The diagnosis did not run for this report." })); return; }
     if (!D.findings.length) box.appendChild(el("p", { class: "empty", text: "No finding reaches the reporting bar: primary bottleneck “" + categoryLabel(D.primary_bottleneck) + "”." }));
     // Evidence starts collapsed: the cards read as a list of causes first.
     D.findings.forEach(function (f) { box.appendChild(findingCard(f, false)); });
@@ -263,7 +263,7 @@
     var hint = "Each stream's busy share per pixel column, stacked by kernel class: a full-height block is a stream busy the whole column. " +
       "CPU lanes (the busiest host threads) show the same for runtime calls and the other CPU ops. ";
     if (anyPath) hint += "The critical path row shows what bound each step (host CPU, launches, GPU work, waits), and a stream's work on that path is marked above its lane. ";
-    if (V.ranks_drawn < V.ranks_total) hint += "The first " + V.ranks_drawn + " of " + V.ranks_total + " ranks are drawn. ";
+    if (V.ranks_drawn < V.ranks_total && !V.from_summaries) hint += "The first " + V.ranks_drawn + " of " + V.ranks_total + " ranks are drawn. ";
     hint += "Open the --perfetto export for single kernels.";
     document.getElementById("timeline-hint").textContent = hint;
     var C = V.axis.timeline_columns, span = V.axis.duration_us, colUs = span / C;
@@ -304,6 +304,7 @@
         y += laneH + gapLane;
       });
     });
+    if (V.from_summaries) { chart.appendChild(el("p", { class: "empty", text: "Merged from rank summaries, which do not carry the events a timeline is drawn from: stepscope analyze draws it." })); return; }
     if (!rows.some(function (r) { return r.kind === "lane"; })) { chart.appendChild(el("p", { class: "empty", text: "The trace has no GPU activity." })); return; }
     var W = SS.width(chart), H = y + axisH;
     var c = SS.canvas(chart, W, H), ctx = c.ctx, x0 = labelW, x1 = W - right, P = Math.max(1, Math.floor(x1 - x0));
