@@ -63,6 +63,7 @@ struct NameGroup {
   trace::StringId name = 0;
   KernelFamily family = KernelFamily::kOther;
   Moments m;
+  QuantileSketch sketch;
 };
 
 double pct(int64_t part, int64_t whole) {
@@ -87,6 +88,7 @@ KernelStatsResult analyze_kernels(const trace::EventStore& store, const GpuTimel
     auto [it, inserted] = group_of_name[c].emplace(a.name, static_cast<uint32_t>(groups[c].size()));
     if (inserted) groups[c].push_back({a.name, a.family, {}});
     groups[c][it->second].m.add(d);
+    groups[c][it->second].sketch.add(d);
   }
 
   for (const auto& m : class_moments) r.total_ns = saturating_add(r.total_ns, m.sum);
@@ -125,6 +127,14 @@ KernelStatsResult analyze_kernels(const trace::EventStore& store, const GpuTimel
     out.others.duration = rest.stats();
     out.others.pct_of_class = pct(rest.sum, out.duration.total_ns);
   }
+
+  for (size_t c = 0; c < kKernelClassCount; ++c)
+    for (const NameGroup& g : groups[c])
+      r.by_name.push_back({std::string(store.strings.get(g.name)), static_cast<KernelClass>(c), g.family, g.m.sum,
+                           g.sketch});
+  std::sort(r.by_name.begin(), r.by_name.end(), [](const KernelNameSketch& a, const KernelNameSketch& b) {
+    return a.cls != b.cls ? a.cls < b.cls : a.name < b.name;
+  });
 
   const int64_t compute_total = class_moments[static_cast<size_t>(KernelClass::kComputation)].sum;
   for (size_t f = 0; f < kKernelFamilyCount; ++f) {

@@ -9,6 +9,7 @@
 
 #include "analysis/analysis_options.h"
 #include "analysis/gpu_timeline.h"
+#include "analysis/quantile_sketch.h"
 
 namespace stepscope::analysis {
 
@@ -49,10 +50,21 @@ struct FamilyTotal {
 };
 
 // Invariant per class: sum(top[i].duration.total_ns) + others.duration.total_ns == duration.total_ns.
+// One kernel name's durations on this rank, whole, for the job-wide table
+// (job_kernels.h): its sketch merges exactly across ranks.
+struct KernelNameSketch {
+  std::string name;
+  KernelClass cls = KernelClass::kComputation;
+  KernelFamily family = KernelFamily::kOther;
+  int64_t total_ns = 0;       // sum of durations, ns
+  QuantileSketch durations;   // count, min, max and quantiles, ns
+};
+
 struct KernelStatsResult {
   int64_t total_ns = 0;  // sum of all activity durations, ns
   std::array<ClassKernels, kKernelClassCount> classes;  // indexed by KernelClass
   std::vector<FamilyTotal> families;  // computation families with count > 0, by total_ns descending
+  std::vector<KernelNameSketch> by_name;  // every (class, name) of the rank, by class then name
 };
 
 KernelStatsResult analyze_kernels(const trace::EventStore& store, const GpuTimeline& timeline,

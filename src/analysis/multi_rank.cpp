@@ -181,6 +181,7 @@ MultiRankAnalysis analyze_ranks(const std::vector<const RankAnalysis*>& ranks, c
   if (!out.clocks.warning.empty()) out.warnings.push_back(out.clocks.warning);
   out.collectives = collective_skew(sorted, out.clocks, options);
   out.gpu_time = gpu_time_variance(sorted);
+  out.kernels = job_kernels(sorted, options);
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include "analysis/analysis_options.h"
 #include "analysis/clock_alignment.h"
+#include "analysis/job_kernels.h"
 #include "analysis/rank_analysis.h"
 #include "trace/event_store.h"
 
@@ -82,6 +83,7 @@ struct MultiRankAnalysis {
   std::vector<StepAcrossRanks> steps;   // steps present on at least two ranks, by step number
   CollectiveSkew collectives;           // start skew of matched collective calls (on aligned clocks)
   GpuTimeVariance gpu_time;             // GPU time per rank and its spread
+  JobKernels kernels;                   // kernels pooled over all ranks, with percentiles (job_kernels.h)
 };
 
 // From per-rank results (already computed by analyze_rank); pointers must be non-null.

@@ -283,6 +283,22 @@ ordered_json multi_json(const analysis::MultiRankAnalysis& m) {
                       {"disjoint_calls", c.disjoint_calls},
                       {"offset_us", us(c.offset_ns)},
                       {"corrected", c.corrected}});
+  ordered_json kernels = ordered_json::array();
+  for (const auto& k : m.kernels.top)
+    kernels.push_back({{"name", k.name},
+                       {"type", std::string(analysis::to_string(k.cls))},
+                       {"family", std::string(analysis::to_string(k.family))},
+                       {"ranks", k.ranks},
+                       {"count", k.count},
+                       {"total_us", us(k.total_ns)},
+                       {"mean_us", k.count > 0 ? us(k.total_ns) / static_cast<double>(k.count) : 0.0},
+                       {"min_us", us(k.min_ns)},
+                       {"p50_us", k.p50_ns / 1000.0},
+                       {"p90_us", k.p90_ns / 1000.0},
+                       {"p99_us", k.p99_ns / 1000.0},
+                       {"max_us", us(k.max_ns)},
+                       {"max_rank", k.max_rank},
+                       {"pct_of_type", k.pct_of_class}});
   return {{"ranks", m.ranks},
           {"clock_alignment",
            {{"status", m.clocks.status}, {"reference_rank", m.clocks.reference_rank}, {"ranks", clocks}}},
@@ -302,7 +318,8 @@ ordered_json multi_json(const analysis::MultiRankAnalysis& m) {
             {"stddev_compute_us", m.gpu_time.stddev_compute_us},
             {"cv_compute", m.gpu_time.cv_compute},
             {"compute", spread_json(m.gpu_time.compute)},
-            {"busy", spread_json(m.gpu_time.busy)}}}};
+            {"busy", spread_json(m.gpu_time.busy)}}},
+          {"kernels", {{"quantile_relative_error", m.kernels.relative_error}, {"top", kernels}}}};
 }
 
 // One rank's section: its analyses, with the diagnosis's per-rank parts.

@@ -352,6 +352,23 @@ std::string multi_rank_section(const AnalyzeReport& r, const TerminalOptions& o)
   }
   out += fmt::format("  compute time across ranks: mean {} ms, stddev {} ms (cv {:.3f})\n",
                      fmt_ms(m.gpu_time.mean_compute_us), fmt_ms(m.gpu_time.stddev_compute_us), m.gpu_time.cv_compute);
+  if (!m.kernels.top.empty()) {
+    out += fmt::format("  kernels over all ranks (percentiles within {:.0f}%):\n", 100 * m.kernels.relative_error);
+    TextTable t;
+    // Narrower names than the per-rank table: the row must fit the terminal width.
+    t.add_column("kernel (by type)", TextTable::Align::kLeft);
+    t.add_column("launches");
+    t.add_column("total (ms)");
+    t.add_column("p50 (µs)");
+    t.add_column("p99 (µs)");
+    t.add_column("max (µs)");
+    t.add_column("max rank");
+    for (const auto& k : m.kernels.top)
+      t.add_row({shorten(k.name, std::min<size_t>(o.name_width, 48)), fmt_count(k.count), fmt_ms(us(k.total_ns)),
+                 fmt_us(k.p50_ns / 1000.0), fmt_us(k.p99_ns / 1000.0), fmt_us(us(k.max_ns)),
+                 std::to_string(k.max_rank)});
+    out += t.render();
+  }
   return out;
 }
 

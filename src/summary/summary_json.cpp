@@ -117,7 +117,27 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DurationStats, count, total_ns, min_ns, max_n
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelStat, name, cls, family, distinct_names, duration, pct_of_class)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassKernels, cls, duration, distinct_names, pct_of_all, top, others)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FamilyTotal, family, duration, pct_of_compute)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelStatsResult, total_ns, classes, families)
+// The sketch's state; restore() refuses a state that breaks its rules.
+void to_json(json& j, const QuantileSketch& q) {
+  json index = json::array(), count = json::array();
+  for (const auto& [i, c] : q.buckets()) {
+    index.push_back(i);
+    count.push_back(c);
+  }
+  j = {{"zeros", q.zeros()}, {"index", index}, {"count", count}, {"min", q.min()}, {"max", q.max()}};
+}
+void from_json(const json& j, QuantileSketch& q) {
+  const auto index = j.at("index").get<std::vector<int32_t>>();
+  const auto count = j.at("count").get<std::vector<uint64_t>>();
+  if (index.size() != count.size()) throw std::runtime_error("quantile sketch: index and count differ in length");
+  std::vector<std::pair<int32_t, uint64_t>> buckets;
+  for (size_t k = 0; k < index.size(); ++k) buckets.push_back({index[k], count[k]});
+  if (!q.restore(j.at("zeros").get<uint64_t>(), std::move(buckets), j.at("min").get<int64_t>(),
+                 j.at("max").get<int64_t>()))
+    throw std::runtime_error("quantile sketch: buckets out of order or range, a zero count, or min > max");
+}
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelNameSketch, name, cls, family, total_ns, durations)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelStatsResult, total_ns, classes, families, by_name)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StreamIdle, device, stream, activities, span_ns, busy_ns, idle_ns, host_wait_ns,
                                    kernel_wait_ns, other_ns, host_wait_gaps, kernel_wait_gaps, other_gaps,
                                    host_wait_ratio, kernel_wait_ratio, other_ratio)
