@@ -164,7 +164,7 @@ def cli_main(argv):
     try:
         from distributed import Client
     except ImportError:
-        print("stepscope: error: --dask needs dask.distributed (pip install 'dask[distributed]')", file=sys.stderr)
+        print("stepscope: error: --dask needs dask.distributed (pip install 'stepscope[dask]')", file=sys.stderr)
         return 2
     import warnings
 

@@ -56,7 +56,7 @@ int run_analyze(const AnalyzeArgs& args) {
   if (!args.dask.empty()) {
     // The Dask client is Python's: the wheel's `stepscope` command runs this form itself.
     print_error("--dask runs through the Python package: the `stepscope` command that `pip install stepscope` "
-                "installs (with dask[distributed]), or `python -m stepscope._cli analyze --dask ...`; this binary "
+                "installs (`pip install 'stepscope[dask]'`), or `python -m stepscope._cli analyze --dask ...`; this binary "
                 "reads the traces itself (docs/distributed.md)");
     return 2;
   }
