@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import warnings
@@ -104,24 +105,32 @@ class DistributedTest(unittest.TestCase):
         folders = [os.path.join(GLOO, "straggler"), os.path.join(GLOO, "healthy")]
         want = self._analyzed(folders)
         victim = {}
+        stop = threading.Event()
 
-        def kill_a_busy_worker(done, total):
-            if victim:
-                return
-            busy = {w: tasks for w, tasks in self.client.processing().items() if tasks}
-            if not busy:
-                return
-            address = next(iter(busy))
-            name = self.client.scheduler_info()["workers"][address]["name"]
-            proc = self.workers[int(str(name)[1:])]
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-            victim.update(name=name, tasks=len(busy[address]))
+        def kill_the_first_busy_worker():
+            # Polls the scheduler from beside the run: the first worker seen
+            # holding a task is killed (SIGKILL, no goodbye to the scheduler).
+            while not stop.is_set() and not victim:
+                busy = {w: tasks for w, tasks in self.client.processing().items() if tasks}
+                if busy:
+                    address = next(iter(busy))
+                    name = self.client.scheduler_info()["workers"][address]["name"]
+                    proc = self.workers[int(str(name)[1:])]
+                    proc.send_signal(signal.SIGKILL)
+                    proc.wait(timeout=30)
+                    victim.update(name=name, tasks=len(busy[address]))
+                time.sleep(0.002)
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            report = stepscope.distributed.analyze(folders, self.client, progress=kill_a_busy_worker)
-        self.assertTrue(victim, "no worker held a task after the first summary: nothing was killed mid-run")
+        watcher = threading.Thread(target=kill_the_first_busy_worker)
+        watcher.start()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                report = stepscope.distributed.analyze(folders, self.client)
+        finally:
+            stop.set()
+            watcher.join()
+        self.assertTrue(victim, "no worker was seen holding a task: nothing was killed mid-run")
         self.assertGreaterEqual(victim["tasks"], 1)
         self.assertEqual(without_diagnosis(json.loads(report.to_json())), want)
         # The killed worker is replaced for the tests that follow.
