@@ -83,3 +83,40 @@ TEST(MergeFiles, DamagedSummaryIsNamed) {
 
 }  // namespace
 }  // namespace stepscope::pipeline
+
+namespace stepscope::pipeline {
+namespace {
+
+// One profiling window of process 42 at `t0` µs (trace/process_windows.h).
+std::string window(int64_t t0, int step) {
+  auto at = [&](int64_t us) { return std::to_string(t0 + us); };
+  return stepscope::testing::trace_doc({
+      R"({"name": "process_name", "ph": "M", "ts": 0, "pid": 42, "tid": 0, "args": {"name": "python"}})",
+      stepscope::testing::x_event("user_annotation", "ProfilerStep#" + std::to_string(step), at(0), "100", "42", "42"),
+      stepscope::testing::x_event("cuda_runtime", "cudaLaunchKernel", at(15), "5", "42", "42",
+                                  R"("args": {"correlation": 1})"),
+      stepscope::testing::x_event("kernel", "sm90_xmma_gemm_bf16", at(30), "50", "0", "7",
+                                  R"("args": {"device": 0, "stream": 7, "correlation": 1})"),
+  });
+}
+
+TEST(MergeWindows, WindowsSummarizedApartAreRefusedTogetherTheyEqualAnalyze) {
+  testing::TempDir dir;
+  const std::string a = dir.write("a.json", window(1000000, 5)), b = dir.write("b.json", window(2000000, 6));
+  MergedRun apart = merge_summaries({testing_support::summary_of(a), testing_support::summary_of(b)}, {});
+  EXPECT_FALSE(apart.ok);
+  EXPECT_NE(apart.error.find("are profiling windows of one process: summarize their trace files together"),
+            std::string::npos)
+      << apart.error;
+  // Together, as `stepscope summarize a.json b.json` does: one rank, as analyze reads the folder.
+  summary::SummarizeResult both = summary::summarize_rank({a, b}, {});
+  ASSERT_TRUE(both.ok) << both.error;
+  EXPECT_EQ(both.summary.files, (std::vector<std::string>{a, b}));
+  ASSERT_EQ(both.summary.notes.size(), 1u);  // "a.json and b.json are one process ..."
+  std::vector<NamedSummary> one;
+  one.push_back({"both.stepscope-summary", both.summary});
+  EXPECT_EQ(testing_support::merged(std::move(one)), testing_support::analyzed(dir.path().string()));
+}
+
+}  // namespace
+}  // namespace stepscope::pipeline
