@@ -170,6 +170,13 @@ class Report(JsonDocument):
         return Table("kernels", _columns(rows, ["rank", "name", "type", "count", "total_us"]), rows)
 
     @property
+    def kernels_across_ranks(self):
+        """Kernels pooled over every rank, with p50/p90/p99 within 1% (docs/metrics.md); empty for one rank."""
+        multi = self.to_dict().get("multi_rank") or {}
+        rows = (multi.get("kernels") or {}).get("top", [])
+        return Table("kernels_across_ranks", _columns(rows, ["name", "type", "ranks", "count", "total_us"]), rows)
+
+    @property
     def idle(self):
         """GPU idle time per rank, device and stream, by cause (docs/metrics.md, "Idle")."""
         rows = [{"rank": rank, **i} for rank, r in self._ranks() for i in r.get("idle_breakdown", [])]

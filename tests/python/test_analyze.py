@@ -80,6 +80,27 @@ class ReportObjectsTest(unittest.TestCase):
         path_steps = rank["critical_path"]["steps"]
         self.assertEqual(len(self.report.critical_path), sum(len(s["by_category"]) for s in path_steps))
 
+    def test_kernels_across_ranks(self):
+        # One rank: no job-wide table. The same trace as two ranks: every launch counted twice.
+        self.assertEqual(len(self.report.kernels_across_ranks), 0)
+        with tempfile.TemporaryDirectory() as d:
+            for r in (0, 1):
+                shutil.copy(os.path.join(example("host_bound_tiny"), "rank0.json.gz"), os.path.join(d, f"rank{r}.json.gz"))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                two = stepscope.analyze(d)
+        rows = two.kernels_across_ranks
+        self.assertEqual(rows.rows, [{c: r.get(c) for c in rows.columns}
+                                     for r in two.to_dict()["multi_rank"]["kernels"]["top"]])
+        per_rank = {(k["type"], k["name"]): k["count"] for k in self.doc["ranks"][0]["top_kernels"]}
+        self.assertGreater(len(rows), 0)
+        for row in rows:
+            self.assertEqual(row["ranks"], 2)
+            if (row["type"], row["name"]) in per_rank:
+                self.assertEqual(row["count"], 2 * per_rank[(row["type"], row["name"])])
+            self.assertLessEqual(row["min_us"], row["p50_us"])
+            self.assertLessEqual(row["p99_us"], row["max_us"])
+
     @unittest.skipUnless(HAVE_PANDAS, "pandas not installed")
     def test_to_pandas(self):
         df = self.report.attribution.to_pandas()
