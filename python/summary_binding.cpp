@@ -71,9 +71,7 @@ std::unique_ptr<MergedRun> merge(const std::vector<py::bytes>& blobs, const std:
     }
     named.push_back({name, std::move(d.summary)});
   }
-  auto m = std::make_unique<MergedRun>(pipeline::merge_summaries(std::move(named), inputs));
-  m->report.summaries = raw.size();
-  return m;
+  return std::make_unique<MergedRun>(pipeline::merge_summaries(std::move(named), inputs));
 }
 
 std::string terminal_text(const MergedRun& m, size_t top) {

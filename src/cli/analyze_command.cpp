@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
+#include "cli/gzip_option.h"
 #include "cli/messages.h"
 #include "cli/output_file.h"
 #include "diagnose/finding.h"
@@ -67,7 +68,7 @@ int run_analyze(const AnalyzeArgs& args) {
     return 2;
   pipeline::RunOptions options;
   options.read.salvage = args.salvage;
-  options.read.gzip = args.gzip == "zlib" ? trace::GzipBackend::kZlib : trace::GzipBackend::kIsal;
+  options.read.gzip = gzip_backend(args.gzip);
   options.threads = args.threads;
   options.analysis.top_kernels = args.top;
   options.compat = args.compat;

@@ -6,6 +6,7 @@
 #include "cli/messages.h"
 #include "cli/output_file.h"
 #include "cli/commands.h"
+#include "cli/gzip_option.h"
 #include "pipeline/diff_run.h"
 #include "report/diff_json.h"
 #include "report/diff_report.h"
@@ -35,7 +36,7 @@ int run_diff(const DiffArgs& args) {
   if (!open_output(args.json_path, json_out)) return 2;
   pipeline::RunOptions options;
   options.read.salvage = args.salvage;
-  options.read.gzip = args.gzip == "zlib" ? trace::GzipBackend::kZlib : trace::GzipBackend::kIsal;
+  options.read.gzip = gzip_backend(args.gzip);
   options.threads = args.threads;
   options.diagnosis.disabled_detectors = args.disabled_detectors;
   diff::DiffOptions diff_options;

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/gzip_option.h"
 #include "cli/messages.h"
 #include "cli/output_file.h"
 #include "summary/summarize.h"
@@ -26,7 +27,7 @@ int run_summarize(const SummarizeArgs& args) {
   if (!open_output(args.output, out)) return 2;
   summary::SummarizeOptions options;
   options.read.salvage = args.salvage;
-  options.read.gzip = args.gzip == "zlib" ? trace::GzipBackend::kZlib : trace::GzipBackend::kIsal;
+  options.read.gzip = gzip_backend(args.gzip);
   options.analysis.top_kernels = args.top;
   options.member_of_set = args.member_of_set;
   summary::SummarizeResult r = summary::summarize_rank(args.inputs, options);

@@ -15,9 +15,12 @@ SummarizeResult failed(std::string error, std::string file) {
   return r;
 }
 
-// The rank as the set would see it, numbered as if it were alone.
-void fill_rank(RankSummary& s, trace::EventStore& store, const analysis::AnalysisOptions& options) {
-  const trace::RankClaim claim = trace::rank_claim(store);
+// The rank as the set would see it, numbered as if it were alone; a rank in
+// the file name is read from `name`, the name the user knows the file by.
+void fill_rank(RankSummary& s, trace::EventStore& store, const std::string& name,
+               const analysis::AnalysisOptions& options) {
+  trace::RankClaim claim = trace::rank_claim(store);
+  claim.from_file_name = trace::rank_from_file_name(name);
   std::vector<std::string> unused;
   const trace::NumberedRank alone = trace::number_ranks({claim}, unused).front();
   store.rank = alone.rank;
@@ -39,7 +42,6 @@ void rename_file(RankSummary& s, const std::string& from, const std::string& to)
   for (std::string& n : s.notes) replace_in(n);
   for (std::string& w : s.warnings) replace_in(w);
   replace_in(s.analysis.source_path);
-  s.file_name_rank = trace::rank_from_file_name(to);
 }
 
 // A single file in a set: the file's own outcome decides (trace_set.cpp's rules for one file).
@@ -72,18 +74,10 @@ SummarizeResult summarize_member(const std::string& path, const SummarizeOptions
       s.kind = SummaryKind::kDropped;
       s.warnings.push_back("dropped " + path + ": no analysable event " + trace::nothing_analysable(store));
     } else {
-      fill_rank(s, store, options.analysis);
+      fill_rank(s, store, options.display_path.empty() ? path : options.display_path, options.analysis);
     }
   }
-  if (!options.display_path.empty()) {
-    rename_file(s, path, options.display_path);
-    if (s.kind == SummaryKind::kRank && !s.analysis.origin.rank_source.empty() && !s.declared_rank) {
-      // The rank as if alone, from the name the user knows the file by.
-      const bool named = s.file_name_rank >= 0;
-      s.analysis.rank = named ? s.file_name_rank : 0;
-      s.analysis.origin.rank_source = named ? "file name" : "order";
-    }
-  }
+  if (!options.display_path.empty()) rename_file(s, path, options.display_path);
   r.ok = true;
   return r;
 }
@@ -119,7 +113,7 @@ SummarizeResult summarize_rank(const std::vector<std::string>& inputs, const Sum
   s.file_bytes = set.file_bytes;
   s.notes = set.notes;
   s.warnings = set.warnings;
-  fill_rank(s, *set.ranks.front(), options.analysis);
+  fill_rank(s, *set.ranks.front(), set.ranks.front()->source_path, options.analysis);
   r.ok = true;
   return r;
 }

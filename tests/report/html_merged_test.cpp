@@ -28,7 +28,7 @@ TEST(HtmlMerged, SaysWhatSummariesLackAndDrawsTheRest) {
   for (int r = 0; r < spec.ranks; ++r) ASSERT_TRUE(synth::write_rank(spec, r, spec.steps, traces.path().string()).error.empty());
   pipeline::MergedRun m = pipeline::merge_summaries(stepscope::testing_support::summaries_of(traces.path().string()), {"summaries/"});
   ASSERT_TRUE(m.ok) << m.error;
-  m.report.summaries = spec.ranks;
+  ASSERT_EQ(m.report.summaries, static_cast<size_t>(spec.ranks));
   const auto dir = testing_support::scratch_dir("html_merged");
   const auto html = dir / "report.html", png = dir / "report.png";
   std::ofstream(html) << render_html(m.report);

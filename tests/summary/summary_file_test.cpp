@@ -158,6 +158,20 @@ TEST(Summarize, MemberOfSetCarriesAnalyzesNoteAndWarning) {
   EXPECT_FALSE(summarize_rank({meta}, {}).ok);
 }
 
+TEST(Summarize, DisplayPathNamesTheFileEverywhere) {
+  // A worker that copied s3://bucket/run/rank5.json.gz to a scratch file names the URL.
+  SummarizeOptions o;
+  o.member_of_set = true;
+  o.display_path = "s3://bucket/run/worker5.json.gz";
+  SummarizeResult r = summarize_rank({trace_file()}, o);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.summary.files, std::vector<std::string>{o.display_path});
+  EXPECT_EQ(r.summary.analysis.source_path, o.display_path);
+  EXPECT_EQ(r.summary.file_name_rank, 5);   // from the name the user knows, not the scratch file's
+  EXPECT_EQ(r.summary.declared_rank, 3);    // distributedInfo still decides first
+  EXPECT_EQ(r.summary.analysis.rank, 3);
+}
+
 TEST(Summarize, SeveralRanksAreRefused) {
   SummarizeResult r = summarize_rank({testing::test_data_dir() + "/dist_gloo_cpu/straggler"}, {});
   EXPECT_FALSE(r.ok);
