@@ -41,6 +41,15 @@ std::string line(std::string_view label, const std::string& text) {
 
 std::string step_line(const AnalyzeReport& r, const analysis::RankAnalysis& a, const std::string& who) {
   const dg::RankAttribution* att = attribution_of(r, a.rank);
+  if (!r.diagnosis) {
+    // Merged from summaries: no attribution; the ProfilerStep spans say the step.
+    if (a.steps.steps.empty()) return line("step", "no ProfilerStep markers" + who);
+    int64_t total = 0;
+    for (const auto& st : a.steps.steps) total += st.cpu_duration_ns;
+    return line("step", fmt::format("{} ms mean CPU span of {} ProfilerStep{}{} (no attribution without the diagnosis)",
+                                    fmt_ms(us(total / static_cast<int64_t>(a.steps.steps.size()))),
+                                    a.steps.steps.size(), a.steps.steps.size() == 1 ? "" : "s", who));
+  }
   if (!att || att->total.wall_ns() <= 0) return line("step", "no step time attributed" + who);
   const bool steps = att->from_profiler_steps;
   std::string text = steps ? fmt::format("{} ms mean over {} profiled step{}{}", fmt_ms(us(att->mean_step_ns())),
@@ -60,6 +69,14 @@ std::string step_line(const AnalyzeReport& r, const analysis::RankAnalysis& a, c
 // together, as a share of step time (docs/metrics.md, "GPU idle").
 std::string gpu_line(const AnalyzeReport& r, const analysis::RankAnalysis& a) {
   const dg::RankAttribution* att = attribution_of(r, a.rank);
+  if (!r.diagnosis) {
+    // Merged from summaries: the temporal breakdown over the GPU span, not the step attribution.
+    if (a.gpu_activities == 0) return line("GPU", "no GPU activity in the trace");
+    const auto& t = a.temporal.rank;
+    return line("GPU", fmt::format("idle {:.1f}% of the GPU span, compute {:.1f}%, non-compute {:.1f}% (temporal "
+                                   "breakdown; the attribution needs the diagnosis)",
+                                   t.idle_pct, t.compute_pct, t.non_compute_pct));
+  }
   if (!att || !att->gpu_activity || att->total.wall_ns() <= 0) return line("GPU", "no GPU activity in the trace");
   const double wall = static_cast<double>(att->total.wall_ns());
   double idle_pct = 0;

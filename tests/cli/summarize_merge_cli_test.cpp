@@ -50,6 +50,9 @@ TEST(SummarizeMergeCli, MergeOfEveryFileEqualsAnalyze) {
   ASSERT_EQ(t.exit_code, 0);
   EXPECT_EQ(t.out.rfind("stepscope merge: 8 ranks", 0), 0u) << t.out.substr(0, 200);
   EXPECT_NE(t.out.find("the diagnosis is not merged"), std::string::npos);
+  // Without the attribution, the summary lines say what they stand on instead of "no step time".
+  EXPECT_NE(t.out.find("ms mean CPU span of 3 ProfilerSteps"), std::string::npos)
+      << t.out.substr(0, 800);
 }
 
 TEST(SummarizeMergeCli, BadInputIsOneLineAndExit2) {
