@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "pipeline/analyze_run.h"
 #include "pipeline/merge_run.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
@@ -90,7 +91,7 @@ void bind_summary(py::module_& m) {
       .def_readonly("error_file", &MergedRun::error_file)
       .def_property_readonly("error_byte", [](const MergedRun&) { return -1; })
       .def_property_readonly("bad_option", [](const MergedRun&) { return false; })
-      .def_property_readonly("warnings", [](const MergedRun& r) { return r.report.warnings; })
+      .def_property_readonly("warnings", [](const MergedRun& r) { return pipeline::warnings_to_show(r.report); })
       .def_property_readonly("read_seconds", [](const MergedRun& r) { return r.report.read_seconds; })
       .def_property_readonly("analysis_seconds", [](const MergedRun& r) { return r.report.analysis_seconds; })
       .def_property_readonly("diagnosed", [](const MergedRun& r) { return r.report.diagnosis.has_value(); })

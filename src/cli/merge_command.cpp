@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/messages.h"
 #include "cli/output_file.h"
+#include "pipeline/analyze_run.h"
 #include "pipeline/merge_run.h"
 #include "report/html_report.h"
 #include "report/json_report.h"
@@ -30,7 +31,7 @@ int run_merge(const MergeArgs& args) {
     print_error(m.error);
     return 2;
   }
-  for (const auto& w : m.report.warnings) print_warning(w);
+  for (const auto& w : pipeline::warnings_to_show(m.report)) print_warning(w);
   if (json_out.ok() && !write_json_report(m.report, json_out)) return 2;
   if (html_out.ok() && !finish_output(html_out, report::render_html(m.report))) return 2;
   if (!args.quiet && args.json_path != "-") {

@@ -8,6 +8,7 @@
 #include "cli/output_file.h"
 #include "summary/summarize.h"
 #include "summary/summary_file.h"
+#include "trace/import_stats.h"
 
 namespace stepscope::cli {
 
@@ -36,6 +37,8 @@ int run_summarize(const SummarizeArgs& args) {
     return 2;
   }
   for (const auto& w : r.summary.warnings) print_warning(w);
+  if (std::string w = trace::import_warning(r.summary.analysis.origin.import); !w.empty())
+    print_warning(r.summary.analysis.source_path + ": " + w);
   return finish_output(out, summary::encode_summary(r.summary)) ? 0 : 2;
 }
 

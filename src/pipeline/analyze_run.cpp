@@ -158,11 +158,13 @@ AnalyzedRun analyze_run(const std::vector<std::string>& inputs, const RunOptions
   return run;
 }
 
-std::vector<std::string> warnings_to_show(const AnalyzedRun& run) {
-  std::vector<std::string> out = run.report.warnings;
-  for (const analysis::RankAnalysis& r : run.report.ranks)
+std::vector<std::string> warnings_to_show(const report::AnalyzeReport& report) {
+  std::vector<std::string> out = report.warnings;
+  for (const analysis::RankAnalysis& r : report.ranks)
     if (std::string w = trace::import_warning(r.origin.import); !w.empty()) out.push_back(r.source_path + ": " + w);
   return out;
 }
+
+std::vector<std::string> warnings_to_show(const AnalyzedRun& run) { return warnings_to_show(run.report); }
 
 }  // namespace stepscope::pipeline

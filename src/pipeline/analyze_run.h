@@ -73,5 +73,7 @@ AnalyzedRun analyze_run(const std::vector<std::string>& inputs, const RunOptions
 // ranks, another GPU's profile) and each rank's import summary (records
 // skipped or repaired), prefixed by its file.
 std::vector<std::string> warnings_to_show(const AnalyzedRun& run);
+// The same for a report made otherwise (stepscope merge).
+std::vector<std::string> warnings_to_show(const report::AnalyzeReport& report);
 
 }  // namespace stepscope::pipeline
