@@ -112,6 +112,17 @@ const Case kTable[] = {
      "Bf16, 128>(unsigned short const*, unsigned short const*, unsigned short const*, stepscope::kernels::gpu::"
      "DeviceCsr, stepscope::kernels::gpu::(anonymous namespace)::Dims, float, unsigned short*, float*)",
      MatmulPath::kSimt},
+    // ... and v3/v4 (mma.sync on the tensor cores; v4 is v3's kernel with its
+    // whole-tile path on: the last template argument), as a profiler names them.
+    {"void stepscope::kernels::gpu::bsa::(anonymous namespace)::block_sparse_attention_mma_fwd_v3<stepscope::kernels::"
+     "gpu::Bf16, 64, true>(unsigned short const*, unsigned short const*, unsigned short const*, stepscope::kernels::"
+     "gpu::DeviceCsr, stepscope::kernels::gpu::bsa::Dims, float, unsigned short*, float*)",
+     MatmulPath::kTensorCore},
+    {"void stepscope::kernels::gpu::bsa::(anonymous namespace)::block_sparse_attention_mma_dkdv_v3<stepscope::kernels::"
+     "gpu::F16, 128, false>(unsigned short const*, unsigned short const*, unsigned short const*, unsigned short const*,"
+     " float const*, float const*, stepscope::kernels::gpu::DeviceCsr, stepscope::kernels::gpu::bsa::Dims, float, "
+     "float*, float*)",
+     MatmulPath::kTensorCore},
     // ROCm: MFMA from the Tensile name (MI<M>x<N>x<K>), Composable Kernel's xdl.
     {"Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI32x32x8x1_SN_1LDSB0_APM1_ABV0_ACED0_AF0EM1", MatmulPath::kTensorCore},
     {"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_SN_LDSB1_AFC1", MatmulPath::kTensorCore},
@@ -127,7 +138,9 @@ TEST(MatmulPathTable, EveryRowTakesItsPath) {
   for (const Case& c : kTable) EXPECT_EQ(path_of(c.name), c.path) << c.name;
   // Every stepscope block-sparse attention kernel is in the attention family.
   for (const char* name : {"block_sparse_attention_simt_fwd_v1", "block_sparse_attention_simt_dq_v1",
-                           "block_sparse_attention_simt_dkdv_v1"})
+                           "block_sparse_attention_simt_dkdv_v1", "block_sparse_attention_wmma_fwd_v2",
+                           "block_sparse_attention_mma_fwd_v3", "block_sparse_attention_mma_dq_v3",
+                           "block_sparse_attention_mma_dkdv_v3"})
     EXPECT_EQ(analysis::classify_kernel(name, trace::EventKind::kKernel).family, KernelFamily::kAttention) << name;
 }
 

@@ -14,6 +14,7 @@ against the reference path on the same bf16/fp16 inputs, output within
 the bound of one rounding to the dtype plus fp32 accumulation.
 """
 
+import itertools
 import os
 import unittest
 
@@ -235,13 +236,14 @@ class KernelPathTest(unittest.TestCase):
                             torch.testing.assert_close(a.float(), b.float(), rtol=2 * tol, atol=2 * tol)
 
     def test_each_forward_version_matches_the_reference(self):
-        # v1 (SIMT), v2 (WMMA) and v3 (mma.sync) on the same inputs, blocks
-        # of 16 to 128 and a sequence that ends inside a 64-key tile.
+        # v1 (SIMT), v2 (WMMA), v3 (mma.sync) and v4 (v3 with a mask-free
+        # path for whole tiles) on the same inputs, blocks of 16 to 128 and a
+        # sequence that ends inside a 64-key tile.
         seed = fresh_seed()
         g = torch.Generator(device="cuda").manual_seed(seed)
         seq = 500
         try:
-            for version in (1, 2, 3):
+            for version in (1, 2, 3, 4):
                 bsa.FORWARD_VERSION = version
                 for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)):
                     for d in (64, 128):
@@ -268,30 +270,32 @@ class KernelPathTest(unittest.TestCase):
         for name, a, b in zip("qkv", mine, theirs):
             torch.testing.assert_close(a.float(), b.float(), rtol=2 * tol, atol=2 * tol, msg=lambda e: f"d{name}: {e}")
 
-    def test_version_3_forward_and_backward_match_the_reference(self):
-        # The tensor-core kernels (forward and both backward passes) on blocks
-        # that are below, at, between and above the 64-row tile, a ragged
-        # sequence, GQA, and per-(batch, head) masks chosen from the input.
+    def test_tensor_core_versions_forward_and_backward_match_the_reference(self):
+        # The tensor-core kernels, v3 and v4 (forward and both backward
+        # passes), on blocks that are below, at, between and above the 64-row
+        # tile, a ragged sequence, GQA, and per-(batch, head) masks chosen
+        # from the input; a longer sequence gives v4's whole-tile path most
+        # of the tiles.
         seed = fresh_seed()
         g = torch.Generator(device="cuda").manual_seed(seed)
-        seq = 330
-        bsa.FORWARD_VERSION = bsa.BACKWARD_VERSION = 3
+        cases = [(330, block) for block in (16, 48, 64, 128)] + [(1000, 64), (1000, 128)]
         try:
-            for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)):
-                for d in (64, 128):
-                    def inputs():
-                        return [torch.randn(2, h, seq, d, device="cuda", dtype=dtype, generator=g,
-                                            requires_grad=True) for h in (4, 2, 2)]
-                    for block in (16, 48, 64, 128):
-                        for name, mod, rule, _ in mod_patterns(seq, "cuda"):
-                            with self.subTest(name, dtype=dtype, d=d, block=block, seed=seed):
-                                m = bsa.BlockSparseMask.from_mask_mod(mod, seq, block, "cuda", **rule)
-                                self._check_forward_backward(m, *inputs(), tol, g)
-                        with self.subTest("topk_pooled", dtype=dtype, d=d, block=block, seed=seed):
-                            q, k, v = inputs()
-                            m = bsa.BlockSparseMask.topk_pooled(q.detach(), k.detach(), block=block, topk=2,
-                                                                window_blocks=1, global_blocks=1, causal=True)
-                            self._check_forward_backward(m, q, k, v, tol, g)
+            for version, (dtype, tol), d, (seq, block) in itertools.product(
+                    (3, 4), ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)), (64, 128), cases):
+                bsa.FORWARD_VERSION = bsa.BACKWARD_VERSION = version
+
+                def inputs():
+                    return [torch.randn(2, h, seq, d, device="cuda", dtype=dtype, generator=g, requires_grad=True)
+                            for h in (4, 2, 2)]
+                for name, mod, rule, _ in mod_patterns(seq, "cuda"):
+                    with self.subTest(name, version=version, dtype=dtype, d=d, seq=seq, block=block, seed=seed):
+                        m = bsa.BlockSparseMask.from_mask_mod(mod, seq, block, "cuda", **rule)
+                        self._check_forward_backward(m, *inputs(), tol, g)
+                with self.subTest("topk_pooled", version=version, dtype=dtype, d=d, seq=seq, block=block, seed=seed):
+                    q, k, v = inputs()
+                    m = bsa.BlockSparseMask.topk_pooled(q.detach(), k.detach(), block=block, topk=2,
+                                                        window_blocks=1, global_blocks=1, causal=True)
+                    self._check_forward_backward(m, q, k, v, tol, g)
         finally:
             bsa.FORWARD_VERSION = bsa.BACKWARD_VERSION = 0
 

@@ -35,7 +35,8 @@ except ImportError:  # pragma: no cover - depends on the build
 
 # The kernels' versions (src/kernels/gpu/block_sparse_attention.h): 0 the
 # fastest measured, 1 the SIMT baseline, 2 WMMA tensor cores (forward only),
-# 3 mma.sync with register-resident fragments (forward and backward).
+# 3 mma.sync with register-resident fragments (forward and backward), 4 the
+# same with a mask-free path for tiles the mask keeps whole.
 # Tests and benchmarks set them to compare versions on the same inputs.
 FORWARD_VERSION = 0
 BACKWARD_VERSION = 0

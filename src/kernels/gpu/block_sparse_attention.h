@@ -19,8 +19,16 @@
 //       warp per 16 rows, 4 warps per block of threads, 64-row tiles of K/V
 //       (forward, dQ) or Q/dO (dK, dV) double-buffered through cp.async and
 //       read by ldmatrix; the softmax on the accumulators, P and dS fed back
-//       as A operands. Runs when asked for (version 3), where its pointers
-//       are 16-byte aligned.
+//       as A operands. Correct on an H100 (torch and C++ tests, memcheck
+//       clean), 3.2-63x v1's speed there and 2.3-5.3x v2's forward
+//       (2026-12-05, docs/kernels.md).
+//   v4  v3 with a mask-free path for tiles the mask keeps whole (no
+//       per-element keep test there: Nsight Compute found v3's integer
+//       pipeline the busiest), and at head dim 64 a forward held to 128
+//       registers for 4 blocks of threads per SM. Correct on the same H100,
+//       1.2-1.5x v3's forward at head dim 64 and 1.0-1.1x at 128: the
+//       default (version 0) where its pointers are 16-byte aligned, v1
+//       elsewhere.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -59,13 +67,13 @@ int64_t block_sparse_attention_workspace_bytes(const AttentionShape& s);
 // Returns "" when launched, else why not (shape, head_dim other than 64 or
 // 128, block other than 16..128 in steps of 16, a null pointer, or the
 // launch error). out: like q, in dtype; lse: fp32 [batch, heads, seq_q].
-// `version`: 0 the fastest measured (v1 today), 1, 2 or 3 that one (2 and 3
-// fall back to 1 where they do not apply).
+// `version`: 0 the fastest measured (v4 today), 1, 2, 3 or 4 that one (2, 3
+// and 4 fall back to 1 where they do not apply).
 std::string block_sparse_attention_forward(const void* q, const void* k, const void* v, const AttentionShape& s,
                                            const DeviceBlockMask& m, float scale, AttnDType dtype, void* out,
                                            float* lse, cudaStream_t stream, int version = 0);
 // dq, dk, dv in dtype; workspace of block_sparse_attention_workspace_bytes.
-// `version`: 0 the fastest measured (v1 today), 1 or 3.
+// `version`: 0 the fastest measured (v4 today), 1, 3 or 4.
 std::string block_sparse_attention_backward(const void* q, const void* k, const void* v, const void* out,
                                             const void* dout, const float* lse, const AttentionShape& s,
                                             const DeviceBlockMask& m, float scale, AttnDType dtype, void* dq,

@@ -218,6 +218,13 @@ __device__ __forceinline__ LaneRows lane_rows(int64_t first_token, int local0, i
   return r;
 }
 
+// A tile every score of which the mask keeps, for every row of this lane:
+// all 64 keys in the sequence, of a block the mask keeps whole, and the
+// lane's rows in the sequence (v4's mask-free path; lanes of one quad agree).
+__device__ __forceinline__ bool whole_tile(const Tile& tile, const LaneRows& r) {
+  return !tile.partial && tile.n == kTile && r.ok[0] && r.ok[1];
+}
+
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 }  // namespace stepscope::kernels::gpu::bsa::mma

@@ -11,6 +11,8 @@
 //    the caller.
 // K and V (first pass) or Q and dO (second) reach shared memory through
 // cp.async, double-buffered; a warp owns 16 rows, a block of threads 64.
+// v4 (Fast): the same kernels with a mask-free path for whole tiles, as the
+// forward has it (block_sparse_attention_mma.cu).
 #include "kernels/gpu/block_sparse_attention_mma.cuh"
 
 #include <cmath>
@@ -79,7 +81,7 @@ __device__ __forceinline__ void accumulate(float acc[D / 8][4], const float g[kH
 }
 
 // Pass 1. grid (q_blocks × ceil(block / 64), batch · heads).
-template <class T, int D>
+template <class T, int D, bool Fast>
 __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
     const uint16_t* q, const uint16_t* k, const uint16_t* v, const uint16_t* out, const uint16_t* dout,
     const float* lse, DeviceCsr rows, Dims d, float scale, uint16_t* dq, float* delta) {
@@ -131,16 +133,24 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
         float s[kHalf / 8][4], dp[kHalf / 8][4];
         scores_from_registers<T, D, LD>(s, qf, ks, half, lane);
         scores_from_registers<T, D, LD>(dp, dof, vs, half, lane);
+        if (Fast && whole_tile(tile, r)) {
 #pragma unroll
-        for (int j = 0; j < kHalf / 8; ++j)
+          for (int j = 0; j < kHalf / 8; ++j)
 #pragma unroll
-          for (int x = 0; x < 4; ++x) {
-            const int which = x >> 1, jj = half * kHalf + j * 8 + col2 + (x & 1);
-            const bool keep =
-                r.ok[which] && jj < tile.n && (!tile.partial || allows(d, r.token[which], tile.t0 + jj));
-            const float p = keep ? exp2f(s[j][x] * scale2 - lse2[which]) : 0.0f;
-            s[j][x] = p * (dp[j][x] - dlt[which]);  // dS
-          }
+            for (int x = 0; x < 4; ++x)
+              s[j][x] = exp2f(s[j][x] * scale2 - lse2[x >> 1]) * (dp[j][x] - dlt[x >> 1]);  // dS
+        } else {
+#pragma unroll
+          for (int j = 0; j < kHalf / 8; ++j)
+#pragma unroll
+            for (int x = 0; x < 4; ++x) {
+              const int which = x >> 1, jj = half * kHalf + j * 8 + col2 + (x & 1);
+              const bool keep =
+                  r.ok[which] && jj < tile.n && (!tile.partial || allows(d, r.token[which], tile.t0 + jj));
+              const float p = keep ? exp2f(s[j][x] * scale2 - lse2[which]) : 0.0f;
+              s[j][x] = p * (dp[j][x] - dlt[which]);  // dS
+            }
+        }
         accumulate<T, D, LD>(acc, s, ks, half, lane);
       }
     }
@@ -157,7 +167,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
 
 // Pass 2. grid (k_blocks × ceil(block / 64), batch · heads): each query head
 // adds its share into its K/V head's fp32 accumulators.
-template <class T, int D>
+template <class T, int D, bool Fast>
 __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dkdv_v3(
     const uint16_t* q, const uint16_t* k, const uint16_t* v, const uint16_t* dout, const float* lse,
     const float* delta, DeviceCsr cols, Dims d, float scale, float* dk_acc, float* dv_acc) {
@@ -225,17 +235,28 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dkdv_v
         float p[kHalf / 8][4], ds[kHalf / 8][4];
         scores_from_shared<T, D, LD>(p, kv, warp, qs, half, lane);                  // Sᵀ
         scores_from_shared<T, D, LD>(ds, kv + kTile * LD, warp, dos, half, lane);  // dPᵀ
+        if (Fast && whole_tile(tile, r)) {
 #pragma unroll
-        for (int j = 0; j < kHalf / 8; ++j)
+          for (int j = 0; j < kHalf / 8; ++j)
 #pragma unroll
-          for (int x = 0; x < 4; ++x) {
-            const int which = x >> 1, ii = half * kHalf + j * 8 + col2 + (x & 1);
-            const bool keep =
-                r.ok[which] && ii < tile.n && (!tile.partial || allows(d, tile.t0 + ii, r.token[which]));
-            const float pt = keep ? exp2f(p[j][x] * scale2 - terms[ii]) : 0.0f;
-            p[j][x] = pt;
-            ds[j][x] = pt * (ds[j][x] - (keep ? terms[kTile + ii] : 0.0f));
-          }
+            for (int x = 0; x < 4; ++x) {
+              const int ii = half * kHalf + j * 8 + col2 + (x & 1);
+              p[j][x] = exp2f(p[j][x] * scale2 - terms[ii]);
+              ds[j][x] = p[j][x] * (ds[j][x] - terms[kTile + ii]);
+            }
+        } else {
+#pragma unroll
+          for (int j = 0; j < kHalf / 8; ++j)
+#pragma unroll
+            for (int x = 0; x < 4; ++x) {
+              const int which = x >> 1, ii = half * kHalf + j * 8 + col2 + (x & 1);
+              const bool keep =
+                  r.ok[which] && ii < tile.n && (!tile.partial || allows(d, tile.t0 + ii, r.token[which]));
+              const float pt = keep ? exp2f(p[j][x] * scale2 - terms[ii]) : 0.0f;
+              p[j][x] = pt;
+              ds[j][x] = pt * (ds[j][x] - (keep ? terms[kTile + ii] : 0.0f));
+            }
+        }
         accumulate<T, D, LD>(dv, p, dos, half, lane);
         accumulate<T, D, LD>(dk, ds, qs, half, lane);
       }
@@ -267,14 +288,17 @@ bool allow_shared(Kernel kernel, int bytes) {
 template <class T, int D>
 bool launch_backward_mma(const void* q, const void* k, const void* v, const void* out, const void* dout,
                          const float* lse, const Dims& d, const DeviceCsr& rows, const DeviceCsr& cols, float scale,
-                         void* dq, float* delta, float* dk_acc, float* dv_acc, cudaStream_t stream) {
+                         void* dq, float* delta, float* dk_acc, float* dv_acc, cudaStream_t stream,
+                         bool whole_tile_path) {
   for (const void* p : {q, k, v, out, dout, static_cast<const void*>(dq)})
     if (!aligned16(p)) return false;
   constexpr int tile_bytes = kTile * (D + kPad) * 2;
   constexpr int dq_bytes = 4 * tile_bytes;                           // two buffers of K and V
   constexpr int dkdv_bytes = 6 * tile_bytes + 2 * 2 * kTile * 4;  // K, V; two buffers of Q, dO; lse, Δ
-  auto dq_kernel = block_sparse_attention_mma_dq_v3<T, D>;
-  auto dkdv_kernel = block_sparse_attention_mma_dkdv_v3<T, D>;
+  auto dq_kernel = whole_tile_path ? block_sparse_attention_mma_dq_v3<T, D, true>
+                                   : block_sparse_attention_mma_dq_v3<T, D, false>;
+  auto dkdv_kernel = whole_tile_path ? block_sparse_attention_mma_dkdv_v3<T, D, true>
+                                     : block_sparse_attention_mma_dkdv_v3<T, D, false>;
   if (!allow_shared(dq_kernel, dq_bytes) || !allow_shared(dkdv_kernel, dkdv_bytes)) return false;
   const int64_t subs = (d.block + kCtaRows - 1) / kCtaRows;
   const auto* B = static_cast<const uint16_t*>(q);
@@ -292,7 +316,7 @@ bool launch_backward_mma(const void* q, const void* k, const void* v, const void
 #define STEPSCOPE_BSA_MMA_BWD(T, D)                                                                              \
   template bool launch_backward_mma<T, D>(const void*, const void*, const void*, const void*, const void*,    \
                                           const float*, const Dims&, const DeviceCsr&, const DeviceCsr&, float, \
-                                          void*, float*, float*, float*, cudaStream_t);
+                                          void*, float*, float*, float*, cudaStream_t, bool);
 STEPSCOPE_BSA_MMA_BWD(Bf16, 64)
 STEPSCOPE_BSA_MMA_BWD(Bf16, 128)
 STEPSCOPE_BSA_MMA_BWD(F16, 64)
