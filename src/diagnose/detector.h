@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,10 +55,31 @@ struct DetectorOutput {
   std::vector<NotAssessed> not_assessed;
 };
 
+struct RankContext;
+struct JobContext;
+class DetectorPart;
+
+// A detector is one function of the whole context (`run`), or split in two
+// (`collect` per rank, `finish` of the merged parts; detector_part.h) so
+// that a diagnosis can be merged from per-rank summaries.
 struct Detector {
   std::string name;   // unique, snake_case; used to disable it
   Category category;  // every finding it returns has this category
   std::function<DetectorOutput(const DetectorContext&)> run;
+  std::function<std::unique_ptr<DetectorPart>(const RankContext&)> collect;
+  std::function<DetectorOutput(const DetectorPart&, const JobContext&)> finish;
+  std::function<std::unique_ptr<DetectorPart>()> empty_part;  // the part of no rank
+  bool split() const { return static_cast<bool>(collect); }
 };
+
+// A detector that reads the whole context at once.
+inline Detector whole_detector(std::string name, Category category,
+                               std::function<DetectorOutput(const DetectorContext&)> run) {
+  Detector d;
+  d.name = std::move(name);
+  d.category = category;
+  d.run = std::move(run);
+  return d;
+}
 
 }  // namespace stepscope::diagnose

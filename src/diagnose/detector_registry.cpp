@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "diagnose/detector_part.h"
+#include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
 
 namespace stepscope::diagnose {
@@ -47,6 +49,25 @@ std::string validate_finding(const Finding& f, const Detector& d, const Detector
   return {};
 }
 
+namespace {
+
+// A split detector over a whole context: each rank's part, merged in rank
+// order, then finished. The claims of the findings accepted so far
+// (ctx.prior) are what each rank's collect sees as claimed.
+DetectorOutput run_split(const Detector& d, const DetectorContext& ctx) {
+  std::unique_ptr<DetectorPart> merged = d.empty_part();
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
+    std::unique_ptr<DetectorPart> part = d.collect(rank_context(ctx, ri));
+    if (ri == 0)
+      merged = std::move(part);
+    else
+      merged->merge_from(*part);
+  }
+  return d.finish(*merged, JobContext{ctx.multi, ctx.options, ctx.ranks.size()});
+}
+
+}  // namespace
+
 RegistryResult run_detectors(const std::vector<Detector>& detectors, DetectorContext ctx,
                              const std::vector<std::string>& disabled) {
   RegistryResult out;
@@ -61,7 +82,7 @@ RegistryResult run_detectors(const std::vector<Detector>& detectors, DetectorCon
       continue;
     }
     auto t0 = std::chrono::steady_clock::now();
-    DetectorOutput produced = d.run(ctx);
+    DetectorOutput produced = d.split() ? run_split(d, ctx) : d.run(ctx);
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (Finding& f : produced.findings) {
       std::string why = validate_finding(f, d, ctx);

@@ -1,5 +1,7 @@
 #include "diagnose/detector_support.h"
 
+#include "diagnose/detector_part.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -24,32 +26,10 @@ double mean_us(const std::vector<int64_t>& per_step) {
 }
 
 void set_saving(Finding& f, const DetectorContext& ctx, const StepTimes& per_step, size_t skip_first) {
-  double best = -1;
-  for (size_t i = 0; i < ctx.ranks.size() && i < per_step.size(); ++i) {
-    const RankAttribution& a = *ctx.ranks[i].attribution;
-    if (a.steps.empty()) continue;
-    // Cap each step at its own wall time: a cause cannot save more than the step.
-    size_t first = per_step[i].size() > skip_first ? skip_first : 0;
-    std::vector<int64_t> capped, walls;
-    for (size_t k = first; k < per_step[i].size() && k < a.steps.size(); ++k) {
-      capped.push_back(std::clamp<int64_t>(per_step[i][k], 0, a.steps[k].wall_ns()));
-      walls.push_back(a.steps[k].wall_ns());
-    }
-    double us = std::min(mean_us(capped), static_cast<double>(a.mean_step_ns()) / 1000.0);
-    if (us > best) {
-      best = us;
-      // Against the mean of the same steps, never above the rank's mean step.
-      double step_us = std::min(mean_us(walls), static_cast<double>(a.mean_step_ns()) / 1000.0);
-      f.estimated_saving_us = us;
-      f.estimated_saving_pct = step_us > 0 ? std::min(100.0, 100.0 * us / step_us) : 0.0;
-      f.saving_rank = ctx.ranks[i].store->rank;
-    }
-  }
-  if (best < 0) {
-    f.estimated_saving_us = 0;
-    f.estimated_saving_pct = 0;
-  }
-  f.severity = severity_for_saving(f.estimated_saving_pct);
+  RankSaving best;
+  for (size_t i = 0; i < ctx.ranks.size() && i < per_step.size(); ++i)
+    best.merge(RankSaving::of(ctx.ranks[i], per_step[i], skip_first));
+  best.apply_to(f);
 }
 
 int32_t step_index_at(const RankAttribution& a, int64_t t) {
@@ -86,11 +66,11 @@ IntervalSet claimed_idle(const DetectorContext& ctx, int64_t rank) {
   return IntervalSet(std::move(v));
 }
 
-std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, const IntervalSet* within,
+std::vector<int64_t> unclaimed_host_idle(const RankContext& rc, const IntervalSet* within,
                                          std::vector<Interval>* counted) {
-  const RankView& r = ctx.ranks[ri];
+  const RankView& r = *rc.view;
   std::vector<int64_t> out(r.attribution->steps.size(), 0);
-  IntervalSet claimed = claimed_idle(ctx, r.store->rank);
+  const IntervalSet& claimed = rc.claimed;
   std::vector<Interval> in_claim, free_parts, inside, outside;
   for (const BucketSpan& s : r.attribution->spans) {
     if (s.bucket != Bucket::kHostOverhead) continue;
@@ -113,6 +93,15 @@ std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, 
     }
   }
   return out;
+}
+
+std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, const IntervalSet* within,
+                                         std::vector<Interval>* counted) {
+  return unclaimed_host_idle(rank_context(ctx, ri), within, counted);
+}
+
+RankContext rank_context(const DetectorContext& ctx, size_t ri) {
+  return {&ctx.ranks[ri], claimed_idle(ctx, ctx.ranks[ri].store->rank), ctx.options};
 }
 
 std::vector<Example> top_examples(std::vector<WeightedExample> candidates, size_t n) {

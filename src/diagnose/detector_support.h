@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "diagnose/detector.h"
+#include "diagnose/detector_part.h"
 
 namespace stepscope::diagnose {
 
@@ -36,11 +37,19 @@ Example example_of_row(const RankView& r, uint32_t row, std::string detail);
 // The host_overhead idle of a rank that earlier findings (ctx.prior) claimed.
 IntervalSet claimed_idle(const DetectorContext& ctx, int64_t rank);
 
-// Per step, the host_overhead idle of rank `ri` that lies in `within` (all of
-// it when `within` is null) and outside the intervals earlier findings
+// Per step, the host_overhead idle of the rank that lies in `within` (all of
+// it when `within` is null) and outside the intervals earlier detectors
 // claimed; appends the intervals it counted to `counted` when given.
+std::vector<int64_t> unclaimed_host_idle(const RankContext& rc, const IntervalSet* within,
+                                         std::vector<Interval>* counted = nullptr);
+// The same for rank `ri` of a whole context, against the claims of the
+// findings accepted so far (ctx.prior).
 std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, const IntervalSet* within,
                                          std::vector<Interval>* counted = nullptr);
+
+// Rank `ri` of a whole context as a split detector sees it: its view and
+// the host idle ctx.prior's findings claimed on it.
+RankContext rank_context(const DetectorContext& ctx, size_t ri);
 
 // Keeps the `n` examples with the largest weight, largest first.
 struct WeightedExample {

@@ -23,8 +23,8 @@ int64_t gpu_busy_within(const RankAttribution& a, int64_t start_ns, int64_t end_
   return end_ns - start_ns - idle;
 }
 
-IdleTaken take_idle_after(const DetectorContext& ctx, size_t ri, std::vector<HostDelay> delays) {
-  const RankView& r = ctx.ranks[ri];
+IdleTaken take_idle_after(const RankContext& rc, std::vector<HostDelay> delays) {
+  const RankView& r = *rc.view;
   const RankAttribution& a = *r.attribution;
   IdleTaken out;
   out.per_step.assign(a.steps.size(), 0);
@@ -32,7 +32,7 @@ IdleTaken take_idle_after(const DetectorContext& ctx, size_t ri, std::vector<Hos
   if (delays.empty()) return out;
   std::stable_sort(delays.begin(), delays.end(),
                    [](const HostDelay& x, const HostDelay& y) { return x.at_ns < y.at_ns; });
-  const IntervalSet claimed = claimed_idle(ctx, r.store->rank);
+  const IntervalSet& claimed = rc.claimed;
 
   // Host time not yet matched with idle, of the step of the delays last met:
   // a delay only shortens gaps of its own step (the step's end sync, or the
@@ -76,9 +76,18 @@ IdleTaken take_idle_after(const DetectorContext& ctx, size_t ri, std::vector<Hos
   return out;
 }
 
+IdleTaken take_idle_after(const DetectorContext& ctx, size_t ri, std::vector<HostDelay> delays) {
+  return take_idle_after(rank_context(ctx, ri), std::move(delays));
+}
+
 int64_t claim_idle_after(const DetectorContext& ctx, size_t ri, std::vector<HostDelay> delays,
                          std::vector<int64_t>& saving, std::vector<IdleClaim>& claims) {
-  IdleTaken taken = take_idle_after(ctx, ri, std::move(delays));
+  return claim_idle_after(rank_context(ctx, ri), std::move(delays), saving, claims);
+}
+
+int64_t claim_idle_after(const RankContext& rc, std::vector<HostDelay> delays, std::vector<int64_t>& saving,
+                         std::vector<IdleClaim>& claims) {
+  IdleTaken taken = take_idle_after(rc, std::move(delays));
   int64_t total = 0;
   for (size_t k = 0; k < taken.per_step.size() && k < saving.size(); ++k) {
     add_into(saving[k], taken.per_step[k]);

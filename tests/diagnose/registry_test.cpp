@@ -58,7 +58,7 @@ TEST(Registry, ValidationRejectsBrokenOutput) {
   v.store = run->stores[0].get();
   v.attribution = &run->d.attribution[0];
   ctx.ranks.push_back(v);
-  Detector d{"host_sync", Category::kHostSync, nullptr};
+  Detector d = whole_detector("host_sync", Category::kHostSync, nullptr);
   Finding good = *reported(run->d, Category::kHostSync);
   EXPECT_EQ(validate_finding(good, d, ctx), "");
 

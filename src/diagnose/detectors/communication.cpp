@@ -198,6 +198,6 @@ DetectorOutput run(const DetectorContext& ctx) {
 
 }  // namespace
 
-Detector communication_detector() { return {kName, Category::kCommunication, run}; }
+Detector communication_detector() { return whole_detector(kName, Category::kCommunication, run); }
 
 }  // namespace stepscope::diagnose

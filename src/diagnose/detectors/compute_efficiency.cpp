@@ -358,6 +358,6 @@ DetectorOutput run(const DetectorContext& ctx) {
 
 }  // namespace
 
-Detector compute_efficiency_detector() { return {kName, Category::kComputeEfficiency, run}; }
+Detector compute_efficiency_detector() { return whole_detector(kName, Category::kComputeEfficiency, run); }
 
 }  // namespace stepscope::diagnose

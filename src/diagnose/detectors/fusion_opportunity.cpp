@@ -314,6 +314,6 @@ DetectorOutput run(const DetectorContext& ctx) {
 
 }  // namespace
 
-Detector fusion_opportunity_detector() { return {kName, Category::kFusionOpportunity, run}; }
+Detector fusion_opportunity_detector() { return whole_detector(kName, Category::kFusionOpportunity, run); }
 
 }  // namespace stepscope::diagnose

@@ -248,6 +248,6 @@ DetectorOutput run(const DetectorContext& ctx) {
 
 }  // namespace
 
-Detector host_overhead_detector() { return {kName, Category::kHostOverhead, run}; }
+Detector host_overhead_detector() { return whole_detector(kName, Category::kHostOverhead, run); }
 
 }  // namespace stepscope::diagnose

@@ -145,6 +145,6 @@ DetectorOutput run(const DetectorContext& ctx) {
 
 }  // namespace
 
-Detector load_imbalance_detector() { return {kName, Category::kLoadImbalance, run}; }
+Detector load_imbalance_detector() { return whole_detector(kName, Category::kLoadImbalance, run); }
 
 }  // namespace stepscope::diagnose

@@ -226,6 +226,6 @@ DetectorOutput run(const DetectorContext& ctx) {
 
 }  // namespace
 
-Detector recomputed_constants_detector() { return {kName, Category::kRecomputedConstants, run}; }
+Detector recomputed_constants_detector() { return whole_detector(kName, Category::kRecomputedConstants, run); }
 
 }  // namespace stepscope::diagnose

@@ -42,117 +42,144 @@ std::string optimizer_class(std::string_view annotation) {
   return std::string(rest.substr(0, dot));
 }
 
-DetectorOutput run(const DetectorContext& ctx) {
-  DetectorOutput out;
-  StepTimes saving = zero_step_times(ctx);
+// What the finding needs of one rank, and of several merged.
+struct Part {
+  RankSaving saving;
   bool any_annotation = false;
   int64_t spans = 0, kernels = 0, multi = 0, tiny = 0, host_ns = 0, idle_ns = 0, steps_total = 0;
-  std::string cls;
-  std::vector<WeightedExample> examples;
+  std::string cls;  // the optimizer's class, as the first rank with one names it
+  ExamplePool examples;
   std::vector<IdleClaim> claims;
   std::vector<RankRemedy> remedies;
-  const double tiny_ns = ctx.options->tiny_kernel_us * 1e3;
 
-  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
-    const RankView& r = ctx.ranks[ri];
-    const RankAttribution& a = *r.attribution;
-    const HostCalls& opt = r.host->optimizer_steps;
-    if (opt.empty()) continue;
-    any_annotation = true;
-    int64_t rank_spans = 0, rank_kernels = 0, rank_multi = 0;
-    std::map<uint32_t, int64_t> kernels_by_span;
-    for (const auto& act : r.timeline->activities) {
-      if (act.kind != trace::EventKind::kKernel || !act.has_launch()) continue;
-      const HostCall* c = opt.containing(act.launch_start_ns);
-      if (!c || step_index_at(a, c->start_ns) < 0) continue;
-      ++rank_kernels;
-      ++kernels_by_span[c->row];
-      if (is_multi_tensor(act, r.store->strings.get(act.name))) ++rank_multi;
-      if (static_cast<double>(act.duration_ns()) < tiny_ns) ++tiny;
-    }
-    for (const HostCall& c : opt.calls())
-      if (step_index_at(a, c.start_ns) >= 0) {
-        ++rank_spans;
-        add_into(host_ns, c.end_ns - c.start_ns);
-        if (cls.empty()) cls = optimizer_class(r.store->name_of(c.row));
-      }
-    if (rank_spans == 0) continue;
-    double per_step = static_cast<double>(rank_kernels) / static_cast<double>(rank_spans);
-    double share = rank_kernels > 0 ? static_cast<double>(rank_multi) / static_cast<double>(rank_kernels) : 1.0;
-    add_into(spans, rank_spans);
-    add_into(kernels, rank_kernels);
-    add_into(multi, rank_multi);
-    add_into(steps_total, static_cast<int64_t>(a.steps.size()));
-    if (per_step < kMinKernelsPerStep || share >= kMaxMultiTensorShare) continue;
-
-    // Host-caused idle inside the optimizer steps.
-    IntervalSet opt_set = opt.as_set();
-    std::vector<Interval> counted;
-    std::vector<int64_t> per_step_idle = unclaimed_host_idle(ctx, ri, &opt_set, &counted);
-    for (size_t k = 0; k < a.steps.size(); ++k) {
-      add_into(saving[ri][k], per_step_idle[k]);
-      add_into(idle_ns, per_step_idle[k]);
-    }
-    for (const Interval& i : counted) claims.push_back({r.store->rank, i.start_ns, i.end_ns});
-    // The remedy on this rank: a fused (or foreach) optimizer step. Its host
-    // time leaves the step, and the step's kernels on each stream run as one
-    // kernel of their summed time (an upper bound: a fused kernel reads the
-    // same bytes in one pass, faster than the sum).
-    RankRemedy fix{r.store->rank, {}};
-    for (const HostCall& c : opt.calls())
-      if (step_index_at(a, c.start_ns) >= 0) fix.remedy.host_removed.push_back({c.start_ns, c.end_ns});
-    std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> chains;  // (span row, lane) -> kernel rows
-    for (const auto& act : r.timeline->activities) {
-      if (act.kind != trace::EventKind::kKernel || !act.has_launch()) continue;
-      const HostCall* c = opt.containing(act.launch_start_ns);
-      if (c && step_index_at(a, c->start_ns) >= 0) chains[{c->row, act.lane}].push_back(act.row);
-    }
-    for (auto& [key, rows] : chains)
-      if (rows.size() > 1) fix.remedy.fused_chains.push_back(std::move(rows));
-    if (!fix.remedy.empty()) remedies.push_back(std::move(fix));
-    for (const HostCall& c : opt.calls()) {
-      if (step_index_at(a, c.start_ns) < 0) continue;
-      int64_t idle = 0;
-      for (const BucketSpan& s : a.spans)
-        if (s.bucket == Bucket::kHostOverhead && s.end_ns > c.start_ns && s.start_ns < c.end_ns)
-          add_into(idle, std::min(s.end_ns, c.end_ns) - std::max(s.start_ns, c.start_ns));
-      int64_t nk = kernels_by_span.count(c.row) ? kernels_by_span[c.row] : 0;
-      examples.push_back({static_cast<double>(idle),
-                          example_of_row(r, c.row,
-                                         fmt::format("{} kernels launched one parameter at a time; GPU idle {} of "
-                                                     "the step's {}",
-                                                     nk, human_time(static_cast<double>(idle)),
-                                                     human_time(static_cast<double>(c.end_ns - c.start_ns))))});
-    }
+  void merge(const Part& o) {
+    saving.merge(o.saving);
+    any_annotation = any_annotation || o.any_annotation;
+    for (auto [to, from] : {std::pair{&spans, o.spans}, {&kernels, o.kernels}, {&multi, o.multi}, {&tiny, o.tiny},
+                            {&host_ns, o.host_ns}, {&idle_ns, o.idle_ns}, {&steps_total, o.steps_total}})
+      add_into(*to, from);
+    if (cls.empty()) cls = o.cls;
+    examples.merge(o.examples);
+    claims.insert(claims.end(), o.claims.begin(), o.claims.end());
+    remedies.insert(remedies.end(), o.remedies.begin(), o.remedies.end());
   }
-  if (!any_annotation) {
+};
+
+Part collect(const RankContext& rc) {
+  const RankView& r = *rc.view;
+  const RankAttribution& a = *r.attribution;
+  Part out;
+  std::vector<int64_t> saving(a.steps.size(), 0);
+  // Every rank takes part in the choice of the saving's rank, with none here.
+  out.saving = RankSaving::of(r, saving);
+  const HostCalls& opt = r.host->optimizer_steps;
+  if (opt.empty()) return out;
+  out.any_annotation = true;
+  const double tiny_ns = rc.options->tiny_kernel_us * 1e3;
+  int64_t rank_spans = 0, rank_kernels = 0, rank_multi = 0, rank_host_ns = 0;
+  std::map<uint32_t, int64_t> kernels_by_span;
+  for (const auto& act : r.timeline->activities) {
+    if (act.kind != trace::EventKind::kKernel || !act.has_launch()) continue;
+    const HostCall* c = opt.containing(act.launch_start_ns);
+    if (!c || step_index_at(a, c->start_ns) < 0) continue;
+    ++rank_kernels;
+    ++kernels_by_span[c->row];
+    if (is_multi_tensor(act, r.store->strings.get(act.name))) ++rank_multi;
+    if (static_cast<double>(act.duration_ns()) < tiny_ns) ++out.tiny;
+  }
+  for (const HostCall& c : opt.calls())
+    if (step_index_at(a, c.start_ns) >= 0) {
+      ++rank_spans;
+      add_into(rank_host_ns, c.end_ns - c.start_ns);
+      if (out.cls.empty()) out.cls = optimizer_class(r.store->name_of(c.row));
+    }
+  if (rank_spans == 0) return out;
+  double per_step = static_cast<double>(rank_kernels) / static_cast<double>(rank_spans);
+  double share = rank_kernels > 0 ? static_cast<double>(rank_multi) / static_cast<double>(rank_kernels) : 1.0;
+  out.spans = rank_spans;
+  out.kernels = rank_kernels;
+  out.multi = rank_multi;
+  out.host_ns = rank_host_ns;
+  out.steps_total = static_cast<int64_t>(a.steps.size());
+  if (per_step < kMinKernelsPerStep || share >= kMaxMultiTensorShare) return out;
+
+  // Host-caused idle inside the optimizer steps.
+  IntervalSet opt_set = opt.as_set();
+  std::vector<Interval> counted;
+  std::vector<int64_t> per_step_idle = unclaimed_host_idle(rc, &opt_set, &counted);
+  for (size_t k = 0; k < a.steps.size(); ++k) {
+    add_into(saving[k], per_step_idle[k]);
+    add_into(out.idle_ns, per_step_idle[k]);
+  }
+  for (const Interval& i : counted) out.claims.push_back({r.store->rank, i.start_ns, i.end_ns});
+  // The remedy on this rank: a fused (or foreach) optimizer step. Its host
+  // time leaves the step, and the step's kernels on each stream run as one
+  // kernel of their summed time (an upper bound: a fused kernel reads the
+  // same bytes in one pass, faster than the sum).
+  RankRemedy fix{r.store->rank, {}};
+  for (const HostCall& c : opt.calls())
+    if (step_index_at(a, c.start_ns) >= 0) fix.remedy.host_removed.push_back({c.start_ns, c.end_ns});
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> chains;  // (span row, lane) -> kernel rows
+  for (const auto& act : r.timeline->activities) {
+    if (act.kind != trace::EventKind::kKernel || !act.has_launch()) continue;
+    const HostCall* c = opt.containing(act.launch_start_ns);
+    if (c && step_index_at(a, c->start_ns) >= 0) chains[{c->row, act.lane}].push_back(act.row);
+  }
+  for (auto& [key, rows] : chains)
+    if (rows.size() > 1) fix.remedy.fused_chains.push_back(std::move(rows));
+  if (!fix.remedy.empty()) out.remedies.push_back(std::move(fix));
+  for (const HostCall& c : opt.calls()) {
+    if (step_index_at(a, c.start_ns) < 0) continue;
+    int64_t idle = 0;
+    for (const BucketSpan& s : a.spans)
+      if (s.bucket == Bucket::kHostOverhead && s.end_ns > c.start_ns && s.start_ns < c.end_ns)
+        add_into(idle, std::min(s.end_ns, c.end_ns) - std::max(s.start_ns, c.start_ns));
+    int64_t nk = kernels_by_span.count(c.row) ? kernels_by_span[c.row] : 0;
+    out.examples.add(static_cast<double>(idle),
+                     example_of_row(r, c.row,
+                                    fmt::format("{} kernels launched one parameter at a time; GPU idle {} of "
+                                                "the step's {}",
+                                                nk, human_time(static_cast<double>(idle)),
+                                                human_time(static_cast<double>(c.end_ns - c.start_ns)))));
+  }
+  out.saving = RankSaving::of(r, saving);
+  out.examples.trim();
+  return out;
+}
+
+DetectorOutput finish(const Part& p, const JobContext&) {
+  DetectorOutput out;
+  if (!p.any_annotation) {
     out.not_assessed.push_back({kName, "optimizer step cost",
                                 "no Optimizer.step#... annotations (a custom optimizer loop, or the profiler's "
                                 "record_function hooks off)"});
     return out;
   }
-  if (idle_ns <= 0) return out;
+  if (p.idle_ns <= 0) return out;
 
+  const std::string cls = p.cls;
   Finding f;
   f.category = Category::kUnfusedOptimizer;
   f.detector = kName;
   f.confidence = Confidence::kHigh;
-  set_saving(f, ctx, saving);
-  f.claims = std::move(claims);
-  f.remedies = std::move(remedies);
-  double n = static_cast<double>(std::max<int64_t>(1, spans));
-  double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
+  p.saving.apply_to(f);
+  f.claims = p.claims;
+  f.remedies = p.remedies;
+  double n = static_cast<double>(std::max<int64_t>(1, p.spans));
+  double steps = static_cast<double>(std::max<int64_t>(1, p.steps_total));
   f.title = fmt::format("{} updates parameters one tensor at a time: {:.0f} kernels per step, GPU idle {} per step "
                         "inside the optimizer",
-                        cls, static_cast<double>(kernels) / n, human_time(f.estimated_saving_us * 1e3));
+                        cls, static_cast<double>(p.kernels) / n, human_time(f.estimated_saving_us * 1e3));
   auto& m = f.evidence.metrics;
-  m.push_back({"optimizer_steps", static_cast<double>(spans), "count"});
-  m.push_back({"optimizer_kernels_per_step", static_cast<double>(kernels) / n, "count"});
-  m.push_back({"multi_tensor_kernel_share_pct", kernels > 0 ? 100.0 * static_cast<double>(multi) / static_cast<double>(kernels) : 0.0, "%"});
-  m.push_back({"tiny_kernel_share_pct", kernels > 0 ? 100.0 * static_cast<double>(tiny) / static_cast<double>(kernels) : 0.0, "%"});
-  m.push_back({"optimizer_host_us_per_step", static_cast<double>(host_ns) / n / 1e3, "us"});
-  m.push_back({"gpu_idle_in_optimizer_us_per_step", static_cast<double>(idle_ns) / steps / 1e3, "us"});
-  f.evidence.examples = top_examples(std::move(examples));
+  m.push_back({"optimizer_steps", static_cast<double>(p.spans), "count"});
+  m.push_back({"optimizer_kernels_per_step", static_cast<double>(p.kernels) / n, "count"});
+  m.push_back({"multi_tensor_kernel_share_pct",
+               p.kernels > 0 ? 100.0 * static_cast<double>(p.multi) / static_cast<double>(p.kernels) : 0.0, "%"});
+  m.push_back({"tiny_kernel_share_pct",
+               p.kernels > 0 ? 100.0 * static_cast<double>(p.tiny) / static_cast<double>(p.kernels) : 0.0, "%"});
+  m.push_back({"optimizer_host_us_per_step", static_cast<double>(p.host_ns) / n / 1e3, "us"});
+  m.push_back({"gpu_idle_in_optimizer_us_per_step", static_cast<double>(p.idle_ns) / steps / 1e3, "us"});
+  f.evidence.examples = p.examples.best();
   f.remedy = fmt::format("Use the multi-tensor implementation: torch.optim.{}(params, ..., fused=True) (or "
                          "foreach=True), which updates all parameters in a few kernels; under torch.compile the "
                          "optimizer step can be compiled too.",
@@ -163,6 +190,8 @@ DetectorOutput run(const DetectorContext& ctx) {
 
 }  // namespace
 
-Detector unfused_optimizer_detector() { return {kName, Category::kUnfusedOptimizer, run}; }
+Detector unfused_optimizer_detector() {
+  return split_detector<Part>(kName, Category::kUnfusedOptimizer, collect, finish);
+}
 
 }  // namespace stepscope::diagnose

@@ -1,0 +1,73 @@
+#include "diagnose/detector_part.h"
+
+#include <algorithm>
+
+#include "analysis/saturating.h"
+#include "diagnose/detector_support.h"
+
+namespace stepscope::diagnose {
+
+RankSaving RankSaving::of(const RankView& r, const std::vector<int64_t>& per_step, size_t skip_first) {
+  RankSaving s;
+  const RankAttribution& a = *r.attribution;
+  if (a.steps.empty()) return s;
+  // Cap each step at its own wall time: a cause cannot save more than the step.
+  const size_t first = per_step.size() > skip_first ? skip_first : 0;
+  std::vector<int64_t> capped, walls;
+  for (size_t k = first; k < per_step.size() && k < a.steps.size(); ++k) {
+    capped.push_back(std::clamp<int64_t>(per_step[k], 0, a.steps[k].wall_ns()));
+    walls.push_back(a.steps[k].wall_ns());
+  }
+  const double mean_step_us = static_cast<double>(a.mean_step_ns()) / 1000.0;
+  s.valid = true;
+  s.rank = r.store->rank;
+  s.us = std::min(mean_us(capped), mean_step_us);
+  // Against the mean of the same steps, never above the rank's mean step.
+  s.step_us = std::min(mean_us(walls), mean_step_us);
+  return s;
+}
+
+void RankSaving::merge(const RankSaving& later_rank) {
+  if (later_rank.valid && (!valid || later_rank.us > us)) *this = later_rank;
+}
+
+void RankSaving::apply_to(Finding& f) const {
+  if (valid) {
+    f.estimated_saving_us = us;
+    f.estimated_saving_pct = step_us > 0 ? std::min(100.0, 100.0 * us / step_us) : 0.0;
+    f.saving_rank = rank;
+  } else {
+    f.estimated_saving_us = 0;
+    f.estimated_saving_pct = 0;
+  }
+  f.severity = severity_for_saving(f.estimated_saving_pct);
+}
+
+void add_counts(std::map<std::string, int64_t>& to, const std::map<std::string, int64_t>& from) {
+  for (const auto& [name, n] : from) analysis::add_into(to[name], n);
+}
+
+namespace {
+template <class W>
+void keep_best(std::vector<W>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const W& a, const W& b) { return a.weight > b.weight; });
+  if (v.size() > kMaxExamples) v.resize(kMaxExamples);
+}
+}  // namespace
+
+void ExamplePool::trim() { keep_best(candidates_); }
+
+void ExamplePool::merge(const ExamplePool& later_rank) {
+  candidates_.insert(candidates_.end(), later_rank.candidates_.begin(), later_rank.candidates_.end());
+  keep_best(candidates_);
+}
+
+std::vector<Example> ExamplePool::best() const {
+  std::vector<Weighted> v = candidates_;
+  keep_best(v);
+  std::vector<Example> out;
+  for (Weighted& w : v) out.push_back(std::move(w.example));
+  return out;
+}
+
+}  // namespace stepscope::diagnose

@@ -1,0 +1,119 @@
+// A detector in two halves, so that a diagnosis can be made one rank at a
+// time and merged (issue #32): `collect` reads one rank and returns what the
+// finding needs of it (its part: sums, its largest saving, its best
+// examples); parts of many ranks merge into one; `finish` turns the merged
+// part into the finding. `stepscope analyze` runs the same three steps over
+// the ranks it holds, so a merge of per-rank parts gives what analyze gives.
+//
+//   RankContext rc{view, claimed_idle_on_this_rank, &options};
+//   auto part = detector.collect(rc);      // per rank, in rank order
+//   part->merge_from(*other_rank_part);    // left to right, rank order
+//   DetectorOutput out = detector.finish(*part, job);
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "diagnose/detector.h"
+#include "diagnose/interval_set.h"
+
+namespace stepscope::diagnose {
+
+// What a detector's collect may read: one rank, and the host idle that the
+// detectors before it (registry order) claimed on that rank.
+struct RankContext {
+  const RankView* view = nullptr;
+  IntervalSet claimed;
+  const DiagnoseOptions* options = nullptr;
+};
+
+// What a detector's finish may read besides its merged part.
+struct JobContext {
+  const analysis::MultiRankAnalysis* multi = nullptr;
+  const DiagnoseOptions* options = nullptr;
+  size_t ranks = 0;
+};
+
+// The saving of a cause on one rank as set_saving computes it: the mean over
+// steps of the per-step time it explains (each step capped at its wall
+// time), against the mean of the same steps. Merging keeps the rank with the
+// largest saving, the earlier one of equals (set_saving's choice).
+struct RankSaving {
+  bool valid = false;  // false: the rank has no steps
+  int64_t rank = -1;
+  double us = 0;       // µs per step
+  double step_us = 0;  // the mean step the share is of, µs
+
+  // `per_step` by attribution step; the first `skip_first` steps left out
+  // when later steps exist.
+  static RankSaving of(const RankView& r, const std::vector<int64_t>& per_step, size_t skip_first = 0);
+  void merge(const RankSaving& later_rank);
+  // Sets the finding's estimated saving, share, rank and severity (0 when
+  // no rank had steps).
+  void apply_to(Finding& f) const;
+};
+
+// The examples of a finding, best first, kept to kMaxExamples: a stable
+// sort by weight over all ranks' candidates in rank order, computed a rank
+// at a time.
+class ExamplePool {
+ public:
+  void add(double weight, Example example) { candidates_.push_back({weight, std::move(example)}); }
+  // Keeps the best kMaxExamples of this rank (call once collect is done).
+  void trim();
+  void merge(const ExamplePool& later_rank);
+  std::vector<Example> best() const;
+  size_t size() const { return candidates_.size(); }
+
+ private:
+  struct Weighted {
+    double weight;
+    Example example;
+  };
+  std::vector<Weighted> candidates_;
+};
+
+// Adds counts by name (a later rank's into the merged ones), saturating.
+void add_counts(std::map<std::string, int64_t>& to, const std::map<std::string, int64_t>& from);
+
+// A detector's per-rank result, of the detector's own type behind it.
+class DetectorPart {
+ public:
+  virtual ~DetectorPart() = default;
+  // Adds a later rank's part (the same detector's).
+  virtual void merge_from(const DetectorPart& later_rank) = 0;
+};
+
+// The part type P of a detector behind DetectorPart. P has
+// `void merge(const P& later_rank)`.
+template <class P>
+class TypedPart final : public DetectorPart {
+ public:
+  explicit TypedPart(P p) : part(std::move(p)) {}
+  void merge_from(const DetectorPart& later_rank) override {
+    part.merge(static_cast<const TypedPart<P>&>(later_rank).part);
+  }
+  P part;
+};
+
+// A split detector from its two typed halves.
+template <class P>
+Detector split_detector(std::string name, Category category, P (*collect)(const RankContext&),
+                        DetectorOutput (*finish)(const P&, const JobContext&)) {
+  Detector d;
+  d.name = std::move(name);
+  d.category = category;
+  d.collect = [collect](const RankContext& rc) -> std::unique_ptr<DetectorPart> {
+    return std::make_unique<TypedPart<P>>(collect(rc));
+  };
+  d.empty_part = []() -> std::unique_ptr<DetectorPart> { return std::make_unique<TypedPart<P>>(P{}); };
+  d.finish = [finish](const DetectorPart& p, const JobContext& job) {
+    return finish(static_cast<const TypedPart<P>&>(p).part, job);
+  };
+  return d;
+}
+
+}  // namespace stepscope::diagnose
