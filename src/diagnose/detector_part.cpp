@@ -43,6 +43,20 @@ void RankSaving::apply_to(Finding& f) const {
   f.severity = severity_for_saving(f.estimated_saving_pct);
 }
 
+void FindingPart::merge_common(const FindingPart& o) {
+  saving.merge(o.saving);
+  examples.merge(o.examples);
+  claims.insert(claims.end(), o.claims.begin(), o.claims.end());
+  remedies.insert(remedies.end(), o.remedies.begin(), o.remedies.end());
+}
+
+void FindingPart::fill(Finding& f) const {
+  saving.apply_to(f);
+  f.claims = claims;
+  f.remedies = remedies;
+  f.evidence.examples = examples.best();
+}
+
 void add_counts(std::map<std::string, int64_t>& to, const std::map<std::string, int64_t>& from) {
   for (const auto& [name, n] : from) analysis::add_into(to[name], n);
 }

@@ -76,6 +76,20 @@ class ExamplePool {
   std::vector<Weighted> candidates_;
 };
 
+// What every time-saving finding's part holds: the saving's rank, the
+// examples, the host idle it claims and its remedy on each rank (the last
+// two in memory only: later detectors and the replay read them).
+struct FindingPart {
+  RankSaving saving;
+  ExamplePool examples;
+  std::vector<IdleClaim> claims;
+  std::vector<RankRemedy> remedies;
+
+  void merge_common(const FindingPart& later_rank);
+  // Saving, severity, claims, remedies and examples of the finding.
+  void fill(Finding& f) const;
+};
+
 // Adds counts by name (a later rank's into the merged ones), saturating.
 void add_counts(std::map<std::string, int64_t>& to, const std::map<std::string, int64_t>& from);
 

@@ -51,18 +51,14 @@ bool is_htod(std::string_view name) { return name.starts_with("Memcpy HtoD"); }
 bool is_pageable(std::string_view name) { return name.find("Pageable") != std::string_view::npos; }
 
 // What the finding needs of one rank, and of several merged.
-struct Part {
-  RankSaving saving;
+struct Part : FindingPart {
   int64_t loader_calls = 0, loader_host_ns = 0, loader_idle_ns = 0, single_process = 0;
   int64_t htod = 0, pageable = 0, pageable_bytes = 0, htod_ns = 0, exposed_htod_ns = 0;
   int64_t steps_total = 0, lead_lost_ns = 0, later_idle_ns = 0;
   LoaderWorkTime work;  // what the loader spends its time on
-  ExamplePool examples;
-  std::vector<IdleClaim> claims;
-  std::vector<RankRemedy> remedies;
 
   void merge(const Part& o) {
-    saving.merge(o.saving);
+    merge_common(o);
     for (auto [to, from] : {std::pair{&loader_calls, o.loader_calls}, {&loader_host_ns, o.loader_host_ns},
                             {&loader_idle_ns, o.loader_idle_ns}, {&single_process, o.single_process},
                             {&htod, o.htod}, {&pageable, o.pageable}, {&pageable_bytes, o.pageable_bytes},
@@ -73,9 +69,6 @@ struct Part {
     for (size_t k = 0; k < kLoaderWorkKinds; ++k) add_into(work.ns[k], o.work.ns[k]);
     add_into(work.calls_ns, o.work.calls_ns);
     work.saw_python_frames = work.saw_python_frames || o.work.saw_python_frames;
-    examples.merge(o.examples);
-    claims.insert(claims.end(), o.claims.begin(), o.claims.end());
-    remedies.insert(remedies.end(), o.remedies.begin(), o.remedies.end());
   }
 };
 
@@ -172,9 +165,7 @@ DetectorOutput finish(const Part& p, const JobContext&) {
   Finding f;
   f.category = Category::kDataPipeline;
   f.detector = kName;
-  p.saving.apply_to(f);
-  f.claims = p.claims;
-  f.remedies = p.remedies;
+  p.fill(f);
   double steps = static_cast<double>(std::max<int64_t>(1, p.steps_total));
   if (loader_ns >= p.exposed_htod_ns) {
     f.title = fmt::format("GPU idle while the DataLoader produces batches: {} per step ({:.0f}% of the step)",
@@ -205,7 +196,6 @@ DetectorOutput finish(const Part& p, const JobContext&) {
   }
   const bool named_work = work.calls_ns > 0 && 100.0 * static_cast<double>(work.ns[top_work]) /
                                                    static_cast<double>(work.calls_ns) >= kWorkSharePct;
-  f.evidence.examples = p.examples.best();
 
   std::string remedy;
   if (loader_ns > 0) {

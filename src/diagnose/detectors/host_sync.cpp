@@ -84,17 +84,13 @@ std::string remedy_for(const std::map<std::string, int64_t>& idle_by_trigger) {
 }
 
 // What the finding needs of one rank, and of several merged.
-struct Part {
-  RankSaving saving;
+struct Part : FindingPart {
   int64_t syncs = 0, sync_host_ns = 0, idle_ns = 0, dtoh = 0, steps_total = 0;
   int64_t tolerated_ns = 0, tolerated_calls = 0, lead_lost_ns = 0, later_idle_ns = 0;
   std::map<std::string, int64_t> idle_by_trigger, count_by_trigger, count_by_call;
-  ExamplePool examples;
-  std::vector<IdleClaim> claims;
-  std::vector<RankRemedy> remedies;
 
   void merge(const Part& o) {
-    saving.merge(o.saving);
+    merge_common(o);
     for (auto [to, from] : {std::pair{&syncs, o.syncs}, {&sync_host_ns, o.sync_host_ns}, {&idle_ns, o.idle_ns},
                             {&dtoh, o.dtoh}, {&steps_total, o.steps_total}, {&tolerated_ns, o.tolerated_ns},
                             {&tolerated_calls, o.tolerated_calls}, {&lead_lost_ns, o.lead_lost_ns},
@@ -103,9 +99,6 @@ struct Part {
     add_counts(idle_by_trigger, o.idle_by_trigger);
     add_counts(count_by_trigger, o.count_by_trigger);
     add_counts(count_by_call, o.count_by_call);
-    examples.merge(o.examples);
-    claims.insert(claims.end(), o.claims.begin(), o.claims.end());
-    remedies.insert(remedies.end(), o.remedies.begin(), o.remedies.end());
   }
 };
 
@@ -211,9 +204,7 @@ DetectorOutput finish(const Part& p, const JobContext&) {
   f.category = Category::kHostSync;
   f.detector = kName;
   f.confidence = Confidence::kHigh;
-  p.saving.apply_to(f);
-  f.claims = p.claims;
-  f.remedies = p.remedies;
+  p.fill(f);
   std::string top_trigger;
   int64_t top_idle = -1;
   for (const auto& [name, ns] : p.idle_by_trigger)
@@ -233,7 +224,6 @@ DetectorOutput finish(const Part& p, const JobContext&) {
     m.push_back({metric_key(call) + "_per_step", static_cast<double>(n) / steps, "count"});
   for (const auto& [trigger, n] : p.count_by_trigger)
     m.push_back({"syncs_from_" + metric_key(trigger) + "_per_step", static_cast<double>(n) / steps, "count"});
-  f.evidence.examples = p.examples.best();
   f.remedy = remedy_for(p.idle_by_trigger);
   out.findings.push_back(std::move(f));
   return out;

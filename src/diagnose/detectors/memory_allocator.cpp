@@ -27,18 +27,14 @@ namespace {
 constexpr const char* kName = "memory_allocator";
 
 // What the finding needs of one rank, and of several merged.
-struct Part {
-  RankSaving saving;
+struct Part : FindingPart {
   int64_t calls = 0, host_ns = 0, idle_ns = 0, steady_steps = 0, reserved_drops = 0, released_bytes = 0;
   int64_t alloc_samples = 0, lead_lost_ns = 0, later_idle_ns = 0;
   bool unjudged_window = false;  // a rank without ProfilerStep#N markers made allocator calls
   std::map<std::string, int64_t> count_by_call;
-  ExamplePool examples;
-  std::vector<IdleClaim> claims;
-  std::vector<RankRemedy> remedies;
 
   void merge(const Part& o) {
-    saving.merge(o.saving);
+    merge_common(o);
     for (auto [to, from] : {std::pair{&calls, o.calls}, {&host_ns, o.host_ns}, {&idle_ns, o.idle_ns},
                             {&steady_steps, o.steady_steps}, {&reserved_drops, o.reserved_drops},
                             {&released_bytes, o.released_bytes}, {&alloc_samples, o.alloc_samples},
@@ -46,9 +42,6 @@ struct Part {
       add_into(*to, from);
     unjudged_window = unjudged_window || o.unjudged_window;
     add_counts(count_by_call, o.count_by_call);
-    examples.merge(o.examples);
-    claims.insert(claims.end(), o.claims.begin(), o.claims.end());
-    remedies.insert(remedies.end(), o.remedies.begin(), o.remedies.end());
   }
 };
 
@@ -134,9 +127,7 @@ DetectorOutput finish(const Part& p, const JobContext&) {
   f.category = Category::kMemoryAllocator;
   f.detector = kName;
   f.confidence = Confidence::kHigh;
-  p.saving.apply_to(f);
-  f.claims = p.claims;
-  f.remedies = p.remedies;
+  p.fill(f);
   double steps = static_cast<double>(std::max<int64_t>(1, p.steady_steps));
   auto count_of = [&](const char* name) {
     auto it = p.count_by_call.find(name);
@@ -157,7 +148,6 @@ DetectorOutput finish(const Part& p, const JobContext&) {
   m.push_back({"later_host_idle_claimed_us_per_step", static_cast<double>(p.later_idle_ns) / steps / 1e3, "us"});
   m.push_back({"reserved_memory_drops_per_step", static_cast<double>(p.reserved_drops) / steps, "count"});
   m.push_back({"reserved_bytes_released_per_step", static_cast<double>(p.released_bytes) / steps, "B"});
-  f.evidence.examples = p.examples.best();
   std::string remedy;
   // Caching off: nearly every tensor allocation reaches the driver.
   if (p.alloc_samples > 0 && mallocs * 2 >= p.alloc_samples)

@@ -43,25 +43,18 @@ std::string optimizer_class(std::string_view annotation) {
 }
 
 // What the finding needs of one rank, and of several merged.
-struct Part {
-  RankSaving saving;
+struct Part : FindingPart {
   bool any_annotation = false;
   int64_t spans = 0, kernels = 0, multi = 0, tiny = 0, host_ns = 0, idle_ns = 0, steps_total = 0;
   std::string cls;  // the optimizer's class, as the first rank with one names it
-  ExamplePool examples;
-  std::vector<IdleClaim> claims;
-  std::vector<RankRemedy> remedies;
 
   void merge(const Part& o) {
-    saving.merge(o.saving);
+    merge_common(o);
     any_annotation = any_annotation || o.any_annotation;
     for (auto [to, from] : {std::pair{&spans, o.spans}, {&kernels, o.kernels}, {&multi, o.multi}, {&tiny, o.tiny},
                             {&host_ns, o.host_ns}, {&idle_ns, o.idle_ns}, {&steps_total, o.steps_total}})
       add_into(*to, from);
     if (cls.empty()) cls = o.cls;
-    examples.merge(o.examples);
-    claims.insert(claims.end(), o.claims.begin(), o.claims.end());
-    remedies.insert(remedies.end(), o.remedies.begin(), o.remedies.end());
   }
 };
 
@@ -162,9 +155,7 @@ DetectorOutput finish(const Part& p, const JobContext&) {
   f.category = Category::kUnfusedOptimizer;
   f.detector = kName;
   f.confidence = Confidence::kHigh;
-  p.saving.apply_to(f);
-  f.claims = p.claims;
-  f.remedies = p.remedies;
+  p.fill(f);
   double n = static_cast<double>(std::max<int64_t>(1, p.spans));
   double steps = static_cast<double>(std::max<int64_t>(1, p.steps_total));
   f.title = fmt::format("{} updates parameters one tensor at a time: {:.0f} kernels per step, GPU idle {} per step "
@@ -179,7 +170,6 @@ DetectorOutput finish(const Part& p, const JobContext&) {
                p.kernels > 0 ? 100.0 * static_cast<double>(p.tiny) / static_cast<double>(p.kernels) : 0.0, "%"});
   m.push_back({"optimizer_host_us_per_step", static_cast<double>(p.host_ns) / n / 1e3, "us"});
   m.push_back({"gpu_idle_in_optimizer_us_per_step", static_cast<double>(p.idle_ns) / steps / 1e3, "us"});
-  f.evidence.examples = p.examples.best();
   f.remedy = fmt::format("Use the multi-tensor implementation: torch.optim.{}(params, ..., fused=True) (or "
                          "foreach=True), which updates all parameters in a few kernels; under torch.compile the "
                          "optimizer step can be compiled too.",
