@@ -28,6 +28,10 @@ struct RankContext {
   const RankView* view = nullptr;
   IntervalSet claimed;
   const DiagnoseOptions* options = nullptr;
+  // Host time on this rank that earlier detectors' remedies remove or whose
+  // idle they claim (a remedy that scales all host time leaves it alone:
+  // those findings price it themselves).
+  std::vector<std::pair<int64_t, int64_t>> priced_host;
 };
 
 // What a detector's finish may read besides its merged part.

@@ -101,7 +101,17 @@ std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, 
 }
 
 RankContext rank_context(const DetectorContext& ctx, size_t ri) {
-  return {&ctx.ranks[ri], claimed_idle(ctx, ctx.ranks[ri].store->rank), ctx.options};
+  const int64_t rank = ctx.ranks[ri].store->rank;
+  RankContext rc{&ctx.ranks[ri], claimed_idle(ctx, rank), ctx.options, {}};
+  if (ctx.prior)
+    for (const Finding& p : *ctx.prior) {
+      for (const RankRemedy& pr : p.remedies)
+        if (pr.rank == rank)
+          rc.priced_host.insert(rc.priced_host.end(), pr.remedy.host_removed.begin(), pr.remedy.host_removed.end());
+      for (const IdleClaim& c : p.claims)
+        if (c.rank == rank) rc.priced_host.push_back({c.start_ns, c.end_ns});
+    }
+  return rc;
 }
 
 std::vector<Example> top_examples(std::vector<WeightedExample> candidates, size_t n) {

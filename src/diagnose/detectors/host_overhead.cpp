@@ -52,102 +52,136 @@ std::string launcher_of(const RankView& r, uint32_t launch_row) {
   return pick == HostTree::kNoRow ? std::string(r.store->name_of(launch_row)) : std::string(r.store->name_of(pick));
 }
 
-DetectorOutput run(const DetectorContext& ctx) {
-  DetectorOutput out;
-  const DiagnoseOptions& opt = *ctx.options;
-  StepTimes saving = zero_step_times(ctx);
+// What the finding needs of one rank, and of several merged.
+struct Part : FindingPart {
   int64_t raw_idle = 0, claimed = 0, kernels = 0, tiny = 0, shorter_than_launch = 0, launched = 0;
   int64_t launch_call_ns = 0, graph_launches = 0, triton = 0, steps_total = 0, busy_ns = 0, wall_ns = 0;
-  std::vector<WeightedExample> examples;
   std::array<int64_t, kHostGapCauseCount> by_cause{};
+  // The step replayed as a CUDA graph, on each rank: the remedy when launch
+  // overhead is the main cause over all ranks and no rank replays graphs.
+  std::vector<RankRemedy> graph_remedies;
 
-  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
-    const RankView& r = ctx.ranks[ri];
-    const RankAttribution& a = *r.attribution;
-    add_into(steps_total, static_cast<int64_t>(a.steps.size()));
-    add_into(graph_launches, r.host->graph_launches);
-    std::vector<int64_t> left = unclaimed_host_idle(ctx, ri, nullptr);
-    for (size_t k = 0; k < a.steps.size(); ++k) {
-      int64_t idle = a.steps[k].of(Bucket::kHostOverhead);
-      add_into(raw_idle, idle);
-      add_into(claimed, idle - left[k]);
-      add_into(busy_ns, a.steps[k].wall_ns() - a.steps[k].idle_ns());
-      add_into(wall_ns, a.steps[k].wall_ns());
-      saving[ri][k] = left[k];
-    }
-    for (const auto& act : r.timeline->activities) {
-      if (act.kind != trace::EventKind::kKernel || step_index_at(a, act.start_ns) < 0) continue;
-      ++kernels;
-      if (static_cast<double>(act.duration_ns()) < opt.tiny_kernel_us * 1e3) ++tiny;
-      if (act.family == analysis::KernelFamily::kTriton) ++triton;
-      if (!act.has_launch()) continue;
-      ++launched;
-      int64_t call = act.launch_end_ns - act.launch_start_ns;
-      add_into(launch_call_ns, call);
-      if (act.duration_ns() < call) ++shorter_than_launch;
-    }
-    // The largest gaps, with the op whose launch ended each (formatted only
-    // for the few kept: a trace can hold millions of gaps).
-    const HostGapClassifier causes(*r.store, *r.timeline, a);
-    std::vector<const BucketSpan*> gaps;
-    for (const BucketSpan& s : a.spans) {
-      if (s.bucket != Bucket::kHostOverhead) continue;
-      gaps.push_back(&s);
-      const auto parts = causes.split(s);
-      for (int c = 0; c < kHostGapCauseCount; ++c) add_into(by_cause[static_cast<size_t>(c)], parts[static_cast<size_t>(c)]);
-    }
-    size_t keep = std::min(gaps.size(), kMaxExamples);
-    std::partial_sort(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(keep), gaps.end(),
-                      [](const BucketSpan* x, const BucketSpan* y) {
-                        return x->end_ns - x->start_ns > y->end_ns - y->start_ns;
-                      });
-    for (size_t i = 0; i < keep; ++i) {
-      const BucketSpan& s = *gaps[i];
-      Example e;
-      e.rank = r.store->rank;
-      e.step = a.steps[s.step_index].step;
-      e.ts_ns = s.start_ns;
-      e.dur_ns = s.end_ns - s.start_ns;
-      e.name = launcher_of(r, s.cause_row);
-      const auto parts = causes.split(s);
-      const auto main = static_cast<HostGapCause>(std::max_element(parts.begin(), parts.end()) - parts.begin());
-      const std::string launch =
-          s.cause_row == HostTree::kNoRow ? "the next work" : std::string(r.store->name_of(s.cause_row));
-      switch (main) {
-        case HostGapCause::kStreamWait:
-          e.detail = fmt::format("GPU idle {}: {} was launched but waited {} on a dependency (another stream's event)",
-                                 human_time(static_cast<double>(e.dur_ns)), launch,
-                                 human_time(static_cast<double>(parts[static_cast<size_t>(HostGapCause::kStreamWait)])));
-          break;
-        case HostGapCause::kPreprocessing:
-          e.detail = fmt::format("GPU idle {} before the step's first kernel: host work ahead of the step's GPU work",
-                                 human_time(static_cast<double>(e.dur_ns)));
-          break;
-        case HostGapCause::kGraphCapture:
-          e.detail = fmt::format("GPU idle {} while a CUDA graph was captured or instantiated (one-time cost)",
-                                 human_time(static_cast<double>(e.dur_ns)));
-          break;
-        case HostGapCause::kLaunchOverhead:
-          e.detail = fmt::format("GPU idle {} until the host launched {}", human_time(static_cast<double>(e.dur_ns)), launch);
-          break;
-      }
-      examples.push_back({static_cast<double>(e.dur_ns), std::move(e)});
-    }
+  void merge(const Part& o) {
+    merge_common(o);
+    for (auto [to, from] : {std::pair{&raw_idle, o.raw_idle}, {&claimed, o.claimed}, {&kernels, o.kernels},
+                            {&tiny, o.tiny}, {&shorter_than_launch, o.shorter_than_launch}, {&launched, o.launched},
+                            {&launch_call_ns, o.launch_call_ns}, {&graph_launches, o.graph_launches},
+                            {&triton, o.triton}, {&steps_total, o.steps_total}, {&busy_ns, o.busy_ns},
+                            {&wall_ns, o.wall_ns}})
+      add_into(*to, from);
+    for (size_t c = 0; c < by_cause.size(); ++c) add_into(by_cause[c], o.by_cause[c]);
+    graph_remedies.insert(graph_remedies.end(), o.graph_remedies.begin(), o.graph_remedies.end());
   }
+};
+
+Part collect(const RankContext& rc) {
+  const RankView& r = *rc.view;
+  const DiagnoseOptions& opt = *rc.options;
+  const RankAttribution& a = *r.attribution;
+  Part out;
+  std::vector<int64_t> saving(a.steps.size(), 0);
+  out.steps_total = static_cast<int64_t>(a.steps.size());
+  out.graph_launches = r.host->graph_launches;
+  std::vector<int64_t> left = unclaimed_host_idle(rc, nullptr);
+  for (size_t k = 0; k < a.steps.size(); ++k) {
+    int64_t idle = a.steps[k].of(Bucket::kHostOverhead);
+    add_into(out.raw_idle, idle);
+    add_into(out.claimed, idle - left[k]);
+    add_into(out.busy_ns, a.steps[k].wall_ns() - a.steps[k].idle_ns());
+    add_into(out.wall_ns, a.steps[k].wall_ns());
+    saving[k] = left[k];
+  }
+  for (const auto& act : r.timeline->activities) {
+    if (act.kind != trace::EventKind::kKernel || step_index_at(a, act.start_ns) < 0) continue;
+    ++out.kernels;
+    if (static_cast<double>(act.duration_ns()) < opt.tiny_kernel_us * 1e3) ++out.tiny;
+    if (act.family == analysis::KernelFamily::kTriton) ++out.triton;
+    if (!act.has_launch()) continue;
+    ++out.launched;
+    int64_t call = act.launch_end_ns - act.launch_start_ns;
+    add_into(out.launch_call_ns, call);
+    if (act.duration_ns() < call) ++out.shorter_than_launch;
+  }
+  // The largest gaps, with the op whose launch ended each (formatted only
+  // for the few kept: a trace can hold millions of gaps).
+  const HostGapClassifier causes(*r.store, *r.timeline, a);
+  std::vector<const BucketSpan*> gaps;
+  for (const BucketSpan& s : a.spans) {
+    if (s.bucket != Bucket::kHostOverhead) continue;
+    gaps.push_back(&s);
+    const auto parts = causes.split(s);
+    for (int c = 0; c < kHostGapCauseCount; ++c)
+      add_into(out.by_cause[static_cast<size_t>(c)], parts[static_cast<size_t>(c)]);
+  }
+  size_t keep = std::min(gaps.size(), kMaxExamples);
+  std::partial_sort(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(keep), gaps.end(),
+                    [](const BucketSpan* x, const BucketSpan* y) {
+                      return x->end_ns - x->start_ns > y->end_ns - y->start_ns;
+                    });
+  for (size_t i = 0; i < keep; ++i) {
+    const BucketSpan& s = *gaps[i];
+    Example e;
+    e.rank = r.store->rank;
+    e.step = a.steps[s.step_index].step;
+    e.ts_ns = s.start_ns;
+    e.dur_ns = s.end_ns - s.start_ns;
+    e.name = launcher_of(r, s.cause_row);
+    const auto parts = causes.split(s);
+    const auto main = static_cast<HostGapCause>(std::max_element(parts.begin(), parts.end()) - parts.begin());
+    const std::string launch =
+        s.cause_row == HostTree::kNoRow ? "the next work" : std::string(r.store->name_of(s.cause_row));
+    switch (main) {
+      case HostGapCause::kStreamWait:
+        e.detail = fmt::format("GPU idle {}: {} was launched but waited {} on a dependency (another stream's event)",
+                               human_time(static_cast<double>(e.dur_ns)), launch,
+                               human_time(static_cast<double>(parts[static_cast<size_t>(HostGapCause::kStreamWait)])));
+        break;
+      case HostGapCause::kPreprocessing:
+        e.detail = fmt::format("GPU idle {} before the step's first kernel: host work ahead of the step's GPU work",
+                               human_time(static_cast<double>(e.dur_ns)));
+        break;
+      case HostGapCause::kGraphCapture:
+        e.detail = fmt::format("GPU idle {} while a CUDA graph was captured or instantiated (one-time cost)",
+                               human_time(static_cast<double>(e.dur_ns)));
+        break;
+      case HostGapCause::kLaunchOverhead:
+        e.detail = fmt::format("GPU idle {} until the host launched {}", human_time(static_cast<double>(e.dur_ns)), launch);
+        break;
+    }
+    out.examples.add(static_cast<double>(e.dur_ns), std::move(e));
+  }
+  // The step as a CUDA graph (or compiled with reduce-overhead) costs the
+  // host a fraction of its eager time. As the bound leaves out idle other
+  // findings claim, the remedy leaves their host time alone: they price it
+  // themselves.
+  RankRemedy fix{r.store->rank, {}};
+  fix.remedy.host_time_factor = kGraphHostFactor;
+  fix.remedy.host_scale_excluded = rc.priced_host;
+  out.graph_remedies.push_back(std::move(fix));
+  out.saving = RankSaving::of(r, saving);
+  out.examples.trim();
+  return out;
+}
+
+DetectorOutput finish(const Part& p, const JobContext&) {
+  DetectorOutput out;
+  const int64_t raw_idle = p.raw_idle, claimed = p.claimed, kernels = p.kernels, launched = p.launched;
+  const auto& by_cause = p.by_cause;
   int64_t left = raw_idle - claimed;
   if (left <= 0) return out;
 
   Finding f;
   f.category = Category::kHostOverhead;
   f.detector = kName;
-  set_saving(f, ctx, saving);
-  double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
-  double tiny_pct = kernels > 0 ? 100.0 * static_cast<double>(tiny) / static_cast<double>(kernels) : 0;
-  double short_pct = launched > 0 ? 100.0 * static_cast<double>(shorter_than_launch) / static_cast<double>(launched) : 0;
+  p.fill(f);
+  double steps = static_cast<double>(std::max<int64_t>(1, p.steps_total));
+  double tiny_pct = kernels > 0 ? 100.0 * static_cast<double>(p.tiny) / static_cast<double>(kernels) : 0;
+  double short_pct =
+      launched > 0 ? 100.0 * static_cast<double>(p.shorter_than_launch) / static_cast<double>(launched) : 0;
   // Launch-bound: most kernels take less time on the GPU than the host needs to launch them.
   bool launch_bound = short_pct >= 50.0;
-  bool graphs = graph_launches > 0;
-  bool compiled = triton > 0;
+  bool graphs = p.graph_launches > 0;
+  bool compiled = p.triton > 0;
   f.confidence = launch_bound ? Confidence::kHigh : Confidence::kMedium;
   const double per_step_kernels = static_cast<double>(kernels) / steps;
   const auto cause_ns = [&](HostGapCause c) { return by_cause[static_cast<size_t>(c)]; };
@@ -179,18 +213,20 @@ DetectorOutput run(const DetectorContext& ctx) {
   auto& m = f.evidence.metrics;
   m.push_back({"gpu_idle_waiting_on_host_us_per_step", static_cast<double>(raw_idle) / steps / 1e3, "us"});
   m.push_back({"claimed_by_other_findings_us_per_step", static_cast<double>(claimed) / steps / 1e3, "us"});
-  m.push_back({"gpu_busy_pct", wall_ns > 0 ? 100.0 * static_cast<double>(busy_ns) / static_cast<double>(wall_ns) : 0.0, "%"});
+  m.push_back({"gpu_busy_pct",
+               p.wall_ns > 0 ? 100.0 * static_cast<double>(p.busy_ns) / static_cast<double>(p.wall_ns) : 0.0, "%"});
   m.push_back({"kernels_per_step", static_cast<double>(kernels) / steps, "count"});
   m.push_back({"tiny_kernel_pct", tiny_pct, "%"});
   m.push_back({"kernels_shorter_than_launch_pct", short_pct, "%"});
-  m.push_back({"mean_launch_call_us", launched > 0 ? static_cast<double>(launch_call_ns) / static_cast<double>(launched) / 1e3 : 0.0, "us"});
-  m.push_back({"cuda_graph_launches_per_step", static_cast<double>(graph_launches) / steps, "count"});
-  m.push_back({"triton_kernel_pct", kernels > 0 ? 100.0 * static_cast<double>(triton) / static_cast<double>(kernels) : 0.0, "%"});
+  m.push_back({"mean_launch_call_us",
+               launched > 0 ? static_cast<double>(p.launch_call_ns) / static_cast<double>(launched) / 1e3 : 0.0, "us"});
+  m.push_back({"cuda_graph_launches_per_step", static_cast<double>(p.graph_launches) / steps, "count"});
+  m.push_back({"triton_kernel_pct",
+               kernels > 0 ? 100.0 * static_cast<double>(p.triton) / static_cast<double>(kernels) : 0.0, "%"});
   // The bucket's idle by cause (they sum to gpu_idle_waiting_on_host_us_per_step).
   for (int c = 0; c < kHostGapCauseCount; ++c)
     m.push_back({fmt::format("{}_us_per_step", to_string(static_cast<HostGapCause>(c))),
                  static_cast<double>(by_cause[static_cast<size_t>(c)]) / steps / 1e3, "us"});
-  f.evidence.examples = top_examples(std::move(examples));
   if (graphs)
     f.remedy = "CUDA graphs are already replayed (cudaGraphLaunch), so launches inside the graph cost nothing: the "
                "idle is host work outside the graph (input copies, .item(), Python between replays); move that work "
@@ -222,32 +258,15 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.remedy.clear();
   for (const std::string& p : parts) f.remedy += (f.remedy.empty() ? "" : " ") + p;
   if (main_cause != HostGapCause::kLaunchOverhead) f.confidence = Confidence::kMedium;
-  // The remedy as a graph change, for launch overhead without graphs yet:
-  // the step replayed as a CUDA graph (or compiled with reduce-overhead)
-  // costs the host a fraction of its eager time. Other causes keep the bound.
-  if (main_cause == HostGapCause::kLaunchOverhead && !graphs)
-    for (const RankView& r : ctx.ranks) {
-      RankRemedy fix{r.store->rank, {}};
-      fix.remedy.host_time_factor = kGraphHostFactor;
-      // As the bound leaves out idle other findings claim, the remedy leaves
-      // their host time alone: they price it themselves.
-      if (ctx.prior)
-        for (const Finding& p : *ctx.prior) {
-          for (const RankRemedy& pr : p.remedies)
-            if (pr.rank == r.store->rank)
-              fix.remedy.host_scale_excluded.insert(fix.remedy.host_scale_excluded.end(), pr.remedy.host_removed.begin(),
-                                                    pr.remedy.host_removed.end());
-          for (const IdleClaim& c : p.claims)
-            if (c.rank == r.store->rank) fix.remedy.host_scale_excluded.push_back({c.start_ns, c.end_ns});
-        }
-      f.remedies.push_back(std::move(fix));
-    }
+  // The remedy as a graph change, for launch overhead without graphs yet
+  // (other causes keep the bound).
+  if (main_cause == HostGapCause::kLaunchOverhead && !graphs) f.remedies = p.graph_remedies;
   out.findings.push_back(std::move(f));
   return out;
 }
 
 }  // namespace
 
-Detector host_overhead_detector() { return whole_detector(kName, Category::kHostOverhead, run); }
+Detector host_overhead_detector() { return split_detector<Part>(kName, Category::kHostOverhead, collect, finish); }
 
 }  // namespace stepscope::diagnose
