@@ -32,6 +32,8 @@ struct RankContext {
   // idle they claim (a remedy that scales all host time leaves it alone:
   // those findings price it themselves).
   std::vector<std::pair<int64_t, int64_t>> priced_host;
+  // Ranks in the set, for a trace that does not record its world size.
+  size_t ranks_in_set = 1;
 };
 
 // What a detector's finish may read besides its merged part.

@@ -102,7 +102,7 @@ std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, 
 
 RankContext rank_context(const DetectorContext& ctx, size_t ri) {
   const int64_t rank = ctx.ranks[ri].store->rank;
-  RankContext rc{&ctx.ranks[ri], claimed_idle(ctx, rank), ctx.options, {}};
+  RankContext rc{&ctx.ranks[ri], claimed_idle(ctx, rank), ctx.options, {}, ctx.ranks.size()};
   if (ctx.prior)
     for (const Finding& p : *ctx.prior) {
       for (const RankRemedy& pr : p.remedies)

@@ -18,6 +18,7 @@
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
 #include "diagnose/host_wait.h"
+#include "analysis/exact_sum.h"
 #include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
@@ -82,105 +83,123 @@ Sized size_of(const RankView& r, uint32_t gpu_row, uint32_t launch_row) {
   return z;
 }
 
-DetectorOutput run(const DetectorContext& ctx) {
-  DetectorOutput out;
-  StepTimes saving = zero_step_times(ctx);
+// What the finding needs of one rank, and of several merged.
+struct Part : FindingPart {
   int64_t kernels = 0, comm_ns = 0, exposed_ns = 0, sized = 0, small = 0, steps_total = 0;
-  double busbw_weighted = 0;  // sum of busbw * time, for a time-weighted mean
-  int64_t busbw_ns = 0;
-  double link_peak = 0;
+  analysis::ExactSum busbw_weighted;  // sum of busbw * time, for a time-weighted mean
+  int64_t busbw_ns = 0, beyond_wait_ns = 0;
+  double link_peak = 0;  // one direction, GB/s: the last rank's with a known link
   int64_t ranks_with_comm = 0;
-  std::vector<WeightedExample> examples;
-  std::vector<RankRemedy> remedies;
 
-  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
-    const RankView& r = ctx.ranks[ri];
-    const RankAttribution& a = *r.attribution;
-    int64_t world = r.store->meta.world_size.value_or(static_cast<int64_t>(ctx.ranks.size()));
-    bool any = false;
-    for (const auto& act : r.timeline->activities)
-      if (act.cls == analysis::KernelClass::kCommunication) { any = true; break; }
-    // No collective kernel, or a world of one rank: nothing crosses a link.
-    if (!any || world <= 1) continue;
-    ++ranks_with_comm;
-    add_into(steps_total, static_cast<int64_t>(a.steps.size()));
-    if (r.peaks && r.peaks->link_gbps > 0) link_peak = r.peaks->link_gbps / 2;  // one direction
-    IntervalSet exposed_set;
-    {
-      std::vector<Interval> v;
-      for (const BucketSpan& s : a.spans)
-        if (s.bucket == Bucket::kCommunication) {
-          v.push_back({s.start_ns, s.end_ns});
-          add_into(saving[ri][s.step_index], s.end_ns - s.start_ns);
-          add_into(exposed_ns, s.end_ns - s.start_ns);
-        }
-      exposed_set = IntervalSet(std::move(v));
-    }
-    RankRemedy fix{r.store->rank, {}};
-    for (const auto& act : r.timeline->activities) {
-      if (act.cls != analysis::KernelClass::kCommunication || step_index_at(a, act.start_ns) < 0) continue;
-      ++kernels;
-      add_into(comm_ns, act.duration_ns());
-      std::string op = analysis::normalize_op(analysis::collective_op_of(r.store->strings.get(act.name)));
-      Sized sz = size_of(r, act.row, act.launch_row);
-      std::string detail;
-      int64_t ex = exposed_set.overlap(act.start_ns, act.end_ns);
-      if (ex > 0 && act.duration_ns() > 0)
-        fix.remedy.gpu_scale.push_back(
-            {act.row, static_cast<double>(act.duration_ns() - ex) / static_cast<double>(act.duration_ns())});
-      if (sz.known && act.duration_ns() > 0) {
-        ++sized;
-        if (static_cast<double>(sz.bytes) < ctx.options->small_collective_bytes) ++small;
-        int64_t group = sz.group > 0 ? sz.group : world;
-        double algbw = static_cast<double>(sz.bytes) / static_cast<double>(act.duration_ns());  // GB/s
-        double busbw = algbw * bus_factor(op, group);
-        busbw_weighted += busbw * static_cast<double>(act.duration_ns());
-        add_into(busbw_ns, act.duration_ns());
-        detail = fmt::format("{} B over {} ranks: bus bandwidth {:.1f} GB/s{}; {} not hidden by compute", sz.bytes,
-                             group, busbw, link_peak > 0 ? fmt::format(" ({:.0f}% of the link)", 100 * busbw / link_peak) : "",
-                             human_time(static_cast<double>(ex)));
-      } else {
-        detail = fmt::format("{} not hidden by compute (message size not recorded)", human_time(static_cast<double>(ex)));
-      }
-      examples.push_back({static_cast<double>(ex), example_of_row(r, act.row, detail)});
-    }
-    if (!fix.remedy.empty()) remedies.push_back(std::move(fix));
+  void merge(const Part& o) {
+    merge_common(o);
+    for (auto [to, from] : {std::pair{&kernels, o.kernels}, {&comm_ns, o.comm_ns}, {&exposed_ns, o.exposed_ns},
+                            {&sized, o.sized}, {&small, o.small}, {&steps_total, o.steps_total},
+                            {&busbw_ns, o.busbw_ns}, {&beyond_wait_ns, o.beyond_wait_ns},
+                            {&ranks_with_comm, o.ranks_with_comm}})
+      add_into(*to, from);
+    busbw_weighted.add(o.busbw_weighted);
+    if (o.link_peak > 0) link_peak = o.link_peak;
   }
-  if (ranks_with_comm == 0) return out;  // no collectives: never a communication finding
-  if (sized == 0 && kernels > 0)
+};
+
+Part collect(const RankContext& rc) {
+  const RankView& r = *rc.view;
+  const RankAttribution& a = *r.attribution;
+  Part out;
+  std::vector<int64_t> saving(a.steps.size(), 0);
+  out.saving = RankSaving::of(r, saving);  // none unless it communicates
+  int64_t world = r.store->meta.world_size.value_or(static_cast<int64_t>(rc.ranks_in_set));
+  bool any = false;
+  for (const auto& act : r.timeline->activities)
+    if (act.cls == analysis::KernelClass::kCommunication) { any = true; break; }
+  // No collective kernel, or a world of one rank: nothing crosses a link.
+  if (!any || world <= 1) return out;
+  out.ranks_with_comm = 1;
+  out.steps_total = static_cast<int64_t>(a.steps.size());
+  if (r.peaks && r.peaks->link_gbps > 0) out.link_peak = r.peaks->link_gbps / 2;  // one direction
+  const double link_peak = out.link_peak;
+  IntervalSet exposed_set;
+  {
+    std::vector<Interval> v;
+    for (const BucketSpan& s : a.spans)
+      if (s.bucket == Bucket::kCommunication) {
+        v.push_back({s.start_ns, s.end_ns});
+        add_into(saving[s.step_index], s.end_ns - s.start_ns);
+        add_into(out.exposed_ns, s.end_ns - s.start_ns);
+      }
+    exposed_set = IntervalSet(std::move(v));
+  }
+  RankRemedy fix{r.store->rank, {}};
+  for (const auto& act : r.timeline->activities) {
+    if (act.cls != analysis::KernelClass::kCommunication || step_index_at(a, act.start_ns) < 0) continue;
+    ++out.kernels;
+    add_into(out.comm_ns, act.duration_ns());
+    std::string op = analysis::normalize_op(analysis::collective_op_of(r.store->strings.get(act.name)));
+    Sized sz = size_of(r, act.row, act.launch_row);
+    std::string detail;
+    int64_t ex = exposed_set.overlap(act.start_ns, act.end_ns);
+    if (ex > 0 && act.duration_ns() > 0)
+      fix.remedy.gpu_scale.push_back(
+          {act.row, static_cast<double>(act.duration_ns() - ex) / static_cast<double>(act.duration_ns())});
+    if (sz.known && act.duration_ns() > 0) {
+      ++out.sized;
+      if (static_cast<double>(sz.bytes) < rc.options->small_collective_bytes) ++out.small;
+      int64_t group = sz.group > 0 ? sz.group : world;
+      double algbw = static_cast<double>(sz.bytes) / static_cast<double>(act.duration_ns());  // GB/s
+      double busbw = algbw * bus_factor(op, group);
+      out.busbw_weighted.add(busbw * static_cast<double>(act.duration_ns()));
+      add_into(out.busbw_ns, act.duration_ns());
+      detail = fmt::format("{} B over {} ranks: bus bandwidth {:.1f} GB/s{}; {} not hidden by compute", sz.bytes,
+                           group, busbw, link_peak > 0 ? fmt::format(" ({:.0f}% of the link)", 100 * busbw / link_peak) : "",
+                           human_time(static_cast<double>(ex)));
+    } else {
+      detail = fmt::format("{} not hidden by compute (message size not recorded)", human_time(static_cast<double>(ex)));
+    }
+    out.examples.add(static_cast<double>(ex), example_of_row(r, act.row, detail));
+  }
+  if (!fix.remedy.empty()) out.remedies.push_back(std::move(fix));
+  // Hidden communication shortens a step only where the host waited for the GPU.
+  out.beyond_wait_ns = cap_at_host_wait(r, saving);
+  out.saving = RankSaving::of(r, saving);
+  out.examples.trim();
+  return out;
+}
+
+DetectorOutput finish(const Part& p, const JobContext&) {
+  DetectorOutput out;
+  if (p.ranks_with_comm == 0) return out;  // no collectives: never a communication finding
+  if (p.sized == 0 && p.kernels > 0)
     out.not_assessed.push_back({kName, "bus bandwidth of collectives",
                                 "collective kernels carry no message size (\"In msg nelems\"; PyTorch >= 2.1 "
                                 "records it with record_shapes=True)"});
-  if (exposed_ns <= 0) return out;
-  // Hidden communication shortens a step only where the host waited for the GPU.
-  int64_t beyond_wait_ns = 0;
-  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) add_into(beyond_wait_ns, cap_at_host_wait(ctx.ranks[ri], saving[ri]));
+  if (p.exposed_ns <= 0) return out;
+  const int64_t beyond_wait_ns = p.beyond_wait_ns, busbw_ns = p.busbw_ns, sized = p.sized, small = p.small;
+  const double link_peak = p.link_peak;
 
   Finding f;
   f.category = Category::kCommunication;
-  f.remedies = std::move(remedies);
   f.detector = kName;
   f.confidence = Confidence::kHigh;
-  set_saving(f, ctx, saving);
-  double steps = static_cast<double>(std::max<int64_t>(1, steps_total));
-  double mean_busbw = busbw_ns > 0 ? busbw_weighted / static_cast<double>(busbw_ns) : 0;
+  p.fill(f);
+  double steps = static_cast<double>(std::max<int64_t>(1, p.steps_total));
+  double mean_busbw = busbw_ns > 0 ? p.busbw_weighted.value() / static_cast<double>(busbw_ns) : 0;
   if (beyond_wait_ns == 0)
     f.title = fmt::format("Collectives exposed (no compute to hide them) for {} per step ({:.0f}% of the step)",
                           human_time(f.estimated_saving_us * 1e3), f.estimated_saving_pct);
   else
     f.title = fmt::format("Collectives exposed (no compute to hide them) for {} per step; hiding them saves at most {} "
                           "({:.0f}% of the step), the time the host waited for the GPU",
-                          human_time(static_cast<double>(exposed_ns) / steps), human_time(f.estimated_saving_us * 1e3),
+                          human_time(static_cast<double>(p.exposed_ns) / steps), human_time(f.estimated_saving_us * 1e3),
                           f.estimated_saving_pct);
   auto& m = f.evidence.metrics;
-  m.push_back({"collective_kernels_per_step", static_cast<double>(kernels) / steps, "count"});
-  m.push_back({"communication_us_per_step", static_cast<double>(comm_ns) / steps / 1e3, "us"});
-  m.push_back({"exposed_communication_us_per_step", static_cast<double>(exposed_ns) / steps / 1e3, "us"});
+  m.push_back({"collective_kernels_per_step", static_cast<double>(p.kernels) / steps, "count"});
+  m.push_back({"communication_us_per_step", static_cast<double>(p.comm_ns) / steps / 1e3, "us"});
+  m.push_back({"exposed_communication_us_per_step", static_cast<double>(p.exposed_ns) / steps / 1e3, "us"});
   m.push_back({"saving_beyond_host_wait_us_per_step", static_cast<double>(beyond_wait_ns) / steps / 1e3, "us"});
   if (busbw_ns > 0) m.push_back({"mean_bus_bandwidth_gbps", mean_busbw, "GB/s"});
   if (link_peak > 0) m.push_back({"link_peak_one_direction_gbps", link_peak, "GB/s"});
   if (sized > 0) m.push_back({"small_collectives_pct", 100.0 * static_cast<double>(small) / static_cast<double>(sized), "%"});
-  f.evidence.examples = top_examples(std::move(examples));
   std::string remedy =
       "Overlap collectives with compute: keep DDP's gradient bucketing (bucket_cap_mb) and gradient_as_bucket_view="
       "True, use no_sync() for accumulation micro-steps, and for FSDP enable backward_prefetch=BACKWARD_PRE and "
@@ -198,6 +217,6 @@ DetectorOutput run(const DetectorContext& ctx) {
 
 }  // namespace
 
-Detector communication_detector() { return whole_detector(kName, Category::kCommunication, run); }
+Detector communication_detector() { return split_detector<Part>(kName, Category::kCommunication, collect, finish); }
 
 }  // namespace stepscope::diagnose
