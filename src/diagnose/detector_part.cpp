@@ -8,19 +8,27 @@
 namespace stepscope::diagnose {
 
 RankSaving RankSaving::of(const RankView& r, const std::vector<int64_t>& per_step, size_t skip_first) {
-  RankSaving s;
   const RankAttribution& a = *r.attribution;
-  if (a.steps.empty()) return s;
+  std::vector<int64_t> walls;
+  walls.reserve(a.steps.size());
+  for (const StepAttribution& s : a.steps) walls.push_back(s.wall_ns());
+  return of_steps(r.store->rank, walls, a.mean_step_ns(), per_step, skip_first);
+}
+
+RankSaving RankSaving::of_steps(int64_t rank, const std::vector<int64_t>& step_walls, int64_t mean_step_ns,
+                                const std::vector<int64_t>& per_step, size_t skip_first) {
+  RankSaving s;
+  if (step_walls.empty()) return s;
   // Cap each step at its own wall time: a cause cannot save more than the step.
   const size_t first = per_step.size() > skip_first ? skip_first : 0;
   std::vector<int64_t> capped, walls;
-  for (size_t k = first; k < per_step.size() && k < a.steps.size(); ++k) {
-    capped.push_back(std::clamp<int64_t>(per_step[k], 0, a.steps[k].wall_ns()));
-    walls.push_back(a.steps[k].wall_ns());
+  for (size_t k = first; k < per_step.size() && k < step_walls.size(); ++k) {
+    capped.push_back(std::clamp<int64_t>(per_step[k], 0, step_walls[k]));
+    walls.push_back(step_walls[k]);
   }
-  const double mean_step_us = static_cast<double>(a.mean_step_ns()) / 1000.0;
+  const double mean_step_us = static_cast<double>(mean_step_ns) / 1000.0;
   s.valid = true;
-  s.rank = r.store->rank;
+  s.rank = rank;
   s.us = std::min(mean_us(capped), mean_step_us);
   // Against the mean of the same steps, never above the rank's mean step.
   s.step_us = std::min(mean_us(walls), mean_step_us);

@@ -56,6 +56,9 @@ struct RankSaving {
   // `per_step` by attribution step; the first `skip_first` steps left out
   // when later steps exist.
   static RankSaving of(const RankView& r, const std::vector<int64_t>& per_step, size_t skip_first = 0);
+  // The same from the rank's step walls and mean step (ns) alone.
+  static RankSaving of_steps(int64_t rank, const std::vector<int64_t>& walls, int64_t mean_step_ns,
+                             const std::vector<int64_t>& per_step, size_t skip_first = 0);
   void merge(const RankSaving& later_rank);
   // Sets the finding's estimated saving, share, rank and severity (0 when
   // no rank had steps).

@@ -58,6 +58,7 @@ void Remedy::merge(const Remedy& o) {
   host_scale_excluded.insert(host_scale_excluded.end(), o.host_scale_excluded.begin(), o.host_scale_excluded.end());
   host_time_factor = std::min(host_time_factor, o.host_time_factor);
   gpu_scale.insert(gpu_scale.end(), o.gpu_scale.begin(), o.gpu_scale.end());
+  gpu_scale_windows.insert(gpu_scale_windows.end(), o.gpu_scale_windows.begin(), o.gpu_scale_windows.end());
   fused_chains.insert(fused_chains.end(), o.fused_chains.begin(), o.fused_chains.end());
 }
 
@@ -79,6 +80,14 @@ ReplayInput apply_remedy(const StepGraph& g, const analysis::GpuTimeline& tl, co
   const int64_t fixed_ns = r.fused_chains.empty() ? 0 : fixed_kernel_cost_ns(tl);
   for (const auto& [row, f] : r.gpu_scale)
     if (uint32_t k = activity(row); k != kNoNode && f >= 0) in.gpu_dur_ns[k] = scaled(in.gpu_dur_ns[k], f);
+  for (const Remedy::WindowScale& w : r.gpu_scale_windows) {
+    if (w.factor < 0) continue;
+    for (uint32_t k = 0; k < tl.activities.size(); ++k) {
+      const auto& act = tl.activities[k];
+      if (act.cls != analysis::KernelClass::kCommunication && act.start_ns >= w.start_ns && act.start_ns < w.end_ns)
+        in.gpu_dur_ns[k] = scaled(in.gpu_dur_ns[k], w.factor);
+    }
+  }
   std::unordered_set<uint32_t> fused_members;  // GPU nodes after a chain's first
   for (const auto& chain : r.fused_chains) {
     uint32_t first = kNoNode;

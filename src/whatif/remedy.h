@@ -31,6 +31,16 @@ struct Remedy {
   // GPU work (store rows) with a new duration factor (a faster precision, a
   // kernel no longer run: 0).
   std::vector<std::pair<uint32_t, double>> gpu_scale;
+  // GPU work other than communication that starts in [start, end) (trace
+  // clock, ns) with a new duration factor: a remedy stated by time window,
+  // for a finding made from per-rank summaries (a slow rank's step brought
+  // to the mean).
+  struct WindowScale {
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    double factor = 1.0;
+  };
+  std::vector<WindowScale> gpu_scale_windows;
   // Chains of GPU work (store rows, in stream order, one stream) run as one
   // kernel: their summed time less the fixed cost of every kernel but the
   // first (fixed_kernel_cost_ns), at least the longest member's; the gaps
@@ -41,7 +51,7 @@ struct Remedy {
 
   bool empty() const {
     return unblock_rows.empty() && host_removed.empty() && host_time_factor == 1.0 && gpu_scale.empty() &&
-           fused_chains.empty();
+           gpu_scale_windows.empty() && fused_chains.empty();
   }
   // Adds another remedy's changes (all findings' remedies applied together).
   void merge(const Remedy& other);

@@ -28,30 +28,62 @@ int64_t own_work_ns(const StepAttribution& s) {
   return s.wall_ns() - s.idle_ns() - s.of(Bucket::kCommunication);
 }
 
-DetectorOutput run(const DetectorContext& ctx) {
+// One step of one rank: what comparing ranks step by step needs.
+struct StepWork {
+  int64_t step = 0;  // N of ProfilerStep#N
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t own_work_ns = 0;
+};
+
+struct RankSteps {
+  int64_t rank = 0;
+  int64_t mean_step_ns = 0;
+  std::vector<StepWork> steps;  // attribution order
+};
+
+// Every rank's steps, in rank order: imbalance is a comparison of ranks, so
+// the finding is made only when all are merged.
+struct Part {
+  std::vector<RankSteps> ranks;
+  void merge(const Part& later_rank) { ranks.insert(ranks.end(), later_rank.ranks.begin(), later_rank.ranks.end()); }
+};
+
+Part collect(const RankContext& rc) {
+  const RankView& r = *rc.view;
+  const RankAttribution& a = *r.attribution;
+  RankSteps rs;
+  rs.rank = r.store->rank;
+  rs.mean_step_ns = a.mean_step_ns();
+  for (const StepAttribution& s : a.steps) rs.steps.push_back({s.step, s.start_ns, s.end_ns, own_work_ns(s)});
+  return Part{{std::move(rs)}};
+}
+
+DetectorOutput finish(const Part& p, const JobContext& job) {
   DetectorOutput out;
-  if (ctx.ranks.size() < 2) {
+  const size_t n_ranks = p.ranks.size();
+  if (n_ranks < 2) {
     out.not_assessed.push_back({kName, "load balance across ranks",
                                 "one rank's trace: imbalance needs the traces of at least two ranks"});
     return out;
   }
-  // step number -> per context rank: (step index, own work)
+  // step number -> per rank: (step index, own work)
   std::map<int64_t, std::vector<std::pair<int32_t, int64_t>>> by_step;
-  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
-    const RankAttribution& a = *ctx.ranks[ri].attribution;
-    for (size_t k = 0; k < a.steps.size(); ++k) {
-      auto& v = by_step[a.steps[k].step];
-      v.resize(ctx.ranks.size(), {-1, 0});
-      v[ri] = {static_cast<int32_t>(k), own_work_ns(a.steps[k])};
+  for (size_t ri = 0; ri < n_ranks; ++ri) {
+    const auto& steps = p.ranks[ri].steps;
+    for (size_t k = 0; k < steps.size(); ++k) {
+      auto& v = by_step[steps[k].step];
+      v.resize(n_ranks, {-1, 0});
+      v[ri] = {static_cast<int32_t>(k), steps[k].own_work_ns};
     }
   }
-  StepTimes saving = zero_step_times(ctx);
+  std::vector<std::vector<int64_t>> saving(n_ranks);
+  for (size_t ri = 0; ri < n_ranks; ++ri) saving[ri].assign(p.ranks[ri].steps.size(), 0);
   std::vector<WeightedExample> examples;
-  std::vector<double> rank_work(ctx.ranks.size(), 0);
-  std::vector<int64_t> rank_steps(ctx.ranks.size(), 0);
+  std::vector<double> rank_work(n_ranks, 0);
+  std::vector<int64_t> rank_steps(n_ranks, 0);
   int64_t compared = 0;
   double total_excess = 0;
-  std::map<size_t, RankRemedy> fixes;  // context rank -> its remedy
+  std::map<size_t, RankRemedy> fixes;  // rank index -> its remedy
   for (const auto& [step, v] : by_step) {
     int64_t n = 0, sum = 0, best = -1;
     size_t slow = 0;
@@ -69,20 +101,20 @@ DetectorOutput run(const DetectorContext& ctx) {
     total_excess += static_cast<double>(excess);
     for (size_t ri = 0; ri < v.size(); ++ri)
       if (v[ri].first >= 0) saving[ri][static_cast<size_t>(v[ri].first)] = excess;
-    const RankView& r = ctx.ranks[slow];
-    const StepAttribution& s = r.attribution->steps[static_cast<size_t>(v[slow].first)];
+    const RankSteps& r = p.ranks[slow];
+    const StepWork& s = r.steps[static_cast<size_t>(v[slow].first)];
+    // The remedy: the slow rank's GPU work in this step (communication
+    // aside) takes the mean rank's time.
     if (excess > 0 && best > 0) {
-      RankRemedy& fix = fixes.try_emplace(slow, RankRemedy{r.store->rank, {}}).first->second;
+      RankRemedy& fix = fixes.try_emplace(slow, RankRemedy{r.rank, {}}).first->second;
       const double factor = static_cast<double>(sum / n) / static_cast<double>(best);
-      for (const auto& act : r.timeline->activities)
-        if (act.cls != analysis::KernelClass::kCommunication && act.start_ns >= s.start_ns && act.start_ns < s.end_ns)
-          fix.remedy.gpu_scale.push_back({act.row, factor});
+      fix.remedy.gpu_scale_windows.push_back({s.start_ns, s.end_ns, factor});
     }
     Example e;
-    e.rank = r.store->rank;
+    e.rank = r.rank;
     e.step = step;
     e.ts_ns = s.start_ns;
-    e.dur_ns = s.wall_ns();
+    e.dur_ns = s.end_ns - s.start_ns;
     e.name = "ProfilerStep#" + std::to_string(step);
     e.detail = fmt::format("slowest rank: {} of GPU work against a mean of {} over {} ranks",
                            human_time(static_cast<double>(best)), human_time(static_cast<double>(sum / n)), n);
@@ -98,9 +130,16 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.category = Category::kLoadImbalance;
   f.detector = kName;
   f.confidence = Confidence::kMedium;
-  set_saving(f, ctx, saving);
+  RankSaving best;
+  for (size_t ri = 0; ri < n_ranks; ++ri) {
+    const RankSteps& r = p.ranks[ri];
+    std::vector<int64_t> walls;
+    for (const StepWork& s : r.steps) walls.push_back(s.end_ns - s.start_ns);
+    best.merge(RankSaving::of_steps(r.rank, walls, r.mean_step_ns, saving[ri]));
+  }
+  best.apply_to(f);
   for (auto& [ri, fix] : fixes) f.remedies.push_back(std::move(fix));
-  const auto& multi = *ctx.multi;
+  const auto& multi = *job.multi;
   double lo = 1e300, hi = 0;
   for (size_t ri = 0; ri < rank_work.size(); ++ri) {
     if (rank_steps[ri] == 0) continue;
@@ -111,7 +150,7 @@ DetectorOutput run(const DetectorContext& ctx) {
   f.title = fmt::format("Ranks wait for the slowest: {} per step of GPU-work imbalance ({:.0f}% of the step)",
                         human_time(f.estimated_saving_us * 1e3), f.estimated_saving_pct);
   auto& m = f.evidence.metrics;
-  m.push_back({"ranks", static_cast<double>(ctx.ranks.size()), "count"});
+  m.push_back({"ranks", static_cast<double>(n_ranks), "count"});
   m.push_back({"steps_compared", static_cast<double>(compared), "count"});
   m.push_back({"slowest_minus_mean_work_us_per_step", total_excess / static_cast<double>(compared) / 1e3, "us"});
   m.push_back({"min_rank_work_us_per_step", lo / 1e3, "us"});
@@ -145,6 +184,6 @@ DetectorOutput run(const DetectorContext& ctx) {
 
 }  // namespace
 
-Detector load_imbalance_detector() { return whole_detector(kName, Category::kLoadImbalance, run); }
+Detector load_imbalance_detector() { return split_detector<Part>(kName, Category::kLoadImbalance, collect, finish); }
 
 }  // namespace stepscope::diagnose
