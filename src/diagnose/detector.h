@@ -38,9 +38,6 @@ struct DetectorContext {
   std::vector<RankView> ranks;  // rank order
   const analysis::MultiRankAnalysis* multi = nullptr;
   const DiagnoseOptions* options = nullptr;
-  // Findings of the detectors that ran earlier (registry order), so a
-  // general detector can leave out what a specific one already explains.
-  const std::vector<Finding>* prior = nullptr;
 };
 
 // Something a detector could not judge on this trace, and why.
@@ -59,27 +56,16 @@ struct RankContext;
 struct JobContext;
 class DetectorPart;
 
-// A detector is one function of the whole context (`run`), or split in two
-// (`collect` per rank, `finish` of the merged parts; detector_part.h) so
-// that a diagnosis can be merged from per-rank summaries.
+// A detector in two halves (detector_part.h): `collect` reads one rank and
+// returns its part, parts of several ranks merge, and `finish` turns the
+// merged part into findings. A diagnosis can so be made a rank at a time
+// and merged from per-rank summaries.
 struct Detector {
   std::string name;   // unique, snake_case; used to disable it
   Category category;  // every finding it returns has this category
-  std::function<DetectorOutput(const DetectorContext&)> run;
   std::function<std::unique_ptr<DetectorPart>(const RankContext&)> collect;
   std::function<DetectorOutput(const DetectorPart&, const JobContext&)> finish;
   std::function<std::unique_ptr<DetectorPart>()> empty_part;  // the part of no rank
-  bool split() const { return static_cast<bool>(collect); }
 };
-
-// A detector that reads the whole context at once.
-inline Detector whole_detector(std::string name, Category category,
-                               std::function<DetectorOutput(const DetectorContext&)> run) {
-  Detector d;
-  d.name = std::move(name);
-  d.category = category;
-  d.run = std::move(run);
-  return d;
-}
 
 }  // namespace stepscope::diagnose

@@ -5,9 +5,9 @@
 // part into the finding. `stepscope analyze` runs the same three steps over
 // the ranks it holds, so a merge of per-rank parts gives what analyze gives.
 //
-//   RankContext rc{view, claimed_idle_on_this_rank, &options};
-//   auto part = detector.collect(rc);      // per rank, in rank order
-//   part->merge_from(*other_rank_part);    // left to right, rank order
+//   auto parts = collect_rank(detectors, enabled, view, options, ranks);  // per rank
+//   (detector_registry.h: each detector sees what the earlier ones claimed)
+//   part->merge_from(*later_rank_part);    // left to right, rank order
 //   DetectorOutput out = detector.finish(*part, job);
 #pragma once
 
@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "diagnose/detector.h"
@@ -43,10 +44,10 @@ struct JobContext {
   size_t ranks = 0;
 };
 
-// The saving of a cause on one rank as set_saving computes it: the mean over
-// steps of the per-step time it explains (each step capped at its wall
-// time), against the mean of the same steps. Merging keeps the rank with the
-// largest saving, the earlier one of equals (set_saving's choice).
+// The saving of a cause on one rank: the mean over steps of the per-step
+// time it explains (each step capped at its wall time), against the mean of
+// the same steps. A finding's saving is that of the rank where it is
+// largest: merging keeps it, the earlier rank of equals.
 struct RankSaving {
   bool valid = false;  // false: the rank has no steps
   int64_t rank = -1;
@@ -108,6 +109,8 @@ class DetectorPart {
   virtual ~DetectorPart() = default;
   // Adds a later rank's part (the same detector's).
   virtual void merge_from(const DetectorPart& later_rank) = 0;
+  // Its claims and remedies, for a part that has them.
+  virtual const FindingPart* finding_part() const { return nullptr; }
 };
 
 // The part type P of a detector behind DetectorPart. P has
@@ -118,6 +121,12 @@ class TypedPart final : public DetectorPart {
   explicit TypedPart(P p) : part(std::move(p)) {}
   void merge_from(const DetectorPart& later_rank) override {
     part.merge(static_cast<const TypedPart<P>&>(later_rank).part);
+  }
+  const FindingPart* finding_part() const override {
+    if constexpr (std::is_base_of_v<FindingPart, P>)
+      return &part;
+    else
+      return nullptr;
   }
   P part;
 };

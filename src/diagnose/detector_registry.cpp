@@ -49,46 +49,73 @@ std::string validate_finding(const Finding& f, const Detector& d, const Detector
   return {};
 }
 
-namespace {
-
-// A split detector over a whole context: each rank's part, merged in rank
-// order, then finished. The claims of the findings accepted so far
-// (ctx.prior) are what each rank's collect sees as claimed.
-DetectorOutput run_split(const Detector& d, const DetectorContext& ctx) {
-  std::unique_ptr<DetectorPart> merged = d.empty_part();
-  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
-    std::unique_ptr<DetectorPart> part = d.collect(rank_context(ctx, ri));
-    if (ri == 0)
-      merged = std::move(part);
-    else
-      merged->merge_from(*part);
+std::vector<std::unique_ptr<DetectorPart>> collect_rank(const std::vector<Detector>& detectors,
+                                                        const std::vector<bool>& enabled, const RankView& view,
+                                                        const DiagnoseOptions& options, size_t ranks_in_set,
+                                                        std::vector<double>* seconds) {
+  std::vector<std::unique_ptr<DetectorPart>> parts(detectors.size());
+  RankContext rc{&view, {}, &options, {}, ranks_in_set};
+  std::vector<Interval> claimed;
+  for (size_t d = 0; d < detectors.size(); ++d) {
+    if (!enabled[d]) continue;
+    rc.claimed = IntervalSet(claimed);
+    const auto t0 = std::chrono::steady_clock::now();
+    parts[d] = detectors[d].collect(rc);
+    if (seconds) (*seconds)[d] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // What this detector claims or its remedy removes, the later ones leave alone.
+    if (const FindingPart* f = parts[d]->finding_part()) {
+      for (const RankRemedy& rr : f->remedies)
+        rc.priced_host.insert(rc.priced_host.end(), rr.remedy.host_removed.begin(), rr.remedy.host_removed.end());
+      for (const IdleClaim& c : f->claims) {
+        rc.priced_host.push_back({c.start_ns, c.end_ns});
+        claimed.push_back({c.start_ns, c.end_ns});
+      }
+    }
   }
-  return d.finish(*merged, JobContext{ctx.multi, ctx.options, ctx.ranks.size()});
+  return parts;
 }
-
-}  // namespace
 
 RegistryResult run_detectors(const std::vector<Detector>& detectors, DetectorContext ctx,
                              const std::vector<std::string>& disabled) {
   RegistryResult out;
-  ctx.prior = &out.findings;
-  for (const Detector& d : detectors) {
+  const size_t nd = detectors.size();
+  std::vector<bool> enabled(nd);
+  for (size_t d = 0; d < nd; ++d)
+    enabled[d] = std::find(disabled.begin(), disabled.end(), detectors[d].name) == disabled.end();
+  // Rank by rank, every detector's part; merged in rank order.
+  std::vector<double> seconds(nd, 0);
+  std::vector<std::unique_ptr<DetectorPart>> merged(nd);
+  for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
+    std::vector<std::unique_ptr<DetectorPart>> parts =
+        collect_rank(detectors, enabled, ctx.ranks[ri], *ctx.options, ctx.ranks.size(), &seconds);
+    for (size_t d = 0; d < nd; ++d) {
+      if (!parts[d]) continue;
+      if (merged[d])
+        merged[d]->merge_from(*parts[d]);
+      else
+        merged[d] = std::move(parts[d]);
+    }
+  }
+  const JobContext job{ctx.multi, ctx.options, ctx.ranks.size()};
+  for (size_t d = 0; d < nd; ++d) {
+    const Detector& det = detectors[d];
     DetectorRun run;
-    run.name = d.name;
-    run.category = d.category;
-    run.enabled = std::find(disabled.begin(), disabled.end(), d.name) == disabled.end();
+    run.name = det.name;
+    run.category = det.category;
+    run.enabled = enabled[d];
     if (!run.enabled) {
       out.runs.push_back(run);
       continue;
     }
-    auto t0 = std::chrono::steady_clock::now();
-    DetectorOutput produced = d.split() ? run_split(d, ctx) : d.run(ctx);
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!merged[d]) merged[d] = det.empty_part();
+    DetectorOutput produced = det.finish(*merged[d], job);
+    run.seconds = seconds[d] + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (Finding& f : produced.findings) {
-      std::string why = validate_finding(f, d, ctx);
+      std::string why = validate_finding(f, det, ctx);
       if (!why.empty()) {
         ++run.rejected;
-        out.validation_errors.push_back(fmt::format("{}: {}", d.name, why));
+        out.validation_errors.push_back(fmt::format("{}: {}", det.name, why));
         continue;
       }
       ++run.findings;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "diagnose/detector.h"
+#include "diagnose/detector_part.h"
 
 namespace stepscope::diagnose {
 
@@ -30,7 +31,17 @@ struct RegistryResult {
   std::vector<std::string> validation_errors;  // "detector: why a finding was rejected"
 };
 
-// `ctx.prior` is managed here: each detector sees the findings accepted so far.
+// Every enabled detector's part of one rank, in registry order (null for a
+// disabled one): each sees the host idle the earlier ones claimed on the
+// rank and the host time their remedies remove. `seconds` (when given)
+// gets each detector's collect time added.
+std::vector<std::unique_ptr<DetectorPart>> collect_rank(const std::vector<Detector>& detectors,
+                                                        const std::vector<bool>& enabled, const RankView& view,
+                                                        const DiagnoseOptions& options, size_t ranks_in_set,
+                                                        std::vector<double>* seconds = nullptr);
+
+// collect_rank over the context's ranks, each detector's parts merged in
+// rank order and finished; findings validated.
 RegistryResult run_detectors(const std::vector<Detector>& detectors, DetectorContext ctx,
                              const std::vector<std::string>& disabled);
 

@@ -12,24 +12,11 @@ namespace stepscope::diagnose {
 
 using analysis::add_into;
 
-StepTimes zero_step_times(const DetectorContext& ctx) {
-  StepTimes t(ctx.ranks.size());
-  for (size_t i = 0; i < ctx.ranks.size(); ++i) t[i].assign(ctx.ranks[i].attribution->steps.size(), 0);
-  return t;
-}
-
 double mean_us(const std::vector<int64_t>& per_step) {
   if (per_step.empty()) return 0;
   double sum = 0;
   for (int64_t v : per_step) sum += static_cast<double>(v);
   return sum / static_cast<double>(per_step.size()) / 1000.0;
-}
-
-void set_saving(Finding& f, const DetectorContext& ctx, const StepTimes& per_step, size_t skip_first) {
-  RankSaving best;
-  for (size_t i = 0; i < ctx.ranks.size() && i < per_step.size(); ++i)
-    best.merge(RankSaving::of(ctx.ranks[i], per_step[i], skip_first));
-  best.apply_to(f);
 }
 
 int32_t step_index_at(const RankAttribution& a, int64_t t) {
@@ -55,15 +42,6 @@ Example example_of_row(const RankView& r, uint32_t row, std::string detail) {
   e.step = step_number_at(*r.attribution, e.ts_ns);
   e.detail = std::move(detail);
   return e;
-}
-
-IntervalSet claimed_idle(const DetectorContext& ctx, int64_t rank) {
-  std::vector<Interval> v;
-  if (ctx.prior)
-    for (const Finding& f : *ctx.prior)
-      for (const IdleClaim& c : f.claims)
-        if (c.rank == rank) v.push_back({c.start_ns, c.end_ns});
-  return IntervalSet(std::move(v));
 }
 
 std::vector<int64_t> unclaimed_host_idle(const RankContext& rc, const IntervalSet* within,
@@ -93,25 +71,6 @@ std::vector<int64_t> unclaimed_host_idle(const RankContext& rc, const IntervalSe
     }
   }
   return out;
-}
-
-std::vector<int64_t> unclaimed_host_idle(const DetectorContext& ctx, size_t ri, const IntervalSet* within,
-                                         std::vector<Interval>* counted) {
-  return unclaimed_host_idle(rank_context(ctx, ri), within, counted);
-}
-
-RankContext rank_context(const DetectorContext& ctx, size_t ri) {
-  const int64_t rank = ctx.ranks[ri].store->rank;
-  RankContext rc{&ctx.ranks[ri], claimed_idle(ctx, rank), ctx.options, {}, ctx.ranks.size()};
-  if (ctx.prior)
-    for (const Finding& p : *ctx.prior) {
-      for (const RankRemedy& pr : p.remedies)
-        if (pr.rank == rank)
-          rc.priced_host.insert(rc.priced_host.end(), pr.remedy.host_removed.begin(), pr.remedy.host_removed.end());
-      for (const IdleClaim& c : p.claims)
-        if (c.rank == rank) rc.priced_host.push_back({c.start_ns, c.end_ns});
-    }
-  return rc;
 }
 
 std::vector<Example> top_examples(std::vector<WeightedExample> candidates, size_t n) {

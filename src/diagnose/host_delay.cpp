@@ -76,15 +76,6 @@ IdleTaken take_idle_after(const RankContext& rc, std::vector<HostDelay> delays) 
   return out;
 }
 
-IdleTaken take_idle_after(const DetectorContext& ctx, size_t ri, std::vector<HostDelay> delays) {
-  return take_idle_after(rank_context(ctx, ri), std::move(delays));
-}
-
-int64_t claim_idle_after(const DetectorContext& ctx, size_t ri, std::vector<HostDelay> delays,
-                         std::vector<int64_t>& saving, std::vector<IdleClaim>& claims) {
-  return claim_idle_after(rank_context(ctx, ri), std::move(delays), saving, claims);
-}
-
 int64_t claim_idle_after(const RankContext& rc, std::vector<HostDelay> delays, std::vector<int64_t>& saving,
                          std::vector<IdleClaim>& claims) {
   IdleTaken taken = take_idle_after(rc, std::move(delays));

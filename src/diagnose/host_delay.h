@@ -34,17 +34,14 @@ struct IdleTaken {
 };
 
 // Gives the rank's host_overhead idle that earlier detectors did not claim
-// (rc.claimed; ctx.prior's findings on rank `ri`) to the delays, in one sweep: each gap piece goes to the
+// (rc.claimed) to the delays, in one sweep: each gap piece goes to the
 // delays of its own step that started before it, while their time lasts.
 // Delays may come in any order; those with ns <= 0 are ignored.
 IdleTaken take_idle_after(const RankContext& rc, std::vector<HostDelay> delays);
-IdleTaken take_idle_after(const DetectorContext& ctx, size_t ri, std::vector<HostDelay> delays);
 
 // take_idle_after, with what it took added to the rank's per-step `saving`
 // and its intervals to `claims`; returns the ns taken over all steps.
 int64_t claim_idle_after(const RankContext& rc, std::vector<HostDelay> delays, std::vector<int64_t>& saving,
                          std::vector<IdleClaim>& claims);
-int64_t claim_idle_after(const DetectorContext& ctx, size_t ri, std::vector<HostDelay> delays,
-                         std::vector<int64_t>& saving, std::vector<IdleClaim>& claims);
 
 }  // namespace stepscope::diagnose

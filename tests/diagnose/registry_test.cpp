@@ -58,7 +58,9 @@ TEST(Registry, ValidationRejectsBrokenOutput) {
   v.store = run->stores[0].get();
   v.attribution = &run->d.attribution[0];
   ctx.ranks.push_back(v);
-  Detector d = whole_detector("host_sync", Category::kHostSync, nullptr);
+  Detector d;
+  d.name = "host_sync";
+  d.category = Category::kHostSync;
   Finding good = *reported(run->d, Category::kHostSync);
   EXPECT_EQ(validate_finding(good, d, ctx), "");
 
