@@ -1,6 +1,6 @@
 #include "diagnose/diagnose.h"
 
-#include "diagnose/rank_gpu.h"
+#include "diagnose/rank_inputs.h"
 
 #include <fmt/core.h>
 
@@ -16,18 +16,15 @@ namespace stepscope::diagnose {
 
 namespace {
 
-// Per-rank inputs the detectors read, built once.
-struct RankInputs {
-  analysis::GpuTimeline timeline;
-  HostIndex host;
-  std::unique_ptr<HostTree> tree;
+// Per-rank inputs of the detectors and the replay, built once.
+struct RankState : RankInputs {
   whatif::StepGraph graph;  // the replay graph (docs/whatif.md)
   whatif::UnprofiledBaseline baseline;  // its input without the profiler's host cost
   bool faithful = false;                // replayed within whatif::kFidelityLimitPct
 };
 
 // The run without the profiler, on a rank whose replay reproduces its steps.
-void estimate_unprofiled(const trace::EventStore& store, const DiagnoseOptions& options, RankInputs& in,
+void estimate_unprofiled(const trace::EventStore& store, const DiagnoseOptions& options, RankState& in,
                          whatif::RankReplay& summary) {
   in.faithful = summary.replayed && !in.graph.steps.empty() && !summary.steps.empty() &&
                 summary.max_abs_error_pct <= whatif::kFidelityLimitPct;
@@ -52,7 +49,7 @@ constexpr const char* kReplayOff = "not replayed (analyze --no-replay): savings 
 
 // The largest of per-rank savings (ns, -1: not replayed) as µs, % of that
 // rank's unprofiled step, and the rank; rank stays -1 when none was replayed.
-void largest_saving(const std::vector<int64_t>& per_rank, const std::vector<RankInputs>& inputs,
+void largest_saving(const std::vector<int64_t>& per_rank, const std::vector<RankState>& inputs,
                     const std::vector<const trace::EventStore*>& stores, double& us, double& pct, int64_t& rank) {
   for (size_t i = 0; i < per_rank.size(); ++i) {
     if (per_rank[i] < 0 || inputs[i].baseline.unprofiled_step_ns <= 0) continue;
@@ -78,17 +75,15 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
                    const DiagnoseOptions& options) {
   Diagnosis d;
   const size_t n = std::min(stores.size(), ranks.size());
-  std::vector<RankInputs> inputs(n);
+  std::vector<RankState> inputs(n);
   d.attribution.resize(n);
   DetectorContext ctx;
   ctx.multi = &multi;
   ctx.options = &options;
   for (size_t i = 0; i < n; ++i) {
     const trace::EventStore& store = *stores[i];
-    inputs[i].timeline = analysis::build_gpu_timeline(store, options.analysis);
-    inputs[i].host = build_host_index(store);
-    inputs[i].tree = std::make_unique<HostTree>(store);
-    d.attribution[i] = attribute_steps(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
+    static_cast<RankInputs&>(inputs[i]) = prepare_rank(store, options);
+    d.attribution[i] = attribute_rank(inputs[i], store, ranks[i]);
     if (options.replay) {
       inputs[i].graph = build_replay_graph(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
       d.replay.push_back(whatif::summarize_replay(store.rank, inputs[i].graph));
@@ -99,14 +94,7 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
       d.replay.push_back(whatif::RankReplay{.rank = store.rank, .notes = {kReplayOff}});
       d.critical_path.push_back(whatif::RankCriticalPath{.rank = store.rank, .notes = {kReplayOff}});
     }
-    RankView v;
-    v.store = &store;
-    v.analysis = &ranks[i];
-    v.timeline = &inputs[i].timeline;
-    v.attribution = &d.attribution[i];
-    v.host = &inputs[i].host;
-    v.tree = inputs[i].tree.get();
-    v.peaks = options.peaks_override ? options.peaks_override : rank_gpu_peaks(store);
+    const RankView v = view_of(inputs[i], d.attribution[i], store, ranks[i], options);
     d.hardware.push_back(v.peaks ? std::string(v.peaks->model) : std::string());
     ctx.ranks.push_back(v);
   }

@@ -1,0 +1,109 @@
+// Every detector's per-rank parts (detector_part.h) merge associatively:
+// merged as a tree of adjacent rank ranges, as a merge spread over workers
+// does, they finish to the same findings as merged one rank after another,
+// as analyze does. On real multi-rank traces (PARAM's DLRM on 8 GPUs, HTA's
+// two-rank trace_filter) and synthetic GPT ranks with NCCL buckets.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <sstream>
+
+#include "analysis/multi_rank.h"
+#include "diagnose/detector_registry.h"
+#include "diagnose/rank_inputs.h"
+#include "synthetic/rank_writer.h"
+#include "test_paths.h"
+#include "trace/trace_fixtures.h"
+#include "trace/trace_set.h"
+
+namespace stepscope::diagnose {
+namespace {
+
+using Parts = std::vector<std::unique_ptr<DetectorPart>>;
+
+// Everything a finding says, as text.
+std::string describe(const DetectorOutput& out) {
+  std::ostringstream s;
+  for (const Finding& f : out.findings) {
+    s << f.detector << " | " << f.title << " | " << f.remedy << " | " << f.estimated_saving_us << " "
+      << f.estimated_saving_pct << " r" << f.saving_rank << " remedies " << f.remedies.size() << "\n";
+    for (const Metric& m : f.evidence.metrics) s << "  " << m.name << "=" << m.value << "\n";
+    for (const Example& e : f.evidence.examples)
+      s << "  ex r" << e.rank << " s" << e.step << " " << e.ts_ns << " " << e.name << " " << e.detail << "\n";
+  }
+  for (const NotAssessed& n : out.not_assessed) s << "na " << n.what << ": " << n.reason << "\n";
+  return s.str();
+}
+
+// Parts [lo, hi) of one detector merged as a balanced tree of adjacent ranges.
+std::unique_ptr<DetectorPart> tree_merge(std::vector<Parts>& ranks, size_t d, size_t lo, size_t hi) {
+  if (hi - lo == 1) return std::move(ranks[lo][d]);
+  const size_t mid = lo + (hi - lo) / 2;
+  std::unique_ptr<DetectorPart> left = tree_merge(ranks, d, lo, mid);
+  left->merge_from(*tree_merge(ranks, d, mid, hi));
+  return left;
+}
+
+void expect_tree_merge_equals_linear(const std::string& folder, size_t want_ranks) {
+  trace::LoadResult loaded = trace::load_traces({folder}, trace::ReadOptions{});
+  ASSERT_TRUE(loaded.ok) << loaded.error;
+  const auto& stores = loaded.set.ranks;
+  ASSERT_EQ(stores.size(), want_ranks);
+  DiagnoseOptions options;
+  std::vector<analysis::RankAnalysis> analyses;
+  for (const auto& s : stores) analyses.push_back(analysis::analyze_rank(*s, options.analysis));
+  std::vector<const analysis::RankAnalysis*> ap;
+  for (const auto& a : analyses) ap.push_back(&a);
+  const analysis::MultiRankAnalysis multi = analysis::analyze_ranks(ap, options.analysis);
+
+  const std::vector<Detector> detectors = default_detectors();
+  const std::vector<bool> enabled(detectors.size(), true);
+  // Each rank's parts, twice: once for each way of merging.
+  std::vector<Parts> linear, tree;
+  for (size_t i = 0; i < stores.size(); ++i) {
+    const RankInputs in = prepare_rank(*stores[i], options);
+    const RankAttribution attribution = attribute_rank(in, *stores[i], analyses[i]);
+    const RankView v = view_of(in, attribution, *stores[i], analyses[i], options);
+    linear.push_back(collect_rank(detectors, enabled, v, options, stores.size()));
+    tree.push_back(collect_rank(detectors, enabled, v, options, stores.size()));
+  }
+  const JobContext job{&multi, &options, stores.size()};
+  size_t findings = 0;
+  for (size_t d = 0; d < detectors.size(); ++d) {
+    std::unique_ptr<DetectorPart> one_by_one = std::move(linear[0][d]);
+    for (size_t i = 1; i < linear.size(); ++i) one_by_one->merge_from(*linear[i][d]);
+    const DetectorOutput a = detectors[d].finish(*one_by_one, job);
+    const DetectorOutput b = detectors[d].finish(*tree_merge(tree, d, 0, tree.size()), job);
+    EXPECT_EQ(describe(b), describe(a)) << detectors[d].name;
+    findings += a.findings.size();
+  }
+  EXPECT_GT(findings, 0u) << "a set with nothing to find tests nothing";
+}
+
+TEST(DetectorParts, TreeMergeEqualsOneByOneOnHtaTraceFilter) {
+  SKIP_WITHOUT_SHARED();
+  expect_tree_merge_equals_linear(testing::shared_dir() + "/conformance/hta/trace_filter", 2);
+}
+
+TEST(DetectorParts, TreeMergeEqualsOneByOneOnParamDlrm) {
+  SKIP_WITHOUT_SHARED();
+  expect_tree_merge_equals_linear(testing::shared_dir() + "/conformance/param/dlrm_8rank", 8);
+}
+
+TEST(DetectorParts, TreeMergeEqualsOneByOneOnSyntheticRanks) {
+  testing::TempDir dir;
+  synth::SyntheticSpec spec;
+  spec.ranks = 12;
+  spec.layers = 3;
+  spec.steps = 3;
+  spec.bucket_layers = 1;
+  spec.seed = 7;
+  for (int r = 0; r < spec.ranks; ++r) {
+    synth::RankFile f = synth::write_rank(spec, r, spec.steps, dir.path().string());
+    ASSERT_TRUE(f.error.empty()) << f.error;
+  }
+  expect_tree_merge_equals_linear(dir.path().string(), 12);
+}
+
+}  // namespace
+}  // namespace stepscope::diagnose
