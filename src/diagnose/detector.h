@@ -1,6 +1,7 @@
 // The contract between the registry and the detectors: what a detector may
-// read (one view per rank plus the cross-rank results) and what it returns.
-// Detectors are pure functions of the context.
+// read (one rank's view when collecting; its merged part and the cross-rank
+// results when finishing) and what it returns. Both halves are pure
+// functions of what they are given.
 #pragma once
 
 #include <functional>
@@ -34,6 +35,7 @@ struct RankView {
   const GpuPeaks* peaks = nullptr;  // nullptr: the GPU model is not in the hardware table
 };
 
+// The ranks of a set, for validating findings.
 struct DetectorContext {
   std::vector<RankView> ranks;  // rank order
   const analysis::MultiRankAnalysis* multi = nullptr;
