@@ -40,6 +40,20 @@ void ExactSum::add(const ExactSum& other) {
   if (other.has_special_) add(other.special_);
 }
 
+bool ExactSum::restore(std::vector<double> partials, bool has_special, double special) {
+  *this = ExactSum{};
+  // Non-overlapping partials of doubles are at most ~40 (2,098 exponents /
+  // 53 bits); more, or a non-finite one, is not a state this class makes.
+  if (partials.size() > kMaxPartials) return false;
+  for (double p : partials)
+    if (!std::isfinite(p)) return false;
+  if (has_special && std::isfinite(special)) return false;
+  partials_ = std::move(partials);
+  has_special_ = has_special;
+  special_ = has_special ? special : 0.0;
+  return true;
+}
+
 double ExactSum::value() const {
   if (has_special_) return special_;
   if (partials_.empty()) return 0.0;

@@ -8,6 +8,7 @@
 //   ExactSum s;  s.add(0.1);  s.add(1e16);  s.add(-1e16);  s.value() == 0.1
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace stepscope::analysis {
@@ -19,6 +20,17 @@ class ExactSum {
   // The exact sum rounded to the nearest double (ties to even). NaN when a
   // term was NaN or infinities of both signs were added; ±inf when one was.
   double value() const;
+
+  // Its state, for a summary file: the partials and the non-finite sum.
+  const std::vector<double>& partials() const { return partials_; }
+  bool has_special() const { return has_special_; }
+  double special() const { return special_; }
+  // A sum restored from that state; false (and an empty sum) when it is not
+  // one this class makes (more than kMaxPartials partials, a non-finite one,
+  // a finite "special").
+  bool restore(std::vector<double> partials, bool has_special, double special);
+
+  static constexpr size_t kMaxPartials = 64;
 
  private:
   std::vector<double> partials_;  // increasing magnitude, non-overlapping

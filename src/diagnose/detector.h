@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "analysis/gpu_timeline.h"
 #include "analysis/multi_rank.h"
 #include "analysis/rank_analysis.h"
@@ -68,6 +70,9 @@ struct Detector {
   std::function<std::unique_ptr<DetectorPart>(const RankContext&)> collect;
   std::function<DetectorOutput(const DetectorPart&, const JobContext&)> finish;
   std::function<std::unique_ptr<DetectorPart>()> empty_part;  // the part of no rank
+  // A part from its JSON form (DetectorPart::save); throws
+  // nlohmann::json::exception on a form it does not have.
+  std::function<std::unique_ptr<DetectorPart>(const nlohmann::json&)> load;
 };
 
 }  // namespace stepscope::diagnose

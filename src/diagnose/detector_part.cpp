@@ -65,6 +65,15 @@ void FindingPart::fill(Finding& f) const {
   f.evidence.examples = examples.best();
 }
 
+void FindingPart::set_rank(int64_t rank) {
+  if (saving.valid) saving.rank = rank;
+  examples.set_rank(rank);
+}
+
+void ExamplePool::set_rank(int64_t rank) {
+  for (Weighted& w : candidates_) w.example.rank = rank;
+}
+
 void add_counts(std::map<std::string, int64_t>& to, const std::map<std::string, int64_t>& from) {
   for (const auto& [name, n] : from) analysis::add_into(to[name], n);
 }

@@ -18,6 +18,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "diagnose/detector.h"
 #include "diagnose/interval_set.h"
 
@@ -77,8 +79,11 @@ class ExamplePool {
   void merge(const ExamplePool& later_rank);
   std::vector<Example> best() const;
   size_t size() const { return candidates_.size(); }
+  void set_rank(int64_t rank);
 
  private:
+  friend void to_json(nlohmann::json& j, const ExamplePool& p);
+  friend void from_json(const nlohmann::json& j, ExamplePool& p);
   struct Weighted {
     double weight;
     Example example;
@@ -98,6 +103,8 @@ struct FindingPart {
   void merge_common(const FindingPart& later_rank);
   // Saving, severity, claims, remedies and examples of the finding.
   void fill(Finding& f) const;
+  // The rank it is of, renumbered (a single rank's part).
+  void set_rank(int64_t rank);
 };
 
 // Adds counts by name (a later rank's into the merged ones), saturating.
@@ -111,6 +118,11 @@ class DetectorPart {
   virtual void merge_from(const DetectorPart& later_rank) = 0;
   // Its claims and remedies, for a part that has them.
   virtual const FindingPart* finding_part() const { return nullptr; }
+  // Its JSON form (part_json.h; claims and remedies, which only the rank's
+  // own trace can use, are left out).
+  virtual nlohmann::json save() const = 0;
+  // Renumbers a single rank's part (the merge numbers ranks anew).
+  virtual void set_rank(int64_t rank) = 0;
 };
 
 // The part type P of a detector behind DetectorPart. P has
@@ -128,24 +140,10 @@ class TypedPart final : public DetectorPart {
     else
       return nullptr;
   }
+  // Defined in part_json.h, where JSON is complete.
+  nlohmann::json save() const override;
+  void set_rank(int64_t rank) override { part.set_rank(rank); }
   P part;
 };
-
-// A split detector from its two typed halves.
-template <class P>
-Detector split_detector(std::string name, Category category, P (*collect)(const RankContext&),
-                        DetectorOutput (*finish)(const P&, const JobContext&)) {
-  Detector d;
-  d.name = std::move(name);
-  d.category = category;
-  d.collect = [collect](const RankContext& rc) -> std::unique_ptr<DetectorPart> {
-    return std::make_unique<TypedPart<P>>(collect(rc));
-  };
-  d.empty_part = []() -> std::unique_ptr<DetectorPart> { return std::make_unique<TypedPart<P>>(P{}); };
-  d.finish = [finish](const DetectorPart& p, const JobContext& job) {
-    return finish(static_cast<const TypedPart<P>&>(p).part, job);
-  };
-  return d;
-}
 
 }  // namespace stepscope::diagnose

@@ -1,7 +1,8 @@
 // Every detector's per-rank parts (detector_part.h) merge associatively:
 // merged as a tree of adjacent rank ranges, as a merge spread over workers
 // does, they finish to the same findings as merged one rank after another,
-// as analyze does. On real multi-rank traces (PARAM's DLRM on 8 GPUs, HTA's
+// as analyze does, and so do parts written to their summary form (CBOR) and
+// read back. On real multi-rank traces (PARAM's DLRM on 8 GPUs, HTA's
 // two-rank trace_filter) and synthetic GPT ranks with NCCL buckets.
 #include <gtest/gtest.h>
 
@@ -9,6 +10,8 @@
 #include <sstream>
 
 #include "analysis/multi_rank.h"
+#include <nlohmann/json.hpp>
+
 #include "diagnose/detector_registry.h"
 #include "diagnose/rank_inputs.h"
 #include "synthetic/rank_writer.h"
@@ -70,11 +73,28 @@ void expect_tree_merge_equals_linear(const std::string& folder, size_t want_rank
   const JobContext job{&multi, &options, stores.size()};
   size_t findings = 0;
   for (size_t d = 0; d < detectors.size(); ++d) {
+    // Each rank's part also through its summary form (CBOR, as the summary
+    // file holds it), then merged as the merge of summaries would.
+    std::unique_ptr<DetectorPart> from_files;
+    for (size_t i = 0; i < linear.size(); ++i) {
+      const std::vector<uint8_t> bytes = nlohmann::json::to_cbor(linear[i][d]->save());
+      std::unique_ptr<DetectorPart> back = detectors[d].load(nlohmann::json::from_cbor(bytes));
+      if (from_files)
+        from_files->merge_from(*back);
+      else
+        from_files = std::move(back);
+    }
     std::unique_ptr<DetectorPart> one_by_one = std::move(linear[0][d]);
     for (size_t i = 1; i < linear.size(); ++i) one_by_one->merge_from(*linear[i][d]);
     const DetectorOutput a = detectors[d].finish(*one_by_one, job);
     const DetectorOutput b = detectors[d].finish(*tree_merge(tree, d, 0, tree.size()), job);
     EXPECT_EQ(describe(b), describe(a)) << detectors[d].name;
+    // What only the rank's own trace can use (claims, remedies) stays behind.
+    std::string want = describe(a);
+    for (size_t at; (at = want.find(" remedies ")) != std::string::npos;) want.erase(at, want.find('\n', at) - at);
+    std::string got = describe(detectors[d].finish(*from_files, job));
+    for (size_t at; (at = got.find(" remedies ")) != std::string::npos;) got.erase(at, got.find('\n', at) - at);
+    EXPECT_EQ(got, want) << detectors[d].name << " through summaries";
     findings += a.findings.size();
   }
   EXPECT_GT(findings, 0u) << "a set with nothing to find tests nothing";
@@ -103,6 +123,52 @@ TEST(DetectorParts, TreeMergeEqualsOneByOneOnSyntheticRanks) {
     ASSERT_TRUE(f.error.empty()) << f.error;
   }
   expect_tree_merge_equals_linear(dir.path().string(), 12);
+}
+
+TEST(DetectorParts, RenumberedPartsCarryTheNewRankAndBadFormsAreRefused) {
+  testing::TempDir dir;
+  synth::SyntheticSpec spec;
+  spec.ranks = 2;
+  spec.layers = 2;
+  spec.steps = 3;
+  spec.seed = 3;
+  for (int r = 0; r < spec.ranks; ++r) ASSERT_TRUE(synth::write_rank(spec, r, spec.steps, dir.path().string()).error.empty());
+  trace::LoadResult loaded = trace::load_traces({dir.path().string()}, trace::ReadOptions{});
+  ASSERT_TRUE(loaded.ok) << loaded.error;
+  DiagnoseOptions options;
+  std::vector<analysis::RankAnalysis> analyses;
+  for (const auto& st : loaded.set.ranks) analyses.push_back(analysis::analyze_rank(*st, options.analysis));
+  std::vector<const analysis::RankAnalysis*> ap;
+  for (const auto& a : analyses) ap.push_back(&a);
+  const analysis::MultiRankAnalysis multi = analysis::analyze_ranks(ap, options.analysis);
+  const std::vector<Detector> detectors = default_detectors();
+  std::vector<Parts> parts;
+  for (size_t i = 0; i < loaded.set.ranks.size(); ++i) {
+    const RankInputs in = prepare_rank(*loaded.set.ranks[i], options);
+    const RankAttribution attribution = attribute_rank(in, *loaded.set.ranks[i], analyses[i]);
+    const RankView v = view_of(in, attribution, *loaded.set.ranks[i], analyses[i], options);
+    parts.push_back(collect_rank(detectors, std::vector<bool>(detectors.size(), true), v, options, 2));
+  }
+  const JobContext job{&multi, &options, 2};
+  size_t seen = 0;
+  for (size_t d = 0; d < detectors.size(); ++d) {
+    for (size_t i = 0; i < parts.size(); ++i) parts[i][d]->set_rank(100 + static_cast<int64_t>(i));
+    parts[0][d]->merge_from(*parts[1][d]);
+    for (const Finding& f : detectors[d].finish(*parts[0][d], job).findings) {
+      ++seen;
+      if (f.saving_rank >= 0) EXPECT_GE(f.saving_rank, 100) << f.title;
+      for (const Example& e : f.evidence.examples)
+        // Stragglers are the cross-rank table's (numbered by the merge), not a part's.
+        if (!e.name.starts_with("straggler rank")) EXPECT_GE(e.rank, 100) << f.title << ": " << e.name;
+    }
+    // A form with a field missing or of the wrong type is an exception, not a part.
+    nlohmann::json bad = parts[1][d]->save();
+    ASSERT_TRUE(bad.is_object()) << detectors[d].name;
+    bad.erase(bad.begin());
+    EXPECT_THROW(detectors[d].load(bad), nlohmann::json::exception) << detectors[d].name;
+    EXPECT_THROW(detectors[d].load(nlohmann::json::array({1, 2})), nlohmann::json::exception) << detectors[d].name;
+  }
+  EXPECT_GT(seen, 0u);
 }
 
 }  // namespace

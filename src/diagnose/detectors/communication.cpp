@@ -17,6 +17,7 @@
 #include "analysis/collectives.h"
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/part_json.h"
 #include "diagnose/host_wait.h"
 #include "analysis/exact_sum.h"
 #include "analysis/saturating.h"
@@ -102,6 +103,9 @@ struct Part : FindingPart {
     if (o.link_peak > 0) link_peak = o.link_peak;
   }
 };
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, kernels, comm_ns, exposed_ns, sized, small,
+                                   steps_total, busbw_weighted, busbw_ns, beyond_wait_ns, link_peak, ranks_with_comm)
 
 Part collect(const RankContext& rc) {
   const RankView& r = *rc.view;

@@ -25,6 +25,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/part_json.h"
 #include "diagnose/host_wait.h"
 #include "diagnose/launch_precision.h"
 #include "diagnose/matmul_path.h"
@@ -56,8 +57,8 @@ bool is_float32(std::string_view t) { return t == "float" || t == "float32"; }
 
 // Exact sums of FLOPs (integers up to ~1e15 per matmul, beyond int64 over
 // a run), so merging ranks in any grouping gives the same total.
-using FlopSum = __int128;
-FlopSum as_flops(double f) { return static_cast<FlopSum>(std::llround(f)); }
+using FlopSum = Count128;
+FlopSum as_flops(double f) { return {static_cast<__int128>(std::llround(f))}; }
 
 struct KernelTotal {
   int64_t ns = 0;
@@ -68,7 +69,7 @@ struct KernelTotal {
 
 struct MatmulGroup {  // one (op, shapes, dtype) signature
   std::string op, dims, dtype;
-  FlopSum flops = 0;
+  FlopSum flops;
   int64_t ns = 0;
   int64_t calls = 0;
   double peak = 0;
@@ -81,7 +82,7 @@ struct Part : FindingPart {
   // The parts' savings, summed from each step's (whole ns, as the saving).
   int64_t simt_saving_ns = 0, float_saving_ns = 0, float_other_saving_ns = 0;
   int64_t beyond_wait_ns = 0, compute_ns = 0, low_occ_ns = 0, all_flop_ns = 0;
-  FlopSum all_flops = 0;
+  FlopSum all_flops;
   bool fp32_model = false, any_dims = false, any_types = false, any_occupancy = false, unknown_peaks = false;
   // Every rank's GPU is known and its tensor cores take FP16 only (Volta,
   // Turing: no TF32, no bf16): the remedy is FP16 autocast, not TF32 / bf16.
@@ -96,6 +97,12 @@ struct Part : FindingPart {
       m.calls += t.calls;
       m.where = t.where;  // the later rank's launch, as one pass over the ranks keeps the last
     }
+  }
+  void set_rank(int64_t rank) {
+    FindingPart::set_rank(rank);
+    for (auto* kernels : {&simt_kernels, &low_occ_kernels})
+      for (auto& [name, t] : *kernels) t.where.rank = rank;
+    for (auto& [key, g] : groups) g.where.rank = rank;
   }
   void merge(const Part& o) {
     merge_common(o);
@@ -124,6 +131,14 @@ struct Part : FindingPart {
     }
   }
 };
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelTotal, ns, calls, where)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MatmulGroup, op, dims, dtype, flops, ns, calls, peak, where)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, simt_ns, float_tc_ns, float_other_ns, slow_ns_saved,
+                                   steps_total, matmul_ns, simt_saving_ns, float_saving_ns, float_other_saving_ns,
+                                   beyond_wait_ns, compute_ns, low_occ_ns, all_flop_ns, all_flops, fp32_model,
+                                   any_dims, any_types, any_occupancy, unknown_peaks, fp16_only_tensor_cores,
+                                   simt_kernels, low_occ_kernels, groups)
 
 Part collect(const RankContext& rc) {
   const RankView& r = *rc.view;
@@ -330,7 +345,7 @@ DetectorOutput finish(const Part& p, const JobContext& job) {
   if (p.fp32_model)
     m.push_back({"fp32_other_kernel_us_per_step", static_cast<double>(float_other_ns) / steps / 1e3, "us"});
   if (p.all_flop_ns > 0)
-    m.push_back({"matmul_achieved_tflops", static_cast<double>(p.all_flops) / static_cast<double>(p.all_flop_ns) / 1e3,
+    m.push_back({"matmul_achieved_tflops", p.all_flops.as_double() / static_cast<double>(p.all_flop_ns) / 1e3,
                  "TFLOP/s"});
   m.push_back({"slow_matmul_excess_us_per_step", static_cast<double>(slow_ns_saved) / steps / 1e3, "us"});
   m.push_back({"saving_beyond_host_wait_us_per_step", static_cast<double>(p.beyond_wait_ns) / steps / 1e3, "us"});
@@ -350,7 +365,7 @@ DetectorOutput finish(const Part& p, const JobContext& job) {
                                                human_time(static_cast<double>(t.ns) / steps)))});
   for (const auto& [key, g] : p.groups) {
     if (g.peak <= 0) continue;
-    double achieved = static_cast<double>(g.flops) / static_cast<double>(g.ns) / 1e3;
+    double achieved = g.flops.as_double() / static_cast<double>(g.ns) / 1e3;
     if (achieved >= opt.matmul_efficient_fraction * g.peak && !is_float32(g.dtype)) continue;
     ex.push_back({static_cast<double>(g.ns) * (1.0 - achieved / g.peak),
                   example(g.where, fmt::format("{} {}: {:.0f} TFLOP/s = {:.0f}% of the {:.0f} TFLOP/s peak, {} calls",

@@ -12,6 +12,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/part_json.h"
 #include "diagnose/host_delay.h"
 #include "diagnose/loader_work.h"
 #include "analysis/saturating.h"
@@ -71,6 +72,10 @@ struct Part : FindingPart {
     work.saw_python_frames = work.saw_python_frames || o.work.saw_python_frames;
   }
 };
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, loader_calls, loader_host_ns, loader_idle_ns,
+                                   single_process, htod, pageable, pageable_bytes, htod_ns, exposed_htod_ns,
+                                   steps_total, lead_lost_ns, later_idle_ns, work)
 
 Part collect(const RankContext& rc) {
   const RankView& r = *rc.view;

@@ -35,6 +35,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/part_json.h"
 #include "diagnose/op_args.h"
 #include "analysis/saturating.h"
 
@@ -94,6 +95,9 @@ struct Part : FindingPart {
     any_shapes = any_shapes || o.any_shapes;
   }
 };
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, groups, grouped_ops, chains, chain_kernels, steps_total,
+                                   group_host_ns, chain_gpu_ns, group_idle_ns, chain_idle_ns, saving_ns, any_shapes)
 
 Part collect(const RankContext& rc) {
   const RankView& r = *rc.view;

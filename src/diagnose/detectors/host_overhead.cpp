@@ -21,6 +21,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/part_json.h"
 #include "diagnose/host_gap_cause.h"
 #include "analysis/saturating.h"
 
@@ -73,6 +74,10 @@ struct Part : FindingPart {
     graph_remedies.insert(graph_remedies.end(), o.graph_remedies.begin(), o.graph_remedies.end());
   }
 };
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, raw_idle, claimed, kernels, tiny, shorter_than_launch,
+                                   launched, launch_call_ns, graph_launches, triton, steps_total, busy_ns, wall_ns,
+                                   by_cause)
 
 Part collect(const RankContext& rc) {
   const RankView& r = *rc.view;

@@ -15,6 +15,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/part_json.h"
 #include "diagnose/host_delay.h"
 #include "analysis/saturating.h"
 
@@ -101,6 +102,10 @@ struct Part : FindingPart {
     add_counts(count_by_call, o.count_by_call);
   }
 };
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, syncs, sync_host_ns, idle_ns, dtoh, steps_total,
+                                   tolerated_ns, tolerated_calls, lead_lost_ns, later_idle_ns, idle_by_trigger,
+                                   count_by_trigger, count_by_call)
 
 Part collect(const RankContext& rc) {
   const RankView& r = *rc.view;

@@ -15,6 +15,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/part_json.h"
 #include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
@@ -46,7 +47,14 @@ struct RankSteps {
 struct Part {
   std::vector<RankSteps> ranks;
   void merge(const Part& later_rank) { ranks.insert(ranks.end(), later_rank.ranks.begin(), later_rank.ranks.end()); }
+  void set_rank(int64_t rank) {
+    for (RankSteps& r : ranks) r.rank = rank;
+  }
 };
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepWork, step, start_ns, end_ns, own_work_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankSteps, rank, mean_step_ns, steps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, ranks)
 
 Part collect(const RankContext& rc) {
   const RankView& r = *rc.view;

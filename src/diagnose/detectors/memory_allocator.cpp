@@ -16,6 +16,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/part_json.h"
 #include "diagnose/host_delay.h"
 #include "analysis/saturating.h"
 
@@ -44,6 +45,10 @@ struct Part : FindingPart {
     add_counts(count_by_call, o.count_by_call);
   }
 };
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, calls, host_ns, idle_ns, steady_steps, reserved_drops,
+                                   released_bytes, alloc_samples, lead_lost_ns, later_idle_ns, unjudged_window,
+                                   count_by_call)
 
 Part collect(const RankContext& rc) {
   const RankView& r = *rc.view;

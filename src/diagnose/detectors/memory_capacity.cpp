@@ -7,10 +7,10 @@
 // carries no saving and ranks by severity.
 #include <fmt/core.h>
 
-#include <optional>
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/part_json.h"
 
 namespace stepscope::diagnose {
 namespace {
@@ -28,7 +28,7 @@ struct DeviceAtCapacity {
   int64_t total = 0;  // device memory, B
   int64_t peak_allocated = 0, peak_reserved = 0, max_slack = 0;
   int64_t oom = 0;                 // out-of-memory events of the rank
-  std::optional<Example> first_oom;
+  std::vector<Example> first_oom;  // the rank's first out-of-memory event, when it has one
   Example peak;                    // the allocated peak
   bool fragmented = false;
 };
@@ -41,7 +41,18 @@ struct Part {
     any_size = any_size || later_rank.any_size;
     devices.insert(devices.end(), later_rank.devices.begin(), later_rank.devices.end());
   }
+  void set_rank(int64_t rank) {
+    for (DeviceAtCapacity& d : devices) {
+      d.rank = rank;
+      d.peak.rank = rank;
+      for (Example& e : d.first_oom) e.rank = rank;
+    }
+  }
 };
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DeviceAtCapacity, rank, device_id, total, peak_allocated, peak_reserved,
+                                   max_slack, oom, first_oom, peak, fragmented)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, any_samples, any_size, devices)
 
 Part collect(const RankContext& rc) {
   const RankView& r = *rc.view;
@@ -78,7 +89,7 @@ Part collect(const RankContext& rc) {
     d.max_slack = dev.max_reserved_minus_allocated_bytes;
     d.oom = oom;
     d.fragmented = fragmented;
-    if (first_oom != trace::EventStore::kNoRow) d.first_oom = example_of_row(r, first_oom, "first out-of-memory event");
+    if (first_oom != trace::EventStore::kNoRow) d.first_oom.push_back(example_of_row(r, first_oom, "first out-of-memory event"));
     d.peak.rank = r.store->rank;
     d.peak.ts_ns = dev.peak_allocated_ts_ns;
     d.peak.step = step_number_at(*r.attribution, d.peak.ts_ns);
@@ -118,7 +129,7 @@ DetectorOutput finish(const Part& part, const JobContext&) {
     m.push_back({"peak_reserved_pct_of_device", reserved_pct, "%"});
     m.push_back({"max_reserved_minus_allocated_bytes", static_cast<double>(d.max_slack), "B"});
     m.push_back({"out_of_memory_events", static_cast<double>(d.oom), "count"});
-    if (d.first_oom) f.evidence.examples.push_back(*d.first_oom);
+    for (const Example& e : d.first_oom) f.evidence.examples.push_back(e);
     f.evidence.examples.push_back(d.peak);
     f.remedy = "Lower peak memory: activation checkpointing (torch.utils.checkpoint), a smaller micro-batch with "
                "gradient accumulation, bf16 parameters and optimizer states, or sharding (FSDP / ZeRO)";

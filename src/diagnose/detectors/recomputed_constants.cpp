@@ -18,6 +18,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/part_json.h"
 #include "diagnose/host_delay.h"
 #include "diagnose/op_args.h"
 #include "analysis/saturating.h"
@@ -97,7 +98,15 @@ struct Part : FindingPart {
       if (!fresh) add_into(it->second.rebuilds, t.rebuilds);
     }
   }
+  void set_rank(int64_t rank) {
+    FindingPart::set_rank(rank);
+    for (auto& [sig, t] : tables) t.first.rank = rank;
+  }
 };
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Table, first, first_op, last_op, ops, host_ns, rebuilds)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, any_shapes, host_total, gpu_total, idle_total,
+                                   occurrences, steps_total, tables)
 
 Part collect(const RankContext& rc) {
   const RankView& r = *rc.view;

@@ -13,6 +13,7 @@
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/part_json.h"
 #include "analysis/saturating.h"
 
 namespace stepscope::diagnose {
@@ -57,6 +58,9 @@ struct Part : FindingPart {
     if (cls.empty()) cls = o.cls;
   }
 };
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, any_annotation, spans, kernels, multi, tiny, host_ns,
+                                   idle_ns, steps_total, cls)
 
 Part collect(const RankContext& rc) {
   const RankView& r = *rc.view;
