@@ -47,30 +47,57 @@ std::unique_ptr<DetectorPart> tree_merge(std::vector<Parts>& ranks, size_t d, si
   return left;
 }
 
-void expect_tree_merge_equals_linear(const std::string& folder, size_t want_ranks) {
-  trace::LoadResult loaded = trace::load_traces({folder}, trace::ReadOptions{});
-  ASSERT_TRUE(loaded.ok) << loaded.error;
-  const auto& stores = loaded.set.ranks;
-  ASSERT_EQ(stores.size(), want_ranks);
+// A set read and analysed, and every detector's part of each rank.
+struct Collected {
+  trace::LoadResult loaded;
   DiagnoseOptions options;
   std::vector<analysis::RankAnalysis> analyses;
-  for (const auto& s : stores) analyses.push_back(analysis::analyze_rank(*s, options.analysis));
-  std::vector<const analysis::RankAnalysis*> ap;
-  for (const auto& a : analyses) ap.push_back(&a);
-  const analysis::MultiRankAnalysis multi = analysis::analyze_ranks(ap, options.analysis);
+  analysis::MultiRankAnalysis multi;
+  std::vector<Detector> detectors = default_detectors();
 
-  const std::vector<Detector> detectors = default_detectors();
-  const std::vector<bool> enabled(detectors.size(), true);
-  // Each rank's parts, twice: once for each way of merging.
-  std::vector<Parts> linear, tree;
-  for (size_t i = 0; i < stores.size(); ++i) {
-    const RankInputs in = prepare_rank(*stores[i], options);
-    const RankAttribution attribution = attribute_rank(in, *stores[i], analyses[i]);
-    const RankView v = view_of(in, attribution, *stores[i], analyses[i], options);
-    linear.push_back(collect_rank(detectors, enabled, v, options, stores.size()));
-    tree.push_back(collect_rank(detectors, enabled, v, options, stores.size()));
+  explicit Collected(const std::string& folder) : loaded(trace::load_traces({folder}, trace::ReadOptions{})) {
+    EXPECT_TRUE(loaded.ok) << loaded.error;
+    for (const auto& st : loaded.set.ranks) analyses.push_back(analysis::analyze_rank(*st, options.analysis));
+    std::vector<const analysis::RankAnalysis*> ap;
+    for (const auto& a : analyses) ap.push_back(&a);
+    multi = analysis::analyze_ranks(ap, options.analysis);
   }
-  const JobContext job{&multi, &options, stores.size()};
+  size_t ranks() const { return loaded.set.ranks.size(); }
+  JobContext job() const { return {&multi, &options, ranks()}; }
+  std::vector<Parts> parts() const {
+    std::vector<Parts> out;
+    for (size_t i = 0; i < ranks(); ++i) {
+      const trace::EventStore& store = *loaded.set.ranks[i];
+      const RankInputs in = prepare_rank(store, options);
+      const RankAttribution attribution = attribute_rank(in, store, analyses[i]);
+      const RankView v = view_of(in, attribution, store, analyses[i], options);
+      out.push_back(collect_rank(detectors, std::vector<bool>(detectors.size(), true), v, options, ranks()));
+    }
+    return out;
+  }
+};
+
+// Synthetic GPT ranks with NCCL buckets (tools/synthetic) in `dir`.
+void write_synthetic(const testing::TempDir& dir, int ranks, int layers, int steps, uint64_t seed) {
+  synth::SyntheticSpec spec;
+  spec.ranks = ranks;
+  spec.layers = layers;
+  spec.steps = steps;
+  spec.bucket_layers = 1;
+  spec.seed = seed;
+  for (int r = 0; r < ranks; ++r) {
+    synth::RankFile f = synth::write_rank(spec, r, spec.steps, dir.path().string());
+    ASSERT_TRUE(f.error.empty()) << f.error;
+  }
+}
+
+void expect_tree_merge_equals_linear(const std::string& folder, size_t want_ranks) {
+  const Collected c(folder);
+  ASSERT_EQ(c.ranks(), want_ranks);
+  const std::vector<Detector>& detectors = c.detectors;
+  // Each rank's parts, twice: once for each way of merging.
+  std::vector<Parts> linear = c.parts(), tree = c.parts();
+  const JobContext job = c.job();
   size_t findings = 0;
   for (size_t d = 0; d < detectors.size(); ++d) {
     // Each rank's part also through its summary form (CBOR, as the summary
@@ -112,44 +139,17 @@ TEST(DetectorParts, TreeMergeEqualsOneByOneOnParamDlrm) {
 
 TEST(DetectorParts, TreeMergeEqualsOneByOneOnSyntheticRanks) {
   testing::TempDir dir;
-  synth::SyntheticSpec spec;
-  spec.ranks = 12;
-  spec.layers = 3;
-  spec.steps = 3;
-  spec.bucket_layers = 1;
-  spec.seed = 7;
-  for (int r = 0; r < spec.ranks; ++r) {
-    synth::RankFile f = synth::write_rank(spec, r, spec.steps, dir.path().string());
-    ASSERT_TRUE(f.error.empty()) << f.error;
-  }
+  write_synthetic(dir, 12, 3, 3, 7);
   expect_tree_merge_equals_linear(dir.path().string(), 12);
 }
 
 TEST(DetectorParts, RenumberedPartsCarryTheNewRankAndBadFormsAreRefused) {
   testing::TempDir dir;
-  synth::SyntheticSpec spec;
-  spec.ranks = 2;
-  spec.layers = 2;
-  spec.steps = 3;
-  spec.seed = 3;
-  for (int r = 0; r < spec.ranks; ++r) ASSERT_TRUE(synth::write_rank(spec, r, spec.steps, dir.path().string()).error.empty());
-  trace::LoadResult loaded = trace::load_traces({dir.path().string()}, trace::ReadOptions{});
-  ASSERT_TRUE(loaded.ok) << loaded.error;
-  DiagnoseOptions options;
-  std::vector<analysis::RankAnalysis> analyses;
-  for (const auto& st : loaded.set.ranks) analyses.push_back(analysis::analyze_rank(*st, options.analysis));
-  std::vector<const analysis::RankAnalysis*> ap;
-  for (const auto& a : analyses) ap.push_back(&a);
-  const analysis::MultiRankAnalysis multi = analysis::analyze_ranks(ap, options.analysis);
-  const std::vector<Detector> detectors = default_detectors();
-  std::vector<Parts> parts;
-  for (size_t i = 0; i < loaded.set.ranks.size(); ++i) {
-    const RankInputs in = prepare_rank(*loaded.set.ranks[i], options);
-    const RankAttribution attribution = attribute_rank(in, *loaded.set.ranks[i], analyses[i]);
-    const RankView v = view_of(in, attribution, *loaded.set.ranks[i], analyses[i], options);
-    parts.push_back(collect_rank(detectors, std::vector<bool>(detectors.size(), true), v, options, 2));
-  }
-  const JobContext job{&multi, &options, 2};
+  write_synthetic(dir, 2, 2, 3, 3);
+  const Collected c(dir.path().string());
+  const std::vector<Detector>& detectors = c.detectors;
+  std::vector<Parts> parts = c.parts();
+  const JobContext job = c.job();
   size_t seen = 0;
   for (size_t d = 0; d < detectors.size(); ++d) {
     for (size_t i = 0; i < parts.size(); ++i) parts[i][d]->set_rank(100 + static_cast<int64_t>(i));
