@@ -9,9 +9,9 @@
 #include <memory>
 #include <sstream>
 
-#include "analysis/multi_rank.h"
 #include <nlohmann/json.hpp>
 
+#include "analysis/multi_rank.h"
 #include "diagnose/detector_registry.h"
 #include "diagnose/rank_inputs.h"
 #include "synthetic/rank_writer.h"
