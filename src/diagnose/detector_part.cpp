@@ -53,6 +53,7 @@ void RankSaving::apply_to(Finding& f) const {
 
 void FindingPart::merge_common(const FindingPart& o) {
   saving.merge(o.saving);
+  if (o.replay.rank >= 0 && (replay.rank < 0 || o.replay.saving_ns > replay.saving_ns)) replay = o.replay;
   examples.merge(o.examples);
   claims.insert(claims.end(), o.claims.begin(), o.claims.end());
   remedies.insert(remedies.end(), o.remedies.begin(), o.remedies.end());
@@ -63,10 +64,12 @@ void FindingPart::fill(Finding& f) const {
   f.claims = claims;
   f.remedies = remedies;
   f.evidence.examples = examples.best();
+  f.replay_pick = replay;
 }
 
 void FindingPart::set_rank(int64_t rank) {
   if (saving.valid) saving.rank = rank;
+  if (replay.rank >= 0) replay.rank = rank;
   examples.set_rank(rank);
 }
 

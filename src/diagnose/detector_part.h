@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -99,6 +100,9 @@ struct FindingPart {
   ExamplePool examples;
   std::vector<IdleClaim> claims;
   std::vector<RankRemedy> remedies;
+  // Its remedy replayed on the rank (set by the registry where the rank's
+  // replay is faithful): merged, the largest, the earlier rank of equals.
+  Finding::ReplayPick replay;
 
   void merge_common(const FindingPart& later_rank);
   // Saving, severity, claims, remedies and examples of the finding.
@@ -116,8 +120,9 @@ class DetectorPart {
   virtual ~DetectorPart() = default;
   // Adds a later rank's part (the same detector's).
   virtual void merge_from(const DetectorPart& later_rank) = 0;
-  // Its claims and remedies, for a part that has them.
+  // Its claims, remedies and replay, for a part that has them.
   virtual const FindingPart* finding_part() const { return nullptr; }
+  FindingPart* finding_part() { return const_cast<FindingPart*>(std::as_const(*this).finding_part()); }
   // Its JSON form (part_json.h; claims and remedies, which only the rank's
   // own trace can use, are left out).
   virtual nlohmann::json save() const = 0;

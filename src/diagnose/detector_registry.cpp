@@ -76,7 +76,7 @@ std::vector<std::unique_ptr<DetectorPart>> collect_rank(const std::vector<Detect
 }
 
 RegistryResult run_detectors(const std::vector<Detector>& detectors, DetectorContext ctx,
-                             const std::vector<std::string>& disabled) {
+                             const std::vector<std::string>& disabled, const std::vector<RankReplayInputs>* replay) {
   RegistryResult out;
   const size_t nd = detectors.size();
   std::vector<bool> enabled(nd);
@@ -90,6 +90,8 @@ RegistryResult run_detectors(const std::vector<Detector>& detectors, DetectorCon
         collect_rank(detectors, enabled, ctx.ranks[ri], *ctx.options, ctx.ranks.size(), &seconds);
     for (size_t d = 0; d < nd; ++d) {
       if (!parts[d]) continue;
+      if (FindingPart* f = parts[d]->finding_part(); f && replay && ri < replay->size() && !f->remedies.empty())
+        f->replay = replay_pick((*replay)[ri], f->remedies);
       if (merged[d])
         merged[d]->merge_from(*parts[d]);
       else

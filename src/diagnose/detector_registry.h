@@ -8,6 +8,7 @@
 
 #include "diagnose/detector.h"
 #include "diagnose/detector_part.h"
+#include "diagnose/replay_savings.h"
 
 namespace stepscope::diagnose {
 
@@ -42,8 +43,11 @@ std::vector<std::unique_ptr<DetectorPart>> collect_rank(const std::vector<Detect
 
 // collect_rank over the context's ranks, each detector's parts merged in
 // rank order and finished; findings validated.
+// With `replay` (one per rank, context order), each rank's remedies are
+// replayed on it as its parts are collected (Finding::replay_pick).
 RegistryResult run_detectors(const std::vector<Detector>& detectors, DetectorContext ctx,
-                             const std::vector<std::string>& disabled);
+                             const std::vector<std::string>& disabled,
+                             const std::vector<RankReplayInputs>* replay = nullptr);
 
 // Empty when `f` is a valid output of `d`, else the reason: category as
 // declared, saving finite and within [0, mean step time of its rank], share

@@ -155,7 +155,12 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     d.not_assessed.push_back(std::move(n));
   }
 
-  RegistryResult run = run_detectors(default_detectors(), ctx, options.disabled_detectors);
+  // The run without the profiler, replayed per rank where a remedy model exists.
+  std::vector<RankReplayInputs> replay_inputs;
+  for (size_t i = 0; i < n; ++i)
+    replay_inputs.push_back({stores[i]->rank, &inputs[i].graph, &inputs[i].timeline, &inputs[i].baseline,
+                             inputs[i].faithful});
+  RegistryResult run = run_detectors(default_detectors(), ctx, options.disabled_detectors, &replay_inputs);
   d.detectors = std::move(run.runs);
   d.validation_errors = std::move(run.validation_errors);
   for (NotAssessed& na : run.not_assessed) d.not_assessed.push_back(std::move(na));
@@ -176,10 +181,6 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
   const bool healthy = any && lowest >= options.none_effective_compute_pct;
 
   // Savings by replay of the run without the profiler, where a remedy model exists.
-  std::vector<RankReplayInputs> replay_inputs;
-  for (size_t i = 0; i < n; ++i)
-    replay_inputs.push_back({stores[i]->rank, &inputs[i].graph, &inputs[i].timeline, &inputs[i].baseline,
-                             inputs[i].faithful});
   apply_replay_savings(run.findings, replay_inputs);
 
   // Ranking: largest saving first; below the reporting bar goes to minor.

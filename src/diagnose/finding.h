@@ -130,6 +130,14 @@ struct Finding {
   bool saves_time = true;
   std::string remedy;     // the concrete change, in PyTorch terms
   std::vector<IdleClaim> claims;  // host idle explained (see IdleClaim); not rendered
+  // The remedy replayed rank by rank when the ranks were read (the largest
+  // saving, the earlier rank of equals); rank -1: not replayed that way, so
+  // the replay, where it can, uses `remedies`. Not rendered.
+  struct ReplayPick {
+    int64_t rank = -1;
+    int64_t saving_ns = 0;
+    int64_t step_ns = 0;  // that rank's unprofiled mean step
+  } replay_pick;
 };
 
 }  // namespace stepscope::diagnose

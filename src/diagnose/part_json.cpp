@@ -52,6 +52,15 @@ void from_json(const nlohmann::json& j, RankSaving& s) {
   j.at("step_us").get_to(s.step_us);
 }
 
+void to_json(nlohmann::json& j, const Finding::ReplayPick& r) {
+  j = {{"rank", r.rank}, {"saving_ns", r.saving_ns}, {"step_ns", r.step_ns}};
+}
+void from_json(const nlohmann::json& j, Finding::ReplayPick& r) {
+  j.at("rank").get_to(r.rank);
+  j.at("saving_ns").get_to(r.saving_ns);
+  j.at("step_ns").get_to(r.step_ns);
+}
+
 void to_json(nlohmann::json& j, const LoaderWorkTime& w) {
   j = {{"ns", w.ns}, {"calls_ns", w.calls_ns}, {"saw_python_frames", w.saw_python_frames}};
 }

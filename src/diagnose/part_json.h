@@ -27,6 +27,8 @@ void to_json(nlohmann::json& j, const RankSaving& s);
 void from_json(const nlohmann::json& j, RankSaving& s);
 void to_json(nlohmann::json& j, const ExamplePool& p);
 void from_json(const nlohmann::json& j, ExamplePool& p);
+void to_json(nlohmann::json& j, const Finding::ReplayPick& r);
+void from_json(const nlohmann::json& j, Finding::ReplayPick& r);
 void to_json(nlohmann::json& j, const LoaderWorkTime& w);
 void from_json(const nlohmann::json& j, LoaderWorkTime& w);
 

@@ -24,6 +24,17 @@ int64_t replay_saving_ns(const RankReplayInputs& r, const whatif::Remedy& remedy
 
 }  // namespace
 
+Finding::ReplayPick replay_pick(const RankReplayInputs& r, const std::vector<RankRemedy>& remedies) {
+  Finding::ReplayPick pick;
+  if (!r.faithful || r.baseline->unprofiled_step_ns <= 0) return pick;
+  for (const RankRemedy& rr : remedies) {
+    if (rr.rank != r.rank || rr.remedy.empty()) continue;
+    const int64_t s = replay_saving_ns(r, rr.remedy);
+    if (pick.rank < 0 || s > pick.saving_ns) pick = {rr.rank, s, r.baseline->unprofiled_step_ns};
+  }
+  return pick;
+}
+
 void apply_replay_savings(std::vector<Finding>& findings, const std::vector<RankReplayInputs>& ranks) {
   for (Finding& f : findings) {
     if (!f.saves_time) continue;
@@ -31,11 +42,15 @@ void apply_replay_savings(std::vector<Finding>& findings, const std::vector<Rank
     f.bound_saving_pct = f.estimated_saving_pct;
     f.bound_rank = f.saving_rank;
     int64_t best = -1, best_rank = -1, best_step = 0;
-    for (const RankRemedy& rr : f.remedies) {
-      const RankReplayInputs* r = find_rank(ranks, rr.rank);
-      if (r == nullptr || !r->faithful || r->baseline->unprofiled_step_ns <= 0 || rr.remedy.empty()) continue;
-      const int64_t s = replay_saving_ns(*r, rr.remedy);
-      if (s > best) best = s, best_rank = rr.rank, best_step = r->baseline->unprofiled_step_ns;
+    if (f.replay_pick.rank >= 0) {
+      best = f.replay_pick.saving_ns, best_rank = f.replay_pick.rank, best_step = f.replay_pick.step_ns;
+    } else {
+      for (const RankRemedy& rr : f.remedies) {
+        const RankReplayInputs* r = find_rank(ranks, rr.rank);
+        if (r == nullptr || !r->faithful || r->baseline->unprofiled_step_ns <= 0 || rr.remedy.empty()) continue;
+        const int64_t s = replay_saving_ns(*r, rr.remedy);
+        if (s > best) best = s, best_rank = rr.rank, best_step = r->baseline->unprofiled_step_ns;
+      }
     }
     if (best < 0) continue;
     f.estimated_saving_us = static_cast<double>(best) / 1000.0;

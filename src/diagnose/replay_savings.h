@@ -25,8 +25,15 @@ struct RankReplayInputs {
   bool faithful = false;  // replayed within whatif::kFidelityLimitPct, with step windows
 };
 
+// A rank's remedies (those of `remedies` on r.rank) replayed on that rank:
+// the unprofiled mean step minus the remedied one; rank -1 where the rank's
+// replay is not faithful or there is nothing to apply.
+Finding::ReplayPick replay_pick(const RankReplayInputs& r, const std::vector<RankRemedy>& remedies);
+
 // Keeps each time-saving finding's bound and, where a remedy model and a
-// faithful replay exist, makes the replay saving its estimated saving.
+// faithful replay exist, makes the replay saving its estimated saving: the
+// finding's replay_pick where the ranks were replayed as they were read,
+// else its remedies replayed on `ranks`.
 void apply_replay_savings(std::vector<Finding>& findings, const std::vector<RankReplayInputs>& ranks);
 
 // Per rank (ranks' order): all the given findings' remedies applied together,

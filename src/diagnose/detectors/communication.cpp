@@ -104,7 +104,7 @@ struct Part : FindingPart {
   }
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, kernels, comm_ns, exposed_ns, sized, small,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, replay, kernels, comm_ns, exposed_ns, sized, small,
                                    steps_total, busbw_weighted, busbw_ns, beyond_wait_ns, link_peak, ranks_with_comm)
 
 Part collect(const RankContext& rc) {

@@ -134,7 +134,7 @@ struct Part : FindingPart {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelTotal, ns, calls, where)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MatmulGroup, op, dims, dtype, flops, ns, calls, peak, where)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, simt_ns, float_tc_ns, float_other_ns, slow_ns_saved,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, replay, simt_ns, float_tc_ns, float_other_ns, slow_ns_saved,
                                    steps_total, matmul_ns, simt_saving_ns, float_saving_ns, float_other_saving_ns,
                                    beyond_wait_ns, compute_ns, low_occ_ns, all_flop_ns, all_flops, fp32_model,
                                    any_dims, any_types, any_occupancy, unknown_peaks, fp16_only_tensor_cores,

@@ -73,7 +73,7 @@ struct Part : FindingPart {
   }
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, loader_calls, loader_host_ns, loader_idle_ns,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, replay, loader_calls, loader_host_ns, loader_idle_ns,
                                    single_process, htod, pageable, pageable_bytes, htod_ns, exposed_htod_ns,
                                    steps_total, lead_lost_ns, later_idle_ns, work)
 

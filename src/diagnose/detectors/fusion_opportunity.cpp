@@ -96,7 +96,7 @@ struct Part : FindingPart {
   }
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, groups, grouped_ops, chains, chain_kernels, steps_total,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, replay, groups, grouped_ops, chains, chain_kernels, steps_total,
                                    group_host_ns, chain_gpu_ns, group_idle_ns, chain_idle_ns, saving_ns, any_shapes)
 
 Part collect(const RankContext& rc) {

@@ -58,9 +58,6 @@ struct Part : FindingPart {
   int64_t raw_idle = 0, claimed = 0, kernels = 0, tiny = 0, shorter_than_launch = 0, launched = 0;
   int64_t launch_call_ns = 0, graph_launches = 0, triton = 0, steps_total = 0, busy_ns = 0, wall_ns = 0;
   std::array<int64_t, kHostGapCauseCount> by_cause{};
-  // The step replayed as a CUDA graph, on each rank: the remedy when launch
-  // overhead is the main cause over all ranks and no rank replays graphs.
-  std::vector<RankRemedy> graph_remedies;
 
   void merge(const Part& o) {
     merge_common(o);
@@ -71,11 +68,10 @@ struct Part : FindingPart {
                             {&wall_ns, o.wall_ns}})
       add_into(*to, from);
     for (size_t c = 0; c < by_cause.size(); ++c) add_into(by_cause[c], o.by_cause[c]);
-    graph_remedies.insert(graph_remedies.end(), o.graph_remedies.begin(), o.graph_remedies.end());
   }
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, raw_idle, claimed, kernels, tiny, shorter_than_launch,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, replay, raw_idle, claimed, kernels, tiny, shorter_than_launch,
                                    launched, launch_call_ns, graph_launches, triton, steps_total, busy_ns, wall_ns,
                                    by_cause)
 
@@ -159,10 +155,12 @@ Part collect(const RankContext& rc) {
   // host a fraction of its eager time. As the bound leaves out idle other
   // findings claim, the remedy leaves their host time alone: they price it
   // themselves.
+  // It is the finding's remedy only when launch overhead is the main cause
+  // over all ranks and no rank replays graphs (finish decides).
   RankRemedy fix{r.store->rank, {}};
   fix.remedy.host_time_factor = kGraphHostFactor;
   fix.remedy.host_scale_excluded = rc.priced_host;
-  out.graph_remedies.push_back(std::move(fix));
+  out.remedies.push_back(std::move(fix));
   out.saving = RankSaving::of(r, saving);
   out.examples.trim();
   return out;
@@ -265,7 +263,10 @@ DetectorOutput finish(const Part& p, const JobContext&) {
   if (main_cause != HostGapCause::kLaunchOverhead) f.confidence = Confidence::kMedium;
   // The remedy as a graph change, for launch overhead without graphs yet
   // (other causes keep the bound).
-  if (main_cause == HostGapCause::kLaunchOverhead && !graphs) f.remedies = p.graph_remedies;
+  if (main_cause != HostGapCause::kLaunchOverhead || graphs) {
+    f.remedies.clear();
+    f.replay_pick = {};
+  }
   out.findings.push_back(std::move(f));
   return out;
 }

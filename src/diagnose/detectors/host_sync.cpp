@@ -103,7 +103,7 @@ struct Part : FindingPart {
   }
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, syncs, sync_host_ns, idle_ns, dtoh, steps_total,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, replay, syncs, sync_host_ns, idle_ns, dtoh, steps_total,
                                    tolerated_ns, tolerated_calls, lead_lost_ns, later_idle_ns, idle_by_trigger,
                                    count_by_trigger, count_by_call)
 

@@ -46,7 +46,7 @@ struct Part : FindingPart {
   }
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, calls, host_ns, idle_ns, steady_steps, reserved_drops,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, replay, calls, host_ns, idle_ns, steady_steps, reserved_drops,
                                    released_bytes, alloc_samples, lead_lost_ns, later_idle_ns, unjudged_window,
                                    count_by_call)
 

@@ -105,7 +105,7 @@ struct Part : FindingPart {
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Table, first, first_op, last_op, ops, host_ns, rebuilds)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, any_shapes, host_total, gpu_total, idle_total,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, replay, any_shapes, host_total, gpu_total, idle_total,
                                    occurrences, steps_total, tables)
 
 Part collect(const RankContext& rc) {

@@ -59,7 +59,7 @@ struct Part : FindingPart {
   }
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, any_annotation, spans, kernels, multi, tiny, host_ns,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, saving, examples, replay, any_annotation, spans, kernels, multi, tiny, host_ns,
                                    idle_ns, steps_total, cls)
 
 Part collect(const RankContext& rc) {
