@@ -160,7 +160,8 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
   for (size_t i = 0; i < n; ++i)
     replay_inputs.push_back({stores[i]->rank, &inputs[i].graph, &inputs[i].timeline, &inputs[i].baseline,
                              inputs[i].faithful});
-  RegistryResult run = run_detectors(default_detectors(), ctx, options.disabled_detectors, &replay_inputs);
+  RegistryResult run = run_detectors(default_detectors(), ctx, options.disabled_detectors,
+                                     options.replay_as_collected ? &replay_inputs : nullptr);
   d.detectors = std::move(run.runs);
   d.validation_errors = std::move(run.validation_errors);
   for (NotAssessed& na : run.not_assessed) d.not_assessed.push_back(std::move(na));

@@ -102,5 +102,31 @@ TEST(ExamplePool, RankByRankEqualsOneSortOverAllRanks) {
   }
 }
 
+// Remedies replayed rank by rank as the parts are collected (what a per-rank
+// summary carries) give the savings that replaying the reported findings'
+// remedies gives, on every bundled example with a replayed saving.
+TEST(ReplayAsCollected, SameSavingsAsReplayingTheFindings) {
+  size_t replayed = 0;
+  for (const char* name : {"dataloader_stall", "item_sync", "empty_cache", "foreach_off_adamw", "host_bound_tiny",
+                           "fp32_no_tf32", "unfused_qkv_rope"}) {
+    DiagnoseOptions eager;
+    eager.replay_as_collected = true;
+    auto a = diagnose_folder(examples_dir() + "/" + name);
+    auto b = diagnose_folder(examples_dir() + "/" + name, eager);
+    ASSERT_EQ(a->d.findings.size(), b->d.findings.size()) << name;
+    for (size_t i = 0; i < a->d.findings.size(); ++i) {
+      const Finding& x = a->d.findings[i];
+      const Finding& y = b->d.findings[i];
+      EXPECT_EQ(x.title, y.title) << name;
+      EXPECT_EQ(x.estimated_saving_us, y.estimated_saving_us) << name << ": " << x.title;
+      EXPECT_EQ(x.saving_rank, y.saving_rank) << name << ": " << x.title;
+      EXPECT_EQ(x.saving_basis, y.saving_basis) << name << ": " << x.title;
+      if (x.saving_basis == SavingBasis::kReplay) ++replayed;
+    }
+    EXPECT_EQ(a->d.combined_saving_us, b->d.combined_saving_us) << name;
+  }
+  EXPECT_GE(replayed, 5u);
+}
+
 }  // namespace
 }  // namespace stepscope::diagnose
