@@ -11,13 +11,15 @@
         be stacked first), stacked;
     (c) stepscope_kernels.GpuAugment: nvJPEG decode, then the fused kernel.
   and a ResNet-50 training loop (torchvision, bf16 autocast, channels_last,
-  SGD) fed by (c), by synthetic GPU tensors, and by (a) with 2 workers: the
+  SGD) fed by (c) in line, by (c) made ahead by GpuFeed's threads
+  (--feed-workers), by synthetic GPU tensors, and by (a) with 2 workers: the
   median step time of each.
 
 Targets: (c) >= 2x (b) and >= 10x (a) at 16 workers in images/s; the loop fed
 by (c) within 10% of the synthetic loop, where (a) with 2 workers was >= 10x
 slower. Data: JPEGs this script generates (smooth fields plus noise, 1920x1080
-and mixed sizes, quality 90) in a temporary folder; no downloads. GPU busy %
+and mixed sizes, or with --sizes imagenet near ImageNet's 500x375; quality
+90) in a temporary folder; no downloads. GPU busy %
 is NVML's utilization (torch.cuda.utilization) sampled every 50 ms.
 
   python3 bench/kernels/bench_image_augment.py --json out.json            # the H200 run
@@ -25,6 +27,7 @@ is NVML's utilization (torch.cuda.utilization) sampled every 50 ms.
 """
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -42,12 +45,19 @@ sys.path.insert(0, os.path.join(ROOT, "python", "stepscope_kernels"))
 JITTER = dict(brightness=0.4, contrast=0.4, saturation=0.4)
 
 
-def make_jpegs(folder, n, seed=0):
-    """n JPEG files: smooth random fields plus noise; 3 in 4 at 1920x1080, the rest of mixed sizes."""
+# (height, width) cycled over the generated files. "hd": half of them
+# 1920x1080 (the issue's 1080p anchor), the rest of mixed sizes; "imagenet":
+# sizes around ImageNet-1k's (most of its photos are near 500x375 or 375x500).
+SIZES = {"hd": [(1080, 1920), (1080, 1920), (1080, 1920), (480, 640), (375, 500), (800, 1200)],
+         "imagenet": [(375, 500), (500, 375), (333, 500), (500, 333), (400, 500), (375, 500)]}
+
+
+def make_jpegs(folder, n, seed=0, sizes="hd"):
+    """n JPEG files: smooth random fields plus noise, of the SIZES[sizes] cycle."""
     from torchvision.io import encode_jpeg
 
     g = torch.Generator().manual_seed(seed)
-    sizes = [(1080, 1920), (1080, 1920), (1080, 1920), (480, 640), (375, 500), (800, 1200)]
+    sizes = SIZES[sizes]
     paths = []
     for i in range(n):
         h, w = sizes[i % len(sizes)]
@@ -190,6 +200,8 @@ def main():
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--workers", default="4,8,16")
     ap.add_argument("--steps", type=int, default=30, help="ResNet-50 steps timed per feed")
+    ap.add_argument("--feed-workers", default="2,4", help="GpuFeed threads, one loop each")
+    ap.add_argument("--sizes", choices=sorted(SIZES), default="hd", help="the generated JPEGs' sizes")
     ap.add_argument("--antialias", action="store_true", help="baselines with torchvision's antialias=True")
     ap.add_argument("--smoke", action="store_true", help="CPU path only, 16 small images: checks the script runs")
     ap.add_argument("--json")
@@ -200,9 +212,9 @@ def main():
     out = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": platform.node(),
            "cpus": os.cpu_count(), "gpu": torch.cuda.get_device_name() if device == "cuda" else None,
            "torch": torch.__version__, "command": " ".join(sys.argv), "images": args.images, "batch": args.batch,
-           "size": args.size, "antialias_baselines": args.antialias}
+           "size": args.size, "jpeg_sizes": args.sizes, "antialias_baselines": args.antialias}
     with tempfile.TemporaryDirectory() as tmp:
-        paths = make_jpegs(tmp, args.images)
+        paths = make_jpegs(tmp, args.images, sizes=args.sizes)
         out["jpeg_bytes"] = sum(os.path.getsize(p) for p in paths)
         res = {}
         for w in [int(x) for x in args.workers.split(",")]:
@@ -238,12 +250,21 @@ def main():
             loop = {"synthetic": resnet_steps(lambda: synthetic, args.steps, args.batch, args.size),
                     "fused_kernel": resnet_steps(lambda: aug(aug.decode(batches[next(k) % len(batches)])),
                                                  args.steps, args.batch, args.size)}
+            # The same made ahead by GpuFeed's threads, each on its own stream.
+            from stepscope_kernels.image_augment import GpuFeed
+
+            for w in [int(x) for x in args.feed_workers.split(",")]:
+                with GpuFeed(aug, itertools.cycle(batches), workers=w, depth=2 * w) as feed:
+                    loop[f"fused_feed_{w}_threads"] = resnet_steps(lambda: next(feed), args.steps, args.batch,
+                                                                   args.size)
             cpu_iter = iter(torch.utils.data.DataLoader(JpegFolder(paths * 10, args.size), batch_size=args.batch,
                                                         num_workers=2, pin_memory=True))
             loop["cpu_torchvision_2_workers"] = resnet_steps(lambda: next(cpu_iter).cuda(non_blocking=True),
                                                              min(args.steps, 10), args.batch, args.size)
             out["resnet50_step_ms"] = loop
             out["fused_loop_vs_synthetic"] = loop["fused_kernel"] / loop["synthetic"]
+            out["fused_feed_loop_vs_synthetic"] = {k: v / loop["synthetic"] for k, v in loop.items()
+                                                   if k.startswith("fused_feed_")}
             out["cpu2_loop_vs_synthetic"] = loop["cpu_torchvision_2_workers"] / loop["synthetic"]
         out["results"] = res
     print(json.dumps(out, indent=1))

@@ -236,14 +236,14 @@ class KernelPathTest(unittest.TestCase):
                             torch.testing.assert_close(a.float(), b.float(), rtol=2 * tol, atol=2 * tol)
 
     def test_each_forward_version_matches_the_reference(self):
-        # v1 (SIMT), v2 (WMMA), v3 (mma.sync) and v4 (v3 with a mask-free
-        # path for whole tiles) on the same inputs, blocks of 16 to 128 and a
+        # v1 (SIMT), v2 (WMMA), v3 (mma.sync), v4 (v3 with a mask-free
+        # path for whole tiles) and v5 (v4 with fewer instructions) on the same inputs, blocks of 16 to 128 and a
         # sequence that ends inside a 64-key tile.
         seed = fresh_seed()
         g = torch.Generator(device="cuda").manual_seed(seed)
         seq = 500
         try:
-            for version in (1, 2, 3, 4):
+            for version in (1, 2, 3, 4, 5):
                 bsa.FORWARD_VERSION = version
                 for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)):
                     for d in (64, 128):
@@ -270,18 +270,49 @@ class KernelPathTest(unittest.TestCase):
         for name, a, b in zip("qkv", mine, theirs):
             torch.testing.assert_close(a.float(), b.float(), rtol=2 * tol, atol=2 * tol, msg=lambda e: f"d{name}: {e}")
 
+    def test_topk_pooled_waits_for_nothing_and_replays_in_a_graph(self):
+        # Item 3/4: the input-chosen mask is made without a host
+        # synchronisation once its shape was seen, so a CUDA graph captures
+        # it, and the replay on new inputs chooses what an eager call does.
+        g = torch.Generator(device="cuda").manual_seed(fresh_seed())
+        q, k = (torch.randn(2, h, 1000, 64, device="cuda", dtype=torch.bfloat16, generator=g) for h in (4, 2))
+
+        def select():
+            return bsa.BlockSparseMask.topk_pooled(q, k, block=64, topk=3, window_blocks=2, global_blocks=1)
+        select()
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            select()
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            select()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = select()
+        q.copy_(torch.randn(q.shape, device="cuda", dtype=q.dtype, generator=g))
+        k.copy_(torch.randn(k.shape, device="cuda", dtype=k.dtype, generator=g))
+        graph.replay()
+        eager = select()
+        self.assertEqual(captured.col_indices.tolist(), eager.col_indices.tolist())
+        self.assertEqual(captured.t_indices.tolist(), eager.t_indices.tolist())
+
     def test_tensor_core_versions_forward_and_backward_match_the_reference(self):
-        # The tensor-core kernels, v3 and v4 (forward and both backward
+        # The tensor-core kernels, v3, v4 and v5 (forward and both backward
         # passes), on blocks that are below, at, between and above the 64-row
         # tile, a ragged sequence, GQA, and per-(batch, head) masks chosen
-        # from the input; a longer sequence gives v4's whole-tile path most
+        # from the input; a longer sequence gives the whole-tile paths most
         # of the tiles.
         seed = fresh_seed()
         g = torch.Generator(device="cuda").manual_seed(seed)
         cases = [(330, block) for block in (16, 48, 64, 128)] + [(1000, 64), (1000, 128)]
         try:
             for version, (dtype, tol), d, (seq, block) in itertools.product(
-                    (3, 4), ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)), (64, 128), cases):
+                    (3, 4, 5), ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)), (64, 128), cases):
                 bsa.FORWARD_VERSION = bsa.BACKWARD_VERSION = version
 
                 def inputs():

@@ -101,6 +101,31 @@ class KernelTest(unittest.TestCase):
             a(images, params=params)
         self.assertIn("image 0: crop box", str(e.exception))
 
+    def test_feed_gives_the_batches_of_in_line_calls_in_order(self):
+        # GpuFeed makes batches on worker threads and their own streams: the
+        # same tensors as decode + augment in line with the running sample
+        # index, in the source's order, and a bad JPEG named from next().
+        batches = [jpegs(self.gen, [(240, 320), (300, 200), (128, 128)]) for _ in range(5)]
+        a = ia.GpuAugment(size=48, brightness=0.3, contrast=0.3, saturation=0.3, seed=11)
+        want, first = [], 0
+        for b in batches:
+            want.append(a(a.decode(b), first=first))
+            first += len(b)
+        with ia.GpuFeed(a, batches, workers=3, depth=2) as feed:
+            got = list(feed)
+        self.assertEqual(len(got), len(want))
+        for g, w in zip(got, want):
+            self.assertTrue(torch.equal(g, w))
+        bad = [batches[0], batches[1][:1] + [b"not a jpeg"]]
+        feed = ia.GpuFeed(a, bad, workers=2)
+        next(feed)
+        with self.assertRaises(ia.JpegError) as e:
+            next(feed)
+        self.assertEqual(e.exception.index, 1)
+        feed.close()
+        skipped = list(ia.GpuFeed(a, bad, workers=2, skip_bad=True))
+        self.assertEqual([len(x) for x in skipped], [3, 1])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -36,7 +36,8 @@ except ImportError:  # pragma: no cover - depends on the build
 # The kernels' versions (src/kernels/gpu/block_sparse_attention.h): 0 the
 # fastest measured, 1 the SIMT baseline, 2 WMMA tensor cores (forward only),
 # 3 mma.sync with register-resident fragments (forward and backward), 4 the
-# same with a mask-free path for tiles the mask keeps whole.
+# same with a mask-free path for tiles the mask keeps whole, 5 that with
+# fewer instructions (fast exponents, no division per tile).
 # Tests and benchmarks set them to compare versions on the same inputs.
 FORWARD_VERSION = 0
 BACKWARD_VERSION = 0
@@ -205,8 +206,10 @@ class BlockSparseMask:
             x = x.to(wide)
             if n * block != seq:
                 x = torch.nn.functional.pad(x, (0, 0, 0, n * block - seq))
-            counts = torch.full((n,), float(block), dtype=wide, device=dev)
-            counts[-1] = float(seq - (n - 1) * block)
+            # Tokens per block (the last may be short), made on the device:
+            # assigning a Python number into a CUDA tensor copies from the
+            # host, a synchronisation that CUDA graph capture refuses.
+            counts = (seq - block * torch.arange(n, device=dev, dtype=wide)).clamp(max=float(block))
             return x.view(x.shape[0], x.shape[1], n, block, d).sum(3) / counts.view(1, 1, n, 1)
 
         scores = pooled(q) @ pooled(k).repeat_interleave(h // hk, dim=1).transpose(-1, -2)

@@ -41,9 +41,10 @@ std::string work_remedy(LoaderWork w) {
              "datasets' on the same data (docs/performance.md, 2026-12-05)";
     case LoaderWork::kImage:
       return "decode and augment the images on the GPU: stepscope_kernels.GpuAugment (nvJPEG decode and one fused "
-             "crop/flip/color-jitter/normalize kernel; docs/kernels.md), which produced 16.8x the images/s of "
-             "torchvision's CPU transforms in 16 DataLoader workers and 4.1x those of transforms.v2 on the GPU "
-             "(H100, 2026-12-05)";
+             "crop/flip/color-jitter/normalize kernel; docs/kernels.md), which produced 15.4x the images/s of "
+             "torchvision's CPU transforms in 16 DataLoader workers and 3.6x those of transforms.v2 on the GPU "
+             "on 1080p JPEGs (30.8x and 15.1x on ImageNet-sized ones; H200, 2026-12-05), fed ahead of the step "
+             "by stepscope_kernels.GpuFeed";
   }
   return "";
 }

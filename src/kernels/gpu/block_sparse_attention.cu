@@ -26,7 +26,7 @@ using bsa::group_of;
 
 constexpr int kTile = 32;  // keys (or queries) staged per shared-memory tile
 // What version 0 runs: the fastest version measured (block_sparse_attention.h).
-constexpr int kFastestVersion = 4;
+constexpr int kFastestVersion = 5;
 
 // Stage rows [t0, t0 + n) of a [.., seq, D] tensor at `base` into `dst` as fp32.
 template <class T, int D>
@@ -255,13 +255,13 @@ template <class T, int D>
 void launch_forward(const void* q, const void* k, const void* v, const Dims& d, const DeviceBlockMask& m,
                     float scale, void* out, float* lse, int version, cudaStream_t stream) {
   using B = typename T::Bits;
-  // v4 is the default (kFastestVersion): measured on an H100, 0.98-1.54x
-  // v3's forward, v3 2.3-5.3x v2's and 3.2-63x v1's (docs/kernels.md); v1
+  // v5 is the default (kFastestVersion): measured on an H200, 1.03-1.50x
+  // v4's forward at 16k tokens and head dim 128 (0.74-0.92x at 4k tokens and
+  // head dim 64) and 0.90-1.24x its forward + backward (docs/kernels.md); v1
   // where the tensor-core kernels do not apply.
   if (version == 0) version = kFastestVersion;
   if (version == 2 && bsa::launch_forward_wmma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream)) return;
-  if ((version == 3 || version == 4) &&
-      bsa::launch_forward_mma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream, version == 4))
+  if (version >= 3 && bsa::launch_forward_mma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream, version))
     return;
   const dim3 grid(static_cast<unsigned>(d.q_blocks), static_cast<unsigned>(d.batch * d.heads));
   block_sparse_attention_simt_fwd_v1<T, D><<<grid, d.block, 2 * kTile * D * sizeof(float), stream>>>(
@@ -296,9 +296,8 @@ void launch_backward(const void* q, const void* k, const void* v, const void* ou
   float* delta = ws + 2 * nkv;
   cudaMemsetAsync(ws, 0, 2 * nkv * sizeof(float), stream);
   if (version == 0) version = kFastestVersion;
-  const bool ran_mma = (version == 3 || version == 4) &&
-                       bsa::launch_backward_mma<T, D>(q, k, v, out, dout, lse, d, m.rows, m.cols, scale, dq, delta,
-                                                      dk_acc, dv_acc, stream, version == 4);
+  const bool ran_mma = version >= 3 && bsa::launch_backward_mma<T, D>(q, k, v, out, dout, lse, d, m.rows, m.cols,
+                                                                     scale, dq, delta, dk_acc, dv_acc, stream, version);
   if (!ran_mma) launch_backward_v1<T, D>(q, k, v, out, dout, lse, d, m, scale, dq, dk_acc, dv_acc, delta, stream);
   const unsigned blocks = static_cast<unsigned>((nkv + 255) / 256 < 4096 ? (nkv + 255) / 256 : 4096);
   block_sparse_attention_store_v1<T><<<blocks, 256, 0, stream>>>(dk_acc, nkv, static_cast<B*>(dk));
@@ -340,8 +339,8 @@ std::string block_sparse_attention_forward(const void* q, const void* k, const v
   if (std::string bad = check(s, m, dtype); !bad.empty()) return bad;
   if (!q || !k || !v || !out || !lse || !m.rows.row_offsets || !m.rows.col_indices || !m.rows.partial)
     return "block_sparse_attention_forward: a null pointer";
-  if (version < 0 || version > 4)
-    return "block_sparse_attention_forward: version must be 0 (fastest), 1, 2, 3 or 4";
+  if (version < 0 || version > 5)
+    return "block_sparse_attention_forward: version must be 0 (fastest), 1, 2, 3, 4 or 5";
   const Dims d = dims(s, m);
   dispatch<Forward>(dtype, s.head_dim, q, k, v, d, m, scale, out, lse, version, stream);
   return launch_error("block_sparse_attention_forward");
@@ -356,8 +355,8 @@ std::string block_sparse_attention_backward(const void* q, const void* k, const 
   if (!q || !k || !v || !out || !dout || !lse || !dq || !dk || !dv || !workspace || !m.rows.row_offsets ||
       !m.rows.col_indices || !m.rows.partial || !m.cols.row_offsets || !m.cols.col_indices || !m.cols.partial)
     return "block_sparse_attention_backward: a null pointer";
-  if (version < 0 || version == 2 || version > 4)
-    return "block_sparse_attention_backward: version must be 0 (fastest), 1, 3 or 4";
+  if (version < 0 || version == 2 || version > 5)
+    return "block_sparse_attention_backward: version must be 0 (fastest), 1, 3, 4 or 5";
   const Dims d = dims(s, m);
   dispatch<Backward>(dtype, s.head_dim, q, k, v, out, dout, lse, d, m, scale, dq, dk, dv,
                      static_cast<float*>(workspace), version, stream);

@@ -29,14 +29,42 @@ namespace {
 using namespace mma;
 
 // grid (q_blocks × ceil(block / 64), batch · heads); block: 32 · kWarps threads.
-// Fast: v4's mask-free path for whole tiles (else v3). v4 at head dim 64
-// also asks for 4 blocks of threads per SM (128 registers a thread; v3 took
-// 132, which left room for 3: 18.75% occupancy), with the shared memory
-// carveout to match.
-template <int D, bool Fast>
-constexpr int kFwdBlocksPerSm = Fast && D == 64 ? 4 : 0;  // 0: no ask (v3 as measured)
-template <class T, int D, bool Fast>
-__global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, Fast>) block_sparse_attention_mma_fwd_v3(
+// V: the version, 3, 4 or 5. v4 adds the mask-free path for whole tiles, and
+// at head dim 64 asks for 4 blocks of threads per SM (128 registers a thread;
+// v3 took 132, which left room for 3: 18.75% occupancy), with the shared
+// memory carveout to match. v5 (the instruction counts of Nsight Compute's
+// source view of v4: 853 instructions per warp and tile, 64 of them MMAs):
+// the scale folded into the exponent's FFMA (the running max is kept on raw
+// scores: the scale is positive), exponents by fast_exp2, the whole-tile
+// scores without a per-column test, and the walk and staging of
+// TileWalk<5> / stage_pair<D, 5>.
+// v5 makes no ask: its head-dim-64 forward takes 137 registers (3 blocks per
+// SM), and held to 128 it spilled 122 bytes (ptxas -v, sm_90).
+template <int D, int V>
+constexpr int kFwdBlocksPerSm = V == 4 && D == 64 ? 4 : 0;  // 0: no ask
+
+// S = Q · Kᵀ for 16 rows × 64 keys: 8 accumulators of 16 × 8. Checked: the
+// tile may hold fewer than 64 keys (n), whose columns are left at 0.
+template <class T, int D, bool Checked>
+__device__ __forceinline__ void tile_scores(float s[kTile / 8][4], const uint32_t qf[D / 16][4], const uint16_t* ks,
+                                            int n, int lane) {
+  constexpr int LD = D + kPad;
+#pragma unroll
+  for (int j = 0; j < kTile / 8; ++j) {
+    s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+    if (Checked && j * 8 >= n) continue;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk += 2) {
+      uint32_t bk[4];
+      load_b_rows<LD>(bk, ks, j, kk, lane);
+      Mma<T>::run(s[j], qf[kk], bk[0], bk[1]);
+      Mma<T>::run(s[j], qf[kk + 1], bk[2], bk[3]);
+    }
+  }
+}
+
+template <class T, int D, int V>
+__global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, V>) block_sparse_attention_mma_fwd_v3(
     const uint16_t* q, const uint16_t* k, const uint16_t* v, DeviceCsr rows, Dims d, float scale, uint16_t* out,
     float* lse) {
   constexpr int LD = D + kPad;
@@ -60,36 +88,34 @@ __global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, Fast>) block_s
   float o[D / 8][4];
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-  // Running max (scaled, in log2 units) and sum of each of the lane's rows.
+  // Running max and sum of each of the lane's rows. v3, v4: the max of
+  // scaled scores (log2 units); v5: of raw scores, scaled inside the
+  // exponent's FFMA.
   float top[2] = {-INFINITY, -INFINITY}, sum[2] = {0.0f, 0.0f};
   const float scale2 = scale * kLog2e;
 
   const int64_t row = group_of(d, b, h) * d.q_blocks + qb;
-  walk_tiles_async<D>(rows, row, d.block, d.seq_k, k, v, kv_base, buffers,
-                      [&](const uint16_t* ks, const uint16_t* vs, const Tile& tile) {
+  walk_tiles_async<D, V>(rows, row, d.block, d.seq_k, k, v, kv_base, buffers,
+                         [&](const uint16_t* ks, const uint16_t* vs, const Tile& tile) {
     if (warp_live && tile.n > 0) {
-      // S = Q · Kᵀ, 16 rows × 64 keys: 8 accumulators of 16 × 8.
+      const bool whole = V >= 4 && whole_tile(tile, r);
       float s[kTile / 8][4];
-#pragma unroll
-      for (int j = 0; j < kTile / 8; ++j) {
-        s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-        if (j * 8 >= tile.n) continue;
-#pragma unroll
-        for (int kk = 0; kk < D / 16; kk += 2) {
-          uint32_t bk[4];
-          load_b_rows<LD>(bk, ks, j, kk, lane);
-          Mma<T>::run(s[j], qf[kk], bk[0], bk[1]);
-          Mma<T>::run(s[j], qf[kk + 1], bk[2], bk[3]);
-        }
-      }
-      // Mask and scale; the tile's max of each row (a quad of lanes shares a row).
+      // mma.sync needs the whole warp on one path: the unchecked scores only
+      // where every lane's tile is whole (rows past the block or the
+      // sequence make a lane's differ).
+      if (V >= 5 && __all_sync(0xffffffffu, whole))
+        tile_scores<T, D, false>(s, qf, ks, tile.n, lane);
+      else
+        tile_scores<T, D, true>(s, qf, ks, tile.n, lane);
+      // Mask (and before v5 scale); the tile's max of each row (a quad of
+      // lanes shares a row).
       float tile_top[2] = {-INFINITY, -INFINITY};
-      if (Fast && whole_tile(tile, r)) {
+      if (whole) {
 #pragma unroll
         for (int j = 0; j < kTile / 8; ++j)
 #pragma unroll
           for (int x = 0; x < 4; ++x) {
-            s[j][x] *= scale2;
+            if (V < 5) s[j][x] *= scale2;
             tile_top[x >> 1] = fmaxf(tile_top[x >> 1], s[j][x]);
           }
       } else {
@@ -100,7 +126,7 @@ __global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, Fast>) block_s
             const int which = x >> 1, jj = j * 8 + col2 + (x & 1);
             const bool keep =
                 r.ok[which] && jj < tile.n && (!tile.partial || allows(d, r.token[which], tile.t0 + jj));
-            s[j][x] = keep ? s[j][x] * scale2 : -INFINITY;
+            s[j][x] = keep ? (V < 5 ? s[j][x] * scale2 : s[j][x]) : -INFINITY;
             tile_top[which] = fmaxf(tile_top[which], s[j][x]);
           }
       }
@@ -111,8 +137,8 @@ __global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, Fast>) block_s
         tile_top[x] = fmaxf(tile_top[x], __shfl_xor_sync(0xffffffffu, tile_top[x], 2));
         const float new_top = fmaxf(top[x], tile_top[x]);
         // A row with nothing live yet: exponents against 0 give exactly 0.
-        base[x] = new_top == -INFINITY ? 0.0f : new_top;
-        rescale[x] = exp2f(top[x] - base[x]);
+        base[x] = new_top == -INFINITY ? 0.0f : (V >= 5 ? new_top * scale2 : new_top);
+        rescale[x] = V >= 5 ? fast_exp2(top[x] * scale2 - base[x]) : exp2f(top[x] - base[x]);
         top[x] = new_top;
       }
       float part[2] = {0.0f, 0.0f};
@@ -120,7 +146,7 @@ __global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, Fast>) block_s
       for (int j = 0; j < kTile / 8; ++j)
 #pragma unroll
         for (int x = 0; x < 4; ++x) {
-          s[j][x] = exp2f(s[j][x] - base[x >> 1]);
+          s[j][x] = V >= 5 ? fast_exp2(fmaf(s[j][x], scale2, -base[x >> 1])) : exp2f(s[j][x] - base[x >> 1]);
           part[x >> 1] += s[j][x];
         }
 #pragma unroll
@@ -158,7 +184,8 @@ __global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, Fast>) block_s
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
       *reinterpret_cast<uint32_t*>(dst + n * 8) = Mma<T>::pack(o[n][2 * x] * inv, o[n][2 * x + 1] * inv);
-    if (lane % 4 == 0) lse[row_at[x]] = sum[x] > 0.0f ? (top[x] + log2f(sum[x])) * kLn2 : -INFINITY;
+    const float top2 = V >= 5 ? top[x] * scale2 : top[x];
+    if (lane % 4 == 0) lse[row_at[x]] = sum[x] > 0.0f ? (top2 + log2f(sum[x])) * kLn2 : -INFINITY;
   }
 }
 
@@ -166,15 +193,16 @@ __global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, Fast>) block_s
 
 template <class T, int D>
 bool launch_forward_mma(const void* q, const void* k, const void* v, const Dims& d, const DeviceCsr& rows,
-                        float scale, void* out, float* lse, cudaStream_t stream, bool whole_tile_path) {
+                        float scale, void* out, float* lse, cudaStream_t stream, int version) {
   if (!aligned16(q) || !aligned16(k) || !aligned16(v) || !aligned16(out)) return false;
   constexpr int bytes = 2 * 2 * kTile * (D + kPad) * 2;  // two buffers of a K and a V tile
-  auto kernel = whole_tile_path ? block_sparse_attention_mma_fwd_v3<T, D, true>
-                                : block_sparse_attention_mma_fwd_v3<T, D, false>;
+  auto kernel = version >= 5   ? block_sparse_attention_mma_fwd_v3<T, D, 5>
+                : version == 4 ? block_sparse_attention_mma_fwd_v3<T, D, 4>
+                               : block_sparse_attention_mma_fwd_v3<T, D, 3>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return false;
   // Room for every block of threads the registers allow (a hint: the
   // driver may choose otherwise, and a refusal changes nothing else).
-  if (whole_tile_path)
+  if (version >= 4)
     (void)cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
   const int64_t subs = (d.block + kCtaRows - 1) / kCtaRows;
   const dim3 grid(static_cast<unsigned>(d.q_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
@@ -186,7 +214,7 @@ bool launch_forward_mma(const void* q, const void* k, const void* v, const Dims&
 
 #define STEPSCOPE_BSA_MMA(T, D)                                                                                   \
   template bool launch_forward_mma<T, D>(const void*, const void*, const void*, const Dims&, const DeviceCsr&, \
-                                         float, void*, float*, cudaStream_t, bool);
+                                         float, void*, float*, cudaStream_t, int);
 STEPSCOPE_BSA_MMA(Bf16, 64)
 STEPSCOPE_BSA_MMA(Bf16, 128)
 STEPSCOPE_BSA_MMA(F16, 64)

@@ -108,6 +108,24 @@ __device__ __forceinline__ void load_a(uint32_t r[4], const uint16_t* tile, int 
   ldmatrix_x4(r, tile + (w * 16 + (lane / 8 % 2) * 8 + lane % 8) * LD + kk * 16 + (lane / 16) * 8);
 }
 
+// 2^x on the special-function unit (ex2.approx.ftz: relative error about
+// 2^-22, results below 2^-126 flushed to 0, 2^-inf = 0): one instruction
+// where exp2f adds a range test and two multiplies. Nsight Compute on v4
+// (H100, 16k tokens, head dim 64) counted more FMUL than HMMA instructions
+// in the forward, most of them exp2f's; v5 uses this.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+template <int V>
+__device__ __forceinline__ float exp2_of(float x) {
+  if constexpr (V >= 5)
+    return fast_exp2(x);
+  else
+    return exp2f(x);
+}
+
 // 16 bytes global -> shared without passing through registers; bytes = 0
 // writes zeros (rows past the end of a tile).
 __device__ __forceinline__ void copy16_async(void* dst, const void* src, int bytes) {
@@ -141,19 +159,60 @@ __device__ __forceinline__ int tiles_of(const DeviceCsr& csr, int64_t row, int b
   return (csr.row_offsets[row + 1] - csr.row_offsets[row]) * ((block + kTile - 1) / kTile);
 }
 
+// v5's walk over a CSR row's tiles, one step at a time: where v3 and v4 find
+// tile t with tile_at (a division by the tiles per block, twice per tile: to
+// stage it and to visit it), it keeps its place (entry, tile within the
+// block) and moves on by one, an add and a compare.
+struct TileWalk {
+  const DeviceCsr& csr;
+  int block, per_block;
+  int64_t limit;
+  int32_t e;  // entry and tile within its block of the tile next() returns
+  int sub = 0;
+  __device__ TileWalk(const DeviceCsr& c, int64_t row, int blk, int64_t lim)
+      : csr(c), block(blk), per_block((blk + kTile - 1) / kTile), limit(lim), e(c.row_offsets[row]) {}
+  __device__ __forceinline__ Tile next() {
+    const int64_t begin = static_cast<int64_t>(csr.col_indices[e]) * block;
+    const int64_t end = limit < begin + block ? limit : begin + block;
+    const int64_t t0 = begin + static_cast<int64_t>(sub) * kTile;
+    const int64_t left = end - t0;
+    const Tile tile{t0, left <= 0 ? 0 : (left < kTile ? static_cast<int>(left) : kTile), csr.partial[e] != 0};
+    if (++sub == per_block) sub = 0, ++e;
+    return tile;
+  }
+};
+
 // Stages rows [t0, t0 + n) of two [.., D] tensors (from row `base`) into
 // `a` and `b` ([kTile][D + kPad]), zeros from row n on; every thread of the
 // block takes part.
-template <int D>
+// v5 (V >= 5): the tile's first row is found once and each chunk's offsets
+// in 32 bits (chunk i of the tile is 8i elements on in global memory: rows
+// are D = 8 · chunks long), for the 128 threads of a block.
+template <int D, int V = 3>
 __device__ __forceinline__ void stage_pair(const uint16_t* x, const uint16_t* y, int64_t base, int64_t t0, int n,
                                            uint16_t* a, uint16_t* b) {
   constexpr int kChunks = D / 8;  // 16-byte chunks per row
-  for (int idx = threadIdx.x; idx < kTile * kChunks; idx += blockDim.x) {
-    const int r = idx / kChunks, c = idx % kChunks;
-    const bool live = r < n;
-    const int64_t src = live ? (base + t0 + r) * D + c * 8 : base * D;
-    copy16_async(a + r * (D + kPad) + c * 8, x + src, live ? 16 : 0);
-    copy16_async(b + r * (D + kPad) + c * 8, y + src, live ? 16 : 0);
+  if constexpr (V >= 5) {
+    const uint16_t* xt = x + (base + t0) * D;
+    const uint16_t* yt = y + (base + t0) * D;
+    // Not unrolled: unrolled, the compiler keeps every chunk's addresses in
+    // registers across the walk (spills at head dim 64, 234 registers at 128).
+#pragma unroll 1
+    for (int i = 0; i < kTile * kChunks / (kWarps * 32); ++i) {
+      const int idx = threadIdx.x + i * kWarps * 32, r = idx / kChunks;
+      const bool live = r < n;
+      const int src = live ? idx * 8 : 0, dst = idx * 8 + r * kPad;
+      copy16_async(a + dst, xt + src, live ? 16 : 0);
+      copy16_async(b + dst, yt + src, live ? 16 : 0);
+    }
+  } else {
+    for (int idx = threadIdx.x; idx < kTile * kChunks; idx += blockDim.x) {
+      const int r = idx / kChunks, c = idx % kChunks;
+      const bool live = r < n;
+      const int64_t src = live ? (base + t0 + r) * D + c * 8 : base * D;
+      copy16_async(a + r * (D + kPad) + c * 8, x + src, live ? 16 : 0);
+      copy16_async(b + r * (D + kPad) + c * 8, y + src, live ? 16 : 0);
+    }
   }
 }
 
@@ -176,28 +235,50 @@ __device__ __forceinline__ void load_a_global(uint32_t f[D / 16][4], const uint1
 // `buffers` ([2][x, y][kTile][D + kPad]): tile t + 1 is copied while
 // visit(xs, ys, tile) uses tile t. Every thread of the block must call it:
 // it synchronises.
-template <int D, class Visit>
+template <int D, int V, class Visit>
 __device__ __forceinline__ void walk_tiles_async(const DeviceCsr& csr, int64_t row, int block, int64_t limit,
                                                  const uint16_t* x, const uint16_t* y, int64_t base,
                                                  uint16_t* buffers, Visit visit) {
   constexpr int LD = D + kPad;
-  const int32_t first = csr.row_offsets[row];
   const int tiles = tiles_of(csr, row, block);
-  auto stage = [&](int t) {
-    uint16_t* to = buffers + (t & 1) * 2 * kTile * LD;
-    const Tile tile = tile_at(csr, first, t, block, limit);
-    stage_pair<D>(x, y, base, tile.t0, tile.n, to, to + kTile * LD);
-  };
-  if (tiles > 0) stage(0);
-  commit_copies();
-  for (int t = 0; t < tiles; ++t) {
-    const uint16_t* xs = buffers + (t & 1) * 2 * kTile * LD;
-    if (t + 1 < tiles) stage(t + 1);
-    commit_copies();  // an empty group on the last tile keeps the count uniform
-    wait_copies<1>();
-    __syncthreads();
-    visit(xs, xs + kTile * LD, tile_at(csr, first, t, block, limit));
-    __syncthreads();  // every warp is done with this buffer before it is refilled
+  if constexpr (V < 5) {
+    const int32_t first = csr.row_offsets[row];
+    auto stage = [&](int t) {
+      uint16_t* to = buffers + (t & 1) * 2 * kTile * LD;
+      const Tile tile = tile_at(csr, first, t, block, limit);
+      stage_pair<D>(x, y, base, tile.t0, tile.n, to, to + kTile * LD);
+    };
+    if (tiles > 0) stage(0);
+    commit_copies();
+    for (int t = 0; t < tiles; ++t) {
+      const uint16_t* xs = buffers + (t & 1) * 2 * kTile * LD;
+      if (t + 1 < tiles) stage(t + 1);
+      commit_copies();  // an empty group on the last tile keeps the count uniform
+      wait_copies<1>();
+      __syncthreads();
+      visit(xs, xs + kTile * LD, tile_at(csr, first, t, block, limit));
+      __syncthreads();  // every warp is done with this buffer before it is refilled
+    }
+  } else {  // v5: TileWalk, and the tile visited is the one staged a step before
+    TileWalk walk(csr, row, block, limit);
+    Tile staged{0, 0, false};
+    auto stage = [&](int t) {
+      uint16_t* to = buffers + (t & 1) * 2 * kTile * LD;
+      staged = walk.next();
+      stage_pair<D, V>(x, y, base, staged.t0, staged.n, to, to + kTile * LD);
+    };
+    if (tiles > 0) stage(0);
+    commit_copies();
+    for (int t = 0; t < tiles; ++t) {
+      const uint16_t* xs = buffers + (t & 1) * 2 * kTile * LD;
+      const Tile tile = staged;
+      if (t + 1 < tiles) stage(t + 1);
+      commit_copies();
+      wait_copies<1>();
+      __syncthreads();
+      visit(xs, xs + kTile * LD, tile);
+      __syncthreads();
+    }
   }
   wait_copies<0>();
 }

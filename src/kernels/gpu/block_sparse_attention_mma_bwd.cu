@@ -11,8 +11,9 @@
 //    the caller.
 // K and V (first pass) or Q and dO (second) reach shared memory through
 // cp.async, double-buffered; a warp owns 16 rows, a block of threads 64.
-// v4 (Fast): the same kernels with a mask-free path for whole tiles, as the
-// forward has it (block_sparse_attention_mma.cu).
+// V is the version: v4 adds a mask-free path for whole tiles, as the forward
+// has it (block_sparse_attention_mma.cu); v5 exponents by fast_exp2 and the
+// walk and staging of TileWalk<5> / stage_pair<D, 5>.
 #include "kernels/gpu/block_sparse_attention_mma.cuh"
 
 #include <cmath>
@@ -81,7 +82,7 @@ __device__ __forceinline__ void accumulate(float acc[D / 8][4], const float g[kH
 }
 
 // Pass 1. grid (q_blocks × ceil(block / 64), batch · heads).
-template <class T, int D, bool Fast>
+template <class T, int D, int V>
 __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
     const uint16_t* q, const uint16_t* k, const uint16_t* v, const uint16_t* out, const uint16_t* dout,
     const float* lse, DeviceCsr rows, Dims d, float scale, uint16_t* dq, float* delta) {
@@ -126,19 +127,19 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
   const float scale2 = scale * kLog2e;
 
   const int64_t row = group_of(d, b, h) * d.q_blocks + qb;
-  walk_tiles_async<D>(rows, row, d.block, d.seq_k, k, v, kv_base, buffers,
-                      [&](const uint16_t* ks, const uint16_t* vs, const Tile& tile) {
+  walk_tiles_async<D, V>(rows, row, d.block, d.seq_k, k, v, kv_base, buffers,
+                         [&](const uint16_t* ks, const uint16_t* vs, const Tile& tile) {
     if (warp_live) {
       for (int half = 0; half * kHalf < tile.n; ++half) {
         float s[kHalf / 8][4], dp[kHalf / 8][4];
         scores_from_registers<T, D, LD>(s, qf, ks, half, lane);
         scores_from_registers<T, D, LD>(dp, dof, vs, half, lane);
-        if (Fast && whole_tile(tile, r)) {
+        if (V >= 4 && whole_tile(tile, r)) {
 #pragma unroll
           for (int j = 0; j < kHalf / 8; ++j)
 #pragma unroll
             for (int x = 0; x < 4; ++x)
-              s[j][x] = exp2f(s[j][x] * scale2 - lse2[x >> 1]) * (dp[j][x] - dlt[x >> 1]);  // dS
+              s[j][x] = exp2_of<V>(s[j][x] * scale2 - lse2[x >> 1]) * (dp[j][x] - dlt[x >> 1]);  // dS
         } else {
 #pragma unroll
           for (int j = 0; j < kHalf / 8; ++j)
@@ -147,7 +148,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
               const int which = x >> 1, jj = half * kHalf + j * 8 + col2 + (x & 1);
               const bool keep =
                   r.ok[which] && jj < tile.n && (!tile.partial || allows(d, r.token[which], tile.t0 + jj));
-              const float p = keep ? exp2f(s[j][x] * scale2 - lse2[which]) : 0.0f;
+              const float p = keep ? exp2_of<V>(s[j][x] * scale2 - lse2[which]) : 0.0f;
               s[j][x] = p * (dp[j][x] - dlt[which]);  // dS
             }
         }
@@ -167,7 +168,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
 
 // Pass 2. grid (k_blocks × ceil(block / 64), batch · heads): each query head
 // adds its share into its K/V head's fp32 accumulators.
-template <class T, int D, bool Fast>
+template <class T, int D, int V>
 __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dkdv_v3(
     const uint16_t* q, const uint16_t* k, const uint16_t* v, const uint16_t* dout, const float* lse,
     const float* delta, DeviceCsr cols, Dims d, float scale, float* dk_acc, float* dv_acc) {
@@ -191,7 +192,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dkdv_v
     const int64_t left = d.seq_k - cta_first;
     const int in_block = d.block - cta0 < kCtaRows ? d.block - cta0 : kCtaRows;
     const int n = left < in_block ? static_cast<int>(left) : in_block;
-    stage_pair<D>(k, v, kv_base, cta_first, n > 0 ? n : 0, kv, kv + kTile * LD);
+    stage_pair<D, V>(k, v, kv_base, cta_first, n > 0 ? n : 0, kv, kv + kTile * LD);
   }
   float dk[D / 8][4], dv[D / 8][4];
 #pragma unroll
@@ -201,15 +202,19 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dkdv_v
   const float scale2 = scale * kLog2e;
 
   const int64_t row = group_of(d, b, h) * d.k_blocks + kb;
-  const int32_t first = cols.row_offsets[row];
   const int tiles = tiles_of(cols, row, d.block);
+  const int32_t first = cols.row_offsets[row];
+  // v5: TileWalk, and the tile visited is the one staged a step before; v3
+  // and v4 find each tile with tile_at, twice.
+  TileWalk walk(cols, row, d.block, d.seq_q);
+  Tile staged{0, 0, false};
   // Q and dO of a tile of queries, and their lse (in log2 units) and Δ. Not
   // walk_tiles_async: its closures cost this kernel register spills.
   auto stage = [&](int t) {
     uint16_t* to = buffers + (t & 1) * 2 * kTile * LD;
     float* terms = row_terms + (t & 1) * 2 * kTile;
-    const Tile tile = tile_at(cols, first, t, d.block, d.seq_q);
-    stage_pair<D>(q, dout, q_base, tile.t0, tile.n, to, to + kTile * LD);
+    const Tile tile = V >= 5 ? (staged = walk.next()) : tile_at(cols, first, t, d.block, d.seq_q);
+    stage_pair<D, V>(q, dout, q_base, tile.t0, tile.n, to, to + kTile * LD);
     for (int i = threadIdx.x; i < kTile; i += blockDim.x) {
       const bool live = i < tile.n;
       const float l = live ? lse[q_base + tile.t0 + i] : 0.0f;
@@ -225,23 +230,24 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dkdv_v
     const uint16_t* qs = buffers + (t & 1) * 2 * kTile * LD;
     const uint16_t* dos = qs + kTile * LD;
     const float* terms = row_terms + (t & 1) * 2 * kTile;
+    Tile tile = staged;
     if (t + 1 < tiles) stage(t + 1);
     commit_copies();
     wait_copies<1>();
     __syncthreads();
-    const Tile tile = tile_at(cols, first, t, d.block, d.seq_q);
+    if (V < 5) tile = tile_at(cols, first, t, d.block, d.seq_q);
     if (warp_live) {
       for (int half = 0; half * kHalf < tile.n; ++half) {
         float p[kHalf / 8][4], ds[kHalf / 8][4];
         scores_from_shared<T, D, LD>(p, kv, warp, qs, half, lane);                  // Sᵀ
         scores_from_shared<T, D, LD>(ds, kv + kTile * LD, warp, dos, half, lane);  // dPᵀ
-        if (Fast && whole_tile(tile, r)) {
+        if (V >= 4 && whole_tile(tile, r)) {
 #pragma unroll
           for (int j = 0; j < kHalf / 8; ++j)
 #pragma unroll
             for (int x = 0; x < 4; ++x) {
               const int ii = half * kHalf + j * 8 + col2 + (x & 1);
-              p[j][x] = exp2f(p[j][x] * scale2 - terms[ii]);
+              p[j][x] = exp2_of<V>(p[j][x] * scale2 - terms[ii]);
               ds[j][x] = p[j][x] * (ds[j][x] - terms[kTile + ii]);
             }
         } else {
@@ -252,7 +258,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dkdv_v
               const int which = x >> 1, ii = half * kHalf + j * 8 + col2 + (x & 1);
               const bool keep =
                   r.ok[which] && ii < tile.n && (!tile.partial || allows(d, tile.t0 + ii, r.token[which]));
-              const float pt = keep ? exp2f(p[j][x] * scale2 - terms[ii]) : 0.0f;
+              const float pt = keep ? exp2_of<V>(p[j][x] * scale2 - terms[ii]) : 0.0f;
               p[j][x] = pt;
               ds[j][x] = pt * (ds[j][x] - (keep ? terms[kTile + ii] : 0.0f));
             }
@@ -289,16 +295,18 @@ template <class T, int D>
 bool launch_backward_mma(const void* q, const void* k, const void* v, const void* out, const void* dout,
                          const float* lse, const Dims& d, const DeviceCsr& rows, const DeviceCsr& cols, float scale,
                          void* dq, float* delta, float* dk_acc, float* dv_acc, cudaStream_t stream,
-                         bool whole_tile_path) {
+                         int version) {
   for (const void* p : {q, k, v, out, dout, static_cast<const void*>(dq)})
     if (!aligned16(p)) return false;
   constexpr int tile_bytes = kTile * (D + kPad) * 2;
   constexpr int dq_bytes = 4 * tile_bytes;                           // two buffers of K and V
   constexpr int dkdv_bytes = 6 * tile_bytes + 2 * 2 * kTile * 4;  // K, V; two buffers of Q, dO; lse, Δ
-  auto dq_kernel = whole_tile_path ? block_sparse_attention_mma_dq_v3<T, D, true>
-                                   : block_sparse_attention_mma_dq_v3<T, D, false>;
-  auto dkdv_kernel = whole_tile_path ? block_sparse_attention_mma_dkdv_v3<T, D, true>
-                                     : block_sparse_attention_mma_dkdv_v3<T, D, false>;
+  auto dq_kernel = version >= 5   ? block_sparse_attention_mma_dq_v3<T, D, 5>
+                   : version == 4 ? block_sparse_attention_mma_dq_v3<T, D, 4>
+                                  : block_sparse_attention_mma_dq_v3<T, D, 3>;
+  auto dkdv_kernel = version >= 5   ? block_sparse_attention_mma_dkdv_v3<T, D, 5>
+                     : version == 4 ? block_sparse_attention_mma_dkdv_v3<T, D, 4>
+                                    : block_sparse_attention_mma_dkdv_v3<T, D, 3>;
   if (!allow_shared(dq_kernel, dq_bytes) || !allow_shared(dkdv_kernel, dkdv_bytes)) return false;
   const int64_t subs = (d.block + kCtaRows - 1) / kCtaRows;
   const auto* B = static_cast<const uint16_t*>(q);
@@ -316,7 +324,7 @@ bool launch_backward_mma(const void* q, const void* k, const void* v, const void
 #define STEPSCOPE_BSA_MMA_BWD(T, D)                                                                              \
   template bool launch_backward_mma<T, D>(const void*, const void*, const void*, const void*, const void*,    \
                                           const float*, const Dims&, const DeviceCsr&, const DeviceCsr&, float, \
-                                          void*, float*, float*, float*, cudaStream_t, bool);
+                                          void*, float*, float*, float*, cudaStream_t, int);
 STEPSCOPE_BSA_MMA_BWD(Bf16, 64)
 STEPSCOPE_BSA_MMA_BWD(Bf16, 128)
 STEPSCOPE_BSA_MMA_BWD(F16, 64)

@@ -46,22 +46,21 @@ template <class T, int D>
 bool launch_forward_wmma(const void* q, const void* k, const void* v, const Dims& d, const DeviceCsr& rows,
                          float scale, void* out, float* lse, cudaStream_t stream);
 
-// Launches version 3 (block_sparse_attention_mma.cu): mma.sync with the
-// fragments in registers; version 4 with `whole_tile_path` (no per-element
-// mask test in tiles the mask keeps whole). Returns false, launching
-// nothing, where it does not apply (a pointer not 16-byte aligned, or too
-// little shared memory).
+// Launches version 3, 4 or 5 (block_sparse_attention_mma.cu): mma.sync with
+// the fragments in registers (block_sparse_attention.h lists what each adds).
+// Returns false, launching nothing, where it does not apply (a pointer not
+// 16-byte aligned, or too little shared memory).
 template <class T, int D>
 bool launch_forward_mma(const void* q, const void* k, const void* v, const Dims& d, const DeviceCsr& rows,
-                        float scale, void* out, float* lse, cudaStream_t stream, bool whole_tile_path);
+                        float scale, void* out, float* lse, cudaStream_t stream, int version);
 
-// Launches the backward of version 3 or 4 (block_sparse_attention_mma_bwd.cu):
+// Launches the backward of version 3, 4 or 5 (block_sparse_attention_mma_bwd.cu):
 // dQ and Δ by query rows, then dK and dV by key rows added into fp32
 // accumulators. Returns false, launching nothing, where it does not apply.
 template <class T, int D>
 bool launch_backward_mma(const void* q, const void* k, const void* v, const void* out, const void* dout,
                          const float* lse, const Dims& d, const DeviceCsr& rows, const DeviceCsr& cols, float scale,
                          void* dq, float* delta, float* dk_acc, float* dv_acc, cudaStream_t stream,
-                         bool whole_tile_path);
+                         int version);
 
 }  // namespace stepscope::kernels::gpu::bsa

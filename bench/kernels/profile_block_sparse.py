@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""One block-sparse attention forward (and with --backward its backward)
+between cudaProfilerStart/Stop, after warm-up launches, for Nsight Compute:
+
+    ncu --profile-from-start off --set full --import-source yes \\
+        python3 bench/kernels/profile_block_sparse.py --seq 16384 --head-dim 64 --version 4
+
+The mask is bench_block_sparse_attention.py's causal sliding window (blocks
+of 128) at --share of the sequence, on random bf16 inputs (never zeros).
+"""
+
+import argparse
+import importlib
+
+import torch
+
+bsa = importlib.import_module("stepscope_kernels.block_sparse_attention")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seq", type=int, default=16384)
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--head-dim", type=int, default=64)
+    p.add_argument("--share", type=float, default=0.25, help="window as a share of the sequence")
+    p.add_argument("--version", type=int, default=0)
+    p.add_argument("--backward", action="store_true")
+    args = p.parse_args()
+    w = max(128, int(args.share * args.seq))
+    mask = bsa.BlockSparseMask.from_mask_mod(lambda b, h, q, k: (q >= k) & (q - k < w), args.seq, 128, "cuda",
+                                             causal=True, window=w)
+    shape = (1, args.heads, args.seq, args.head_dim)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=args.backward)
+               for _ in range(3))
+    bsa.FORWARD_VERSION = bsa.BACKWARD_VERSION = args.version
+
+    def once():
+        out = bsa.block_sparse_attention(q, k, v, mask)
+        if args.backward:
+            out.backward(torch.ones_like(out))
+
+    for _ in range(3):
+        once()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    once()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+    print(f"profiled: seq {args.seq}, head dim {args.head_dim}, window {w}, version {args.version}")
+
+
+if __name__ == "__main__":
+    main()
