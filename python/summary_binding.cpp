@@ -29,8 +29,9 @@ using pipeline::MergedRun;
 
 // (ok, error, error_file, summary bytes)
 py::tuple summarize(const std::vector<std::string>& inputs, bool member_of_set, bool salvage, int top,
-                    const std::string& display_path) {
+                    const std::string& display_path, size_t ranks_in_set) {
   summary::SummarizeOptions o;
+  o.ranks_in_set = ranks_in_set;
   o.member_of_set = member_of_set;
   o.display_path = display_path;
   o.read.salvage = salvage;
@@ -108,7 +109,8 @@ void bind_summary(py::module_& m) {
           },
           py::arg("path"), "Refused: returns the one-line error");
   m.def("summarize", &summarize, py::arg("inputs"), py::arg("member_of_set") = false, py::arg("salvage") = false,
-        py::arg("top") = 10, py::arg("display_path") = "", "One rank's trace file(s) to summary bytes: (ok, error, error_file, bytes)");
+        py::arg("top") = 10, py::arg("display_path") = "", py::arg("ranks_in_set") = 0,
+        "One rank's trace file(s) to summary bytes: (ok, error, error_file, bytes)");
   m.def("unreadable_summary", &unreadable, py::arg("path"), py::arg("error"), py::arg("salvage") = false,
         py::arg("top") = 10, "The summary of a file that could not be read, carrying 'dropped <error>'");
   m.def("merge_summaries", &merge, py::arg("summaries"), py::arg("names"), py::arg("inputs"),

@@ -53,8 +53,11 @@ def _remote(fs):
     return protocol not in ("file", "local")
 
 
-def summarize_file(path, *, salvage=False, top=10, on_error="fail", storage_options=None):
+def summarize_file(path, *, salvage=False, top=10, on_error="fail", storage_options=None, ranks_in_set=0):
     """One rank's summary bytes, made where this runs (a Dask worker).
+
+    ``ranks_in_set``: how many ranks the set has (the diagnosis of a trace
+    that does not record its world size depends on it; 0: not known).
 
     A local path is read in place; any other fsspec URL is copied to a scratch
     file first (the summary names the URL). A file that cannot be read raises
@@ -76,7 +79,8 @@ def summarize_file(path, *, salvage=False, top=10, on_error="fail", storage_opti
                 shutil.copyfileobj(src, out, 1 << 22)
             local = scratch
         ok, error, error_file, data = _stepscope.summarize(
-            [local], member_of_set=True, salvage=salvage, top=top, display_path=path if scratch else "")
+            [local], member_of_set=True, salvage=salvage, top=top, display_path=path if scratch else "",
+            ranks_in_set=ranks_in_set)
     except OSError as e:
         ok, error, error_file, data = False, f"{path}: {e.strerror or e}", path, b""
     finally:
@@ -111,7 +115,7 @@ def analyze(paths, client, *, salvage=False, top=10, on_error="fail", progress=F
     run = uuid.uuid4().hex[:8]
     # One batch of tasks (client.map), results gathered as they finish, several at a time.
     futures = client.map(summarize_file, files, salvage=salvage, top=top, on_error=on_error,
-                         storage_options=storage_options, key=[f"stepscope-summarize-{run}-{i}" for i in range(len(files))],
+                         storage_options=storage_options, ranks_in_set=len(files), key=[f"stepscope-summarize-{run}-{i}" for i in range(len(files))],
                          retries=0)
     index = {f.key: i for i, f in enumerate(futures)}
     blobs = [None] * len(files)

@@ -21,6 +21,7 @@ struct SummarizeArgs {
   bool member_of_set = false;
   std::string gzip = "isal";
   int top = 10;
+  size_t ranks_in_set = 0;
 };
 
 int run_summarize(const SummarizeArgs& args) {
@@ -31,6 +32,7 @@ int run_summarize(const SummarizeArgs& args) {
   options.read.gzip = gzip_backend(args.gzip);
   options.analysis.top_kernels = args.top;
   options.member_of_set = args.member_of_set;
+  options.ranks_in_set = args.ranks_in_set;
   summary::SummarizeResult r = summary::summarize_rank(args.inputs, options);
   if (!r.ok) {
     print_error(r.error);
@@ -59,6 +61,10 @@ void register_summarize(CLI::App& app) {
   cmd->add_option("--gzip", args->gzip, "gzip decoder: isal (default) or zlib")->check(CLI::IsMember({"isal", "zlib"}));
   cmd->add_option("--top", args->top, "kernels listed per type (default 10; every rank of a merge must use the same)")
       ->check(CLI::Range(1, 100000));
+  cmd->add_option("--ranks-in-set", args->ranks_in_set,
+                  "how many ranks the set has, for a trace that does not record its world size (the diagnosis "
+                  "of its communication depends on it; default: not known, the rank is taken as alone)")
+      ->check(CLI::Range(1, 1 << 30));
   cmd->callback([args] { set_exit_code(run_summarize(*args)); });
 }
 

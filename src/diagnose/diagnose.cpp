@@ -8,7 +8,6 @@
 #include <memory>
 
 #include "model/gpu_table.h"
-#include "diagnose/replay_graph.h"
 #include "diagnose/replay_savings.h"
 #include "diagnose/example_place.h"
 
@@ -18,32 +17,8 @@ namespace {
 
 // Per-rank inputs of the detectors and the replay, built once.
 struct RankState : RankInputs {
-  whatif::StepGraph graph;  // the replay graph (docs/whatif.md)
-  whatif::UnprofiledBaseline baseline;  // its input without the profiler's host cost
-  bool faithful = false;                // replayed within whatif::kFidelityLimitPct
+  RankReplayState replay;
 };
-
-// The run without the profiler, on a rank whose replay reproduces its steps.
-void estimate_unprofiled(const trace::EventStore& store, const DiagnoseOptions& options, RankState& in,
-                         whatif::RankReplay& summary) {
-  in.faithful = summary.replayed && !in.graph.steps.empty() && !summary.steps.empty() &&
-                summary.max_abs_error_pct <= whatif::kFidelityLimitPct;
-  if (!in.faithful) return;
-  const std::optional<double> measured =
-      options.unprofiled_step_ms ? options.unprofiled_step_ms : store.meta.unprofiled_step_ms;
-  in.baseline = whatif::unprofiled_baseline(in.graph, store, measured);
-  auto& u = summary.unprofiled;
-  u.estimated = in.baseline.unprofiled_step_ns > 0;
-  u.settings = in.baseline.settings;
-  u.profiled_step_ns = in.baseline.profiled_step_ns;
-  u.unprofiled_step_ns = in.baseline.unprofiled_step_ns;
-  u.model_cost_ns = in.baseline.model_cost_ns;
-  u.scale = in.baseline.scale;
-  u.calibrated = in.baseline.calibrated;
-  u.measured_step_ms = in.baseline.measured_step_ms;
-  for (const std::string& n : in.baseline.notes) summary.notes.push_back(n);
-  in.faithful = u.estimated;
-}
 
 constexpr const char* kReplayOff = "not replayed (analyze --no-replay): savings are the detectors' bounds";
 
@@ -52,11 +27,11 @@ constexpr const char* kReplayOff = "not replayed (analyze --no-replay): savings 
 void largest_saving(const std::vector<int64_t>& per_rank, const std::vector<RankState>& inputs,
                     const std::vector<const trace::EventStore*>& stores, double& us, double& pct, int64_t& rank) {
   for (size_t i = 0; i < per_rank.size(); ++i) {
-    if (per_rank[i] < 0 || inputs[i].baseline.unprofiled_step_ns <= 0) continue;
+    if (per_rank[i] < 0 || inputs[i].replay.baseline.unprofiled_step_ns <= 0) continue;
     const double x = static_cast<double>(per_rank[i]) / 1000.0;
     if (rank < 0 || x > us) {
       us = x;
-      pct = 100.0 * static_cast<double>(per_rank[i]) / static_cast<double>(inputs[i].baseline.unprofiled_step_ns);
+      pct = 100.0 * static_cast<double>(per_rank[i]) / static_cast<double>(inputs[i].replay.baseline.unprofiled_step_ns);
       rank = stores[i]->rank;
     }
   }
@@ -85,11 +60,10 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
     static_cast<RankInputs&>(inputs[i]) = prepare_rank(store, options);
     d.attribution[i] = attribute_rank(inputs[i], store, ranks[i]);
     if (options.replay) {
-      inputs[i].graph = build_replay_graph(store, inputs[i].timeline, ranks[i].steps, inputs[i].host);
-      d.replay.push_back(whatif::summarize_replay(store.rank, inputs[i].graph));
-      estimate_unprofiled(store, options, inputs[i], d.replay.back());
+      inputs[i].replay = replay_rank(inputs[i], store, ranks[i], options);
+      d.replay.push_back(inputs[i].replay.summary);
       d.critical_path.push_back(
-          whatif::summarize_critical_path(store.rank, inputs[i].graph, inputs[i].timeline, store));
+          whatif::summarize_critical_path(store.rank, inputs[i].replay.graph, inputs[i].timeline, store));
     } else {
       d.replay.push_back(whatif::RankReplay{.rank = store.rank, .notes = {kReplayOff}});
       d.critical_path.push_back(whatif::RankCriticalPath{.rank = store.rank, .notes = {kReplayOff}});
@@ -101,7 +75,7 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
   if (n >= 2 && options.replay) {
     std::vector<whatif::JobRankInput> job;
     for (size_t i = 0; i < n; ++i)
-      job.push_back({stores[i]->rank, &inputs[i].graph, &inputs[i].timeline, &ranks[i].collectives,
+      job.push_back({stores[i]->rank, &inputs[i].replay.graph, &inputs[i].timeline, &ranks[i].collectives,
                      stores[i]->meta.base_time_ns, stores[i]->meta.world_size.value_or(0)});
     const whatif::JobGraph graph = whatif::build_job_graph(job, multi.clocks);
     d.job_replay = whatif::summarize_job_replay(graph);
@@ -158,8 +132,8 @@ Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
   // The run without the profiler, replayed per rank where a remedy model exists.
   std::vector<RankReplayInputs> replay_inputs;
   for (size_t i = 0; i < n; ++i)
-    replay_inputs.push_back({stores[i]->rank, &inputs[i].graph, &inputs[i].timeline, &inputs[i].baseline,
-                             inputs[i].faithful});
+    replay_inputs.push_back({stores[i]->rank, &inputs[i].replay.graph, &inputs[i].timeline,
+                             &inputs[i].replay.baseline, inputs[i].replay.faithful});
   RegistryResult run = run_detectors(default_detectors(), ctx, options.disabled_detectors,
                                      options.replay_as_collected ? &replay_inputs : nullptr);
   d.detectors = std::move(run.runs);

@@ -1,6 +1,7 @@
 #include "diagnose/rank_inputs.h"
 
 #include "diagnose/rank_gpu.h"
+#include "diagnose/replay_graph.h"
 
 namespace stepscope::diagnose {
 
@@ -28,6 +29,32 @@ RankView view_of(const RankInputs& in, const RankAttribution& attribution, const
   v.tree = in.tree.get();
   v.peaks = options.peaks_override ? options.peaks_override : rank_gpu_peaks(store);
   return v;
+}
+
+RankReplayState replay_rank(const RankInputs& in, const trace::EventStore& store,
+                            const analysis::RankAnalysis& analysis, const DiagnoseOptions& options) {
+  RankReplayState r;
+  r.graph = build_replay_graph(store, in.timeline, analysis.steps, in.host);
+  r.summary = whatif::summarize_replay(store.rank, r.graph);
+  whatif::RankReplay& summary = r.summary;
+  r.faithful = summary.replayed && !r.graph.steps.empty() && !summary.steps.empty() &&
+               summary.max_abs_error_pct <= whatif::kFidelityLimitPct;
+  if (!r.faithful) return r;
+  const std::optional<double> measured =
+      options.unprofiled_step_ms ? options.unprofiled_step_ms : store.meta.unprofiled_step_ms;
+  r.baseline = whatif::unprofiled_baseline(r.graph, store, measured);
+  auto& u = summary.unprofiled;
+  u.estimated = r.baseline.unprofiled_step_ns > 0;
+  u.settings = r.baseline.settings;
+  u.profiled_step_ns = r.baseline.profiled_step_ns;
+  u.unprofiled_step_ns = r.baseline.unprofiled_step_ns;
+  u.model_cost_ns = r.baseline.model_cost_ns;
+  u.scale = r.baseline.scale;
+  u.calibrated = r.baseline.calibrated;
+  u.measured_step_ms = r.baseline.measured_step_ms;
+  for (const std::string& n : r.baseline.notes) summary.notes.push_back(n);
+  r.faithful = u.estimated;
+  return r;
 }
 
 }  // namespace stepscope::diagnose

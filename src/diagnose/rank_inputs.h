@@ -13,6 +13,9 @@
 #include "diagnose/host_tree.h"
 #include "diagnose/step_attribution.h"
 #include "trace/event_store.h"
+#include "whatif/profiler_cost.h"
+#include "whatif/rank_replay.h"
+#include "whatif/step_graph.h"
 
 namespace stepscope::diagnose {
 
@@ -32,5 +35,16 @@ RankAttribution attribute_rank(const RankInputs& in, const trace::EventStore& st
 // options.peaks_override, else the hardware table's row for its GPU).
 RankView view_of(const RankInputs& in, const RankAttribution& attribution, const trace::EventStore& store,
                  const analysis::RankAnalysis& analysis, const DiagnoseOptions& options);
+
+// The rank's replay (docs/whatif.md): its step graph and, where the replay
+// reproduces the measured steps, the run without the profiler.
+struct RankReplayState {
+  whatif::StepGraph graph;
+  whatif::UnprofiledBaseline baseline;  // the graph's input without the profiler's host cost
+  bool faithful = false;                // replayed within whatif::kFidelityLimitPct, with an estimate
+  whatif::RankReplay summary;           // what the report prints of it
+};
+RankReplayState replay_rank(const RankInputs& in, const trace::EventStore& store,
+                            const analysis::RankAnalysis& analysis, const DiagnoseOptions& options);
 
 }  // namespace stepscope::diagnose

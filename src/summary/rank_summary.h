@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/analysis_options.h"
 #include "analysis/rank_analysis.h"
 #include "trace/process_windows.h"
@@ -30,6 +32,10 @@ inline constexpr int kSummaryKindCount = 3;
 struct SummarySettings {
   analysis::AnalysisOptions analysis;  // the thresholds and list lengths of the analyses (no timeline hook)
   bool salvage = false;                // --salvage: damaged files kept up to the damage
+  // The diagnosis options the detectors' parts were collected with
+  // (summary_json.h: diagnosis_settings, the fields of DiagnoseOptions that
+  // a rank's part depends on).
+  nlohmann::json diagnosis = nlohmann::json::object();
 };
 
 struct RankSummary {
@@ -50,6 +56,12 @@ struct RankSummary {
   int64_t file_name_rank = -1;           // from the file name, -1 when it gives none
   std::optional<trace::ProcessIdentity> process;  // the process that wrote the trace (two summaries of one process are refused)
   analysis::RankAnalysis analysis;       // every per-rank analysis (rank numbered as if alone)
+  // Every detector's part of the rank (diagnose/rank_parts.h), keyed by
+  // detector name; an empty object for a summary without a rank.
+  nlohmann::json diagnosis = nlohmann::json::object();
+  // The set size the parts were collected for (a detector falls back on it
+  // where the trace records no world size); 0: not known when summarized.
+  uint64_t ranks_in_set = 0;
 };
 
 }  // namespace stepscope::summary

@@ -1,5 +1,8 @@
 #include "summary/summarize.h"
 
+#include "diagnose/rank_parts.h"
+#include "summary/summary_json.h"
+
 #include "report/analyze_report.h"
 #include "trace/process_windows.h"
 #include "trace/trace_set.h"
@@ -7,6 +10,19 @@
 namespace stepscope::summary {
 
 namespace {
+
+// What analyze's diagnosis would use: the given options with the summary's
+// analysis options, and every remedy replayed as it is collected.
+diagnose::DiagnoseOptions diagnosis_options(const SummarizeOptions& options) {
+  diagnose::DiagnoseOptions d = options.diagnosis;
+  d.analysis = options.analysis;
+  d.replay_as_collected = true;
+  return d;
+}
+
+SummarySettings settings_of(const SummarizeOptions& options) {
+  return {options.analysis, options.read.salvage, diagnosis_settings(diagnosis_options(options))};
+}
 
 SummarizeResult failed(std::string error, std::string file) {
   SummarizeResult r;
@@ -17,8 +33,8 @@ SummarizeResult failed(std::string error, std::string file) {
 
 // The rank as the set would see it, numbered as if it were alone; a rank in
 // the file name is read from `name`, the name the user knows the file by.
-void fill_rank(RankSummary& s, trace::EventStore& store, const std::string& name,
-               const analysis::AnalysisOptions& options) {
+// Its detector parts are collected as analyze collects them.
+void fill_rank(RankSummary& s, trace::EventStore& store, const std::string& name, const SummarizeOptions& options) {
   trace::RankClaim claim = trace::rank_claim(store);
   claim.from_file_name = trace::rank_from_file_name(name);
   std::vector<std::string> unused;
@@ -29,7 +45,10 @@ void fill_rank(RankSummary& s, trace::EventStore& store, const std::string& name
   s.declared_rank = claim.declared;
   s.file_name_rank = claim.from_file_name;
   s.process = trace::process_identity(store);
-  s.analysis = analysis::analyze_rank(store, options);
+  s.analysis = analysis::analyze_rank(store, options.analysis);
+  s.ranks_in_set = options.ranks_in_set;
+  s.diagnosis = diagnose::collect_rank_parts(store, s.analysis, diagnosis_options(options),
+                                             options.ranks_in_set > 0 ? options.ranks_in_set : 1);
 }
 
 // Every mention of `from` (the file read) becomes `to` (the name the user knows it by).
@@ -49,7 +68,7 @@ SummarizeResult summarize_member(const std::string& path, const SummarizeOptions
   SummarizeResult r;
   RankSummary& s = r.summary;
   s.tool_version = report::kToolVersion;
-  s.settings = {options.analysis, options.read.salvage};
+  s.settings = settings_of(options);
   s.files = {path};
   trace::EventStore store;
   const trace::ReadOutcome o = trace::read_trace_file(path, store, options.read);
@@ -74,7 +93,7 @@ SummarizeResult summarize_member(const std::string& path, const SummarizeOptions
       s.kind = SummaryKind::kDropped;
       s.warnings.push_back("dropped " + path + ": no analysable event " + trace::nothing_analysable(store));
     } else {
-      fill_rank(s, store, options.display_path.empty() ? path : options.display_path, options.analysis);
+      fill_rank(s, store, options.display_path.empty() ? path : options.display_path, options);
     }
   }
   if (!options.display_path.empty()) rename_file(s, path, options.display_path);
@@ -107,13 +126,13 @@ SummarizeResult summarize_rank(const std::vector<std::string>& inputs, const Sum
   SummarizeResult r;
   RankSummary& s = r.summary;
   s.tool_version = report::kToolVersion;
-  s.settings = {options.analysis, options.read.salvage};
+  s.settings = settings_of(options);
   s.files = files;
   s.uncompressed_bytes = set.uncompressed_bytes;
   s.file_bytes = set.file_bytes;
   s.notes = set.notes;
   s.warnings = set.warnings;
-  fill_rank(s, *set.ranks.front(), set.ranks.front()->source_path, options.analysis);
+  fill_rank(s, *set.ranks.front(), set.ranks.front()->source_path, options);
   r.ok = true;
   return r;
 }
@@ -122,7 +141,7 @@ RankSummary unreadable_rank(const std::string& path, const std::string& error, c
   RankSummary s;
   s.tool_version = report::kToolVersion;
   s.kind = SummaryKind::kDropped;
-  s.settings = {options.analysis, options.read.salvage};
+  s.settings = settings_of(options);
   s.files = {options.display_path.empty() ? path : options.display_path};
   s.warnings.push_back("dropped " + error);
   return s;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/diagnose_options.h"
 #include "summary/rank_summary.h"
 #include "trace/trace_reader.h"
 
@@ -23,6 +24,12 @@ struct SummarizeOptions {
   // copied s3://bucket/rank3.json.gz to a scratch file names the original).
   // Only with member_of_set and a single file; "" = the path.
   std::string display_path;
+  // The diagnosis options of the rank's detector parts (its analysis options
+  // are `analysis`'s), and the size of the set the rank is one of: a
+  // detector falls back on it where the trace records no world size (0: not
+  // known; the rank is taken as alone there).
+  diagnose::DiagnoseOptions diagnosis;
+  size_t ranks_in_set = 0;
 };
 
 struct SummarizeResult {

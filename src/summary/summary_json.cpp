@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/detector_registry.h"
+#include "diagnose/rank_parts.h"
 #include "summary/one_line.h"
 
 namespace nlohmann {
@@ -195,13 +197,14 @@ void from_json(const json& j, AnalysisOptions& o) {
 
 namespace summary {
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SummarySettings, analysis, salvage)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SummarySettings, analysis, salvage, diagnosis)
 
 inline void to_json(json& j, SummaryKind e) { enum_out(j, e); }
 inline void from_json(const json& j, SummaryKind& e) { enum_in(j, e, kSummaryKindCount, "summary kind"); }
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankSummary, tool_version, kind, settings, files, uncompressed_bytes, file_bytes, notes,
-                                   warnings, declared_rank, file_name_rank, process, analysis)
+                                   warnings, declared_rank, file_name_rank, process, analysis, diagnosis,
+                                   ranks_in_set)
 
 json summary_to_json(const RankSummary& s) { return s; }
 
@@ -233,6 +236,11 @@ void check_indexes(const RankSummary& s) {
   if (s.kind != SummaryKind::kRank && s.notes.empty() && s.warnings.empty())
     throw std::runtime_error("a summary without a rank says neither note nor warning");
   if (s.files.empty()) throw std::runtime_error("a summary of no trace file");
+  // The detectors' parts read back as the merge will read them.
+  if (s.kind == SummaryKind::kRank)
+    (void)diagnose::load_rank_parts(s.diagnosis, diagnose::default_detectors(), s.analysis.rank);
+  else if (!s.diagnosis.is_object() || !s.diagnosis.empty())
+    throw std::runtime_error("a summary without a rank carries diagnosis parts");
 }
 
 }  // namespace
@@ -252,6 +260,17 @@ RankSummary summary_from_json(const json& j) {
 }
 
 std::string settings_key(const SummarySettings& s) { return json(s).dump(); }
+
+json diagnosis_settings(const diagnose::DiagnoseOptions& o) {
+  return {{"disabled_detectors", o.disabled_detectors},
+          {"replay", o.replay},
+          {"unprofiled_step_ms", o.unprofiled_step_ms},
+          {"tiny_kernel_us", o.tiny_kernel_us},
+          {"matmul_efficient_fraction", o.matmul_efficient_fraction},
+          {"fp32_model_matmul_share", o.fp32_model_matmul_share},
+          {"low_occupancy_pct", o.low_occupancy_pct},
+          {"small_collective_bytes", o.small_collective_bytes}};
+}
 
 }  // namespace summary
 }  // namespace stepscope

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "diagnose/diagnose_options.h"
 #include "summary/rank_summary.h"
 
 namespace stepscope::summary {
@@ -19,5 +20,12 @@ RankSummary summary_from_json(const nlohmann::json& j);
 
 // The settings alone, to compare two summaries' (settings_key(a) == settings_key(b)).
 std::string settings_key(const SummarySettings& s);
+
+// The options a rank's detector parts depend on, as SummarySettings::diagnosis
+// holds them: disabled detectors, the thresholds, the replay and its
+// measured unprofiled step (what_if and the reporting bars of the ranking
+// act only on the merged findings; a GPU override cannot be given to
+// summarize).
+nlohmann::json diagnosis_settings(const diagnose::DiagnoseOptions& o);
 
 }  // namespace stepscope::summary

@@ -64,7 +64,7 @@ TEST(SummaryFile, AnotherFormatVersionIsRefusedByName) {
   newer[8] = static_cast<char>(kSummaryFormatVersion + 1);
   const DecodedSummary d = decode_summary(newer);
   EXPECT_FALSE(d.ok);
-  EXPECT_EQ(d.error.rfind("summary format version 2; this stepscope reads version 1", 0), 0u) << d.error;
+  EXPECT_EQ(d.error.rfind("summary format version 3; this stepscope reads version 2", 0), 0u) << d.error;
 }
 
 TEST(SummaryFile, InflationBombIsRefusedBeforeAllocating) {
