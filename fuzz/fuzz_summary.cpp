@@ -3,8 +3,8 @@
 // deflate, checksum) so mutations reach the body's decoder rather than stop
 // at the checksum; every fifth input also goes in as a whole file, header
 // included. A refusal is one error line; nothing may crash, throw or hang.
-// An accepted summary is merged as a set of one rank and rendered as JSON and
-// terminal text.
+// An accepted summary's detector parts are loaded, and it is merged as a set
+// of one rank and rendered as JSON and terminal text.
 //
 //   ./build-fuzz/fuzz/fuzz_summary -max_total_time=60 fuzz/corpus_fuzz_summary   (docs/fuzzing.md)
 #include <cstdint>
@@ -12,10 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/detector_registry.h"
+#include "diagnose/rank_parts.h"
 #include "pipeline/merge_run.h"
 #include "report/json_report.h"
 #include "report/terminal_report.h"
 #include "summary/summary_file.h"
+#include "summary/summary_json.h"
 
 namespace {
 
@@ -24,6 +27,15 @@ void check(const stepscope::summary::DecodedSummary& d) {
   if (!d.ok) {
     if (d.error.empty() || d.error.find('\n') != std::string::npos) std::abort();
     return;
+  }
+  // The detectors' parts, as the merge will load them: one error line or parts.
+  if (d.summary.kind == summary::SummaryKind::kRank) {
+    try {
+      (void)diagnose::load_rank_parts(summary::diagnosis_parts(d.summary), diagnose::default_detectors(),
+                                      d.summary.analysis.rank);
+    } catch (const std::runtime_error& e) {
+      if (std::string(e.what()).find('\n') != std::string::npos) std::abort();
+    }
   }
   pipeline::MergedRun m = pipeline::merge_summaries({{"fuzz.stepscope-summary", d.summary}}, {"fuzz"});
   if (!m.ok) {

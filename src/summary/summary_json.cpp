@@ -4,8 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "diagnose/detector_registry.h"
-#include "diagnose/rank_parts.h"
+#include "summary/cbor_value.h"
 #include "summary/one_line.h"
 
 namespace nlohmann {
@@ -203,10 +202,24 @@ inline void to_json(json& j, SummaryKind e) { enum_out(j, e); }
 inline void from_json(const json& j, SummaryKind& e) { enum_in(j, e, kSummaryKindCount, "summary kind"); }
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankSummary, tool_version, kind, settings, files, uncompressed_bytes, file_bytes, notes,
-                                   warnings, declared_rank, file_name_rank, process, analysis, diagnosis,
-                                   ranks_in_set)
+                                   warnings, declared_rank, file_name_rank, process, analysis, ranks_in_set)
 
-json summary_to_json(const RankSummary& s) { return s; }
+json diagnosis_parts(const RankSummary& s) {
+  if (s.diagnosis.empty()) return json::object();
+  try {
+    return parse_cbor_value(s.diagnosis);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("diagnosis parts: ") + e.what());
+  }
+}
+
+json summary_to_json(const RankSummary& s) {
+  json j = s;
+  // An encoded CBOR item in a byte string (RFC 8949, 3.4.5.1): a reader
+  // keeps the bytes without building the tree until the parts are used.
+  j["diagnosis"] = json::binary(s.diagnosis);
+  return j;
+}
 
 namespace {
 
@@ -236,10 +249,7 @@ void check_indexes(const RankSummary& s) {
   if (s.kind != SummaryKind::kRank && s.notes.empty() && s.warnings.empty())
     throw std::runtime_error("a summary without a rank says neither note nor warning");
   if (s.files.empty()) throw std::runtime_error("a summary of no trace file");
-  // The detectors' parts read back as the merge will read them.
-  if (s.kind == SummaryKind::kRank)
-    (void)diagnose::load_rank_parts(s.diagnosis, diagnose::default_detectors(), s.analysis.rank);
-  else if (!s.diagnosis.is_object() || !s.diagnosis.empty())
+  if (s.kind != SummaryKind::kRank && !s.diagnosis.empty())
     throw std::runtime_error("a summary without a rank carries diagnosis parts");
 }
 
@@ -248,6 +258,9 @@ void check_indexes(const RankSummary& s) {
 RankSummary summary_from_json(const json& j) {
   try {
     RankSummary s = j.get<RankSummary>();
+    const json& parts = j.at("diagnosis");
+    if (!parts.is_binary()) throw std::runtime_error("diagnosis: not a byte string");
+    s.diagnosis = parts.get_binary();
     check_indexes(s);
     return s;
   } catch (const json::exception& e) {

@@ -18,6 +18,12 @@ nlohmann::json summary_to_json(const RankSummary& s);
 // type or a value out of range (an enum, an import counter).
 RankSummary summary_from_json(const nlohmann::json& j);
 
+// A summary's detector parts as the JSON object diagnose::load_rank_parts
+// reads (an empty object for a summary without them). Throws
+// std::runtime_error when the bytes are not a CBOR item; a part that does
+// not load is load_rank_parts's error.
+nlohmann::json diagnosis_parts(const RankSummary& s);
+
 // The settings alone, to compare two summaries' (settings_key(a) == settings_key(b)).
 std::string settings_key(const SummarySettings& s);
 

@@ -1,7 +1,8 @@
 // A rank's summary carries every detector's part of that rank (diagnose/
 // rank_parts.h): the parts `analyze` collects for the rank in its set, with
-// each remedy replayed on the rank; a part that does not load is a one-line
-// error naming the detector, and the merge renumbers the parts with the rank.
+// each remedy replayed on the rank, as one encoded CBOR item; a part that
+// does not load is a one-line error naming the detector, and loading
+// renumbers the parts with the rank the merge gives it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -39,7 +40,7 @@ void expect_parts_as_analyze_collects(const std::string& folder, bool with_savin
     EXPECT_EQ(got.summary.ranks_in_set, n);
     // Summarized alone, the rank is numbered as if alone; the merge
     // renumbers its parts with the rank the set gives it.
-    const auto parts = diagnose::load_rank_parts(got.summary.diagnosis, detectors, store->rank);
+    const auto parts = diagnose::load_rank_parts(diagnosis_parts(got.summary), detectors, store->rank);
     nlohmann::json renumbered = nlohmann::json::object();
     for (size_t d = 0; d < detectors.size(); ++d)
       if (parts[d]) renumbered[detectors[d].name] = parts[d]->save();
@@ -68,7 +69,7 @@ TEST(SummaryParts, LoadRenumbersAndBadPartsAreRefusedByDetector) {
                                                                "/dist_gloo_cpu/straggler/rank3.json.gz");
   const std::vector<diagnose::Detector> detectors = diagnose::default_detectors();
   // Renumbered: every rank the parts name is the new one.
-  const auto parts = diagnose::load_rank_parts(s.summary.diagnosis, detectors, 11);
+  const auto parts = diagnose::load_rank_parts(diagnosis_parts(s.summary), detectors, 11);
   ASSERT_EQ(parts.size(), detectors.size());
   for (size_t d = 0; d < parts.size(); ++d) {
     ASSERT_TRUE(parts[d]) << detectors[d].name;
@@ -76,28 +77,52 @@ TEST(SummaryParts, LoadRenumbersAndBadPartsAreRefusedByDetector) {
     if (form.contains("saving") && form["saving"].value("valid", false))
       EXPECT_EQ(form["saving"]["rank"], 11) << detectors[d].name;
   }
-  const nlohmann::json good = summary_to_json(s.summary);
-  auto message = [](const nlohmann::json& j) -> std::string {
+  // A part that does not load is named by its detector.
+  auto message = [&](const nlohmann::json& forms) -> std::string {
     try {
-      summary_from_json(j);
+      (void)diagnose::load_rank_parts(forms, detectors, 0);
     } catch (const std::runtime_error& e) {
       return e.what();
     }
     return "accepted";
   };
+  const nlohmann::json good = diagnosis_parts(s.summary);
   nlohmann::json bad = good;
-  bad["diagnosis"]["communication"]["kernels"] = "many";
+  bad["communication"]["kernels"] = "many";
   EXPECT_EQ(message(bad).rfind("diagnosis part of communication: ", 0), 0u) << message(bad);
   bad = good;
-  bad["diagnosis"]["made_up"] = nlohmann::json::object();
+  bad["made_up"] = nlohmann::json::object();
   EXPECT_EQ(message(bad), "diagnosis part of an unknown detector 'made_up'");
-  bad = good;
-  bad["diagnosis"] = nlohmann::json::array();
-  EXPECT_EQ(message(bad), "diagnosis parts: not an object");
-  bad = good;
-  bad["kind"] = 1;
-  bad["notes"] = {"skipped x"};
-  EXPECT_EQ(message(bad), "a summary without a rank carries diagnosis parts");
+  EXPECT_EQ(message(nlohmann::json::array()), "diagnosis parts: not an object");
+  // The parts are one encoded CBOR item in the summary, parsed with the
+  // body's limits when they are used.
+  RankSummary deep = s.summary;
+  deep.diagnosis.assign(100, 0x81);
+  deep.diagnosis.push_back(0x00);
+  try {
+    (void)diagnosis_parts(deep);
+    ADD_FAILURE() << "parts nested 100 deep were parsed";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "diagnosis parts: nested more than 32 levels deep");
+  }
+  // A summary without a rank carries none.
+  nlohmann::json body = summary_to_json(s.summary);
+  body["kind"] = 1;
+  body["notes"] = {"skipped x"};
+  try {
+    (void)summary_from_json(body);
+    ADD_FAILURE() << "a skipped file's summary with parts was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "a summary without a rank carries diagnosis parts");
+  }
+  body = summary_to_json(s.summary);
+  body["diagnosis"] = good;  // the tree itself, not its encoding
+  try {
+    (void)summary_from_json(body);
+    ADD_FAILURE() << "parts not in a byte string were accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "diagnosis: not a byte string");
+  }
 }
 
 TEST(SummaryParts, SummariesOfOtherDiagnosisOptionsDoNotMerge) {
