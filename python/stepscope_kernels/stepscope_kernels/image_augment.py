@@ -15,6 +15,8 @@ augmentation") are torchvision's ops on float images with antialias=False;
 ``reference`` applies torchvision's own ops with the same parameters.
 """
 
+import threading
+
 import numpy as np
 import torch
 
@@ -45,6 +47,7 @@ class GpuAugment:
             raise ValueError("mean and std need 3 values each")
         self.seed = int(seed)
         self.skipped = 0  # JPEGs left out by decode(skip_bad=True)
+        self._count_lock = threading.Lock()  # GpuFeed's threads decode at once
 
     def decode(self, jpegs, device="cuda", skip_bad=False):
         """Decodes JPEG bytes (bytes, or uint8 CPU tensors) to uint8 (3, H, W) images on `device`.
@@ -69,17 +72,30 @@ class GpuAugment:
                 except RuntimeError as e:
                     if not skip_bad:
                         raise JpegError(i, f"does not decode ({str(e).splitlines()[0]})") from None
-                    self.skipped += 1
+                    self._skip()
         kept_images, kept = [], []
         for img, i in zip(images, good):
             if img.dim() != 3 or img.shape[0] != 3 or img.shape[1] == 0 or img.shape[2] == 0:
                 if not skip_bad:
                     raise JpegError(i, f"decodes to an empty image {tuple(img.shape)}")
-                self.skipped += 1
+                self._skip()
                 continue
             kept_images.append(img)
             kept.append(i)
         return (kept_images, kept) if skip_bad else kept_images
+
+    def _skip(self):
+        with self._count_lock:
+            self.skipped += 1
+
+    def __getstate__(self):  # a lock does not pickle
+        state = self.__dict__.copy()
+        del state["_count_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._count_lock = threading.Lock()
 
     def __call__(self, images, first=0, params=None):
         """The augmented batch (bf16 [N, 3, H, W], channels-last memory) of CUDA
@@ -131,10 +147,10 @@ class GpuFeed:
     stream of their own, up to ``depth`` batches ahead; iterating yields the
     bf16 batches in order. The consumer's stream waits for a batch's event
     (no host synchronisation) and the batch is recorded on that stream for
-    the allocator. nvJPEG's decode spends most of its time on the host
-    (Huffman decoding), which is why made in line it held a ResNet-50 step
-    at 3.5x its time on synthetic input; threads overlap it with the step
-    and with each other (torch releases the GIL inside the decode).
+    the allocator. Made in line, decoding held a ResNet-50 step of 1080p
+    JPEGs at 3.7x its time on synthetic input (H200, docs/kernels.md); made
+    ahead it overlaps the step (1.8x), but more than two threads did not
+    decode faster: torchvision's nvJPEG path takes one call at a time.
 
     Sample indices count the samples of earlier batches, so the draws of a
     batch are the same whichever thread makes it (``first`` of
@@ -149,7 +165,6 @@ class GpuFeed:
 
     def __init__(self, augment, batches, *, workers=2, depth=4, device="cuda", skip_bad=False):
         import concurrent.futures
-        import threading
 
         if workers < 1 or depth < 1:
             raise ValueError(f"workers ({workers}) and depth ({depth}) must be positive")
