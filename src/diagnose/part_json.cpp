@@ -23,6 +23,13 @@ void from_json(const nlohmann::json& j, ExactSum& s) {
 
 namespace stepscope::diagnose {
 
+std::string json_error_text(const nlohmann::json::exception& e) {
+  std::string what = e.what();
+  if (const size_t close = what.find("] "); what.rfind("[json.exception", 0) == 0 && close != std::string::npos)
+    what.erase(0, close + 2);
+  return what;
+}
+
 // The declarations in part_json.h are what other files link to, so these
 // are written out rather than made by NLOHMANN_DEFINE_TYPE_* (inline).
 void to_json(nlohmann::json& j, const Example& e) {

@@ -21,6 +21,10 @@ void from_json(const nlohmann::json& j, ExactSum& s);  // throws nlohmann::json:
 
 namespace stepscope::diagnose {
 
+// An exception's message without nlohmann's prefix, for a one-line error:
+// "[json.exception.out_of_range.403] key 'steps' not found" -> "key 'steps' not found".
+std::string json_error_text(const nlohmann::json::exception& e);
+
 void to_json(nlohmann::json& j, const Example& e);
 void from_json(const nlohmann::json& j, Example& e);
 void to_json(nlohmann::json& j, const RankSaving& s);

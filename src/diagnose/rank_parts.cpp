@@ -4,6 +4,7 @@
 #include <string>
 
 #include "diagnose/detector_registry.h"
+#include "diagnose/part_json.h"
 #include "diagnose/rank_inputs.h"
 #include "diagnose/replay_savings.h"
 
@@ -50,10 +51,7 @@ std::vector<std::unique_ptr<DetectorPart>> load_rank_parts(const nlohmann::json&
     try {
       parts[d] = detectors[d].load(*it);
     } catch (const nlohmann::json::exception& e) {
-      std::string what = e.what();
-      if (const size_t close = what.find("] "); what.rfind("[json.exception", 0) == 0 && close != std::string::npos)
-        what.erase(0, close + 2);
-      throw std::runtime_error("diagnosis part of " + detectors[d].name + ": " + what);
+      throw std::runtime_error("diagnosis part of " + detectors[d].name + ": " + json_error_text(e));
     }
     parts[d]->set_rank(rank);
   }

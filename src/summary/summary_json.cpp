@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/part_json.h"
 #include "summary/cbor_value.h"
 #include "summary/one_line.h"
 
@@ -264,11 +265,7 @@ RankSummary summary_from_json(const json& j) {
     check_indexes(s);
     return s;
   } catch (const json::exception& e) {
-    // "[json.exception.out_of_range.403] key 'steps' not found" -> "key 'steps' not found"
-    std::string what = e.what();
-    if (const size_t close = what.find("] "); what.rfind("[json.exception", 0) == 0 && close != std::string::npos)
-      what.erase(0, close + 2);
-    throw std::runtime_error(what);
+    throw std::runtime_error(diagnose::json_error_text(e));
   }
 }
 
