@@ -49,7 +49,8 @@ void register_merge(CLI::App& app) {
   auto args = std::make_shared<MergeArgs>();
   auto* cmd = app.add_subcommand(
       "merge", "Report on a trace set from its ranks' summaries (stepscope summarize): the analyses and cross-rank "
-               "tables of analyze; the diagnosis is not merged yet");
+               "tables and the diagnosis of analyze, less what needs every rank's step graph (combined saving, "
+               "load_imbalance's replay, job replay)");
   cmd->add_option("inputs", args->inputs, "summary files, folders (their *.stepscope-summary files) or globs")
       ->required();
   cmd->add_option("--json", args->json_path, "write the JSON report to FILE ('-' for stdout)");

@@ -22,6 +22,12 @@ std::vector<Detector> default_detectors() {
 }
 
 std::string validate_finding(const Finding& f, const Detector& d, const DetectorContext& ctx) {
+  std::vector<const RankAttribution*> ranks;
+  for (const RankView& r : ctx.ranks) ranks.push_back(r.attribution);
+  return validate_finding(f, d, ranks);
+}
+
+std::string validate_finding(const Finding& f, const Detector& d, const std::vector<const RankAttribution*>& ranks) {
   if (f.category != d.category)
     return fmt::format("category {} differs from the detector's {}", to_string(f.category), to_string(d.category));
   if (f.detector != d.name) return fmt::format("detector name '{}' differs from '{}'", f.detector, d.name);
@@ -37,8 +43,8 @@ std::string validate_finding(const Finding& f, const Detector& d, const Detector
   if (!f.saves_time && f.estimated_saving_us != 0) return "a finding that saves no time carries a saving";
   if (f.estimated_saving_us > 0) {
     double step_us = -1;
-    for (const RankView& r : ctx.ranks)
-      if (r.store->rank == f.saving_rank) step_us = static_cast<double>(r.attribution->mean_step_ns()) / 1000.0;
+    for (const RankAttribution* r : ranks)
+      if (r->rank == f.saving_rank) step_us = static_cast<double>(r->mean_step_ns()) / 1000.0;
     if (step_us < 0) return fmt::format("saving measured on unknown rank {}", f.saving_rank);
     // Rounding slack of 1 ns per step.
     if (f.estimated_saving_us > step_us + 1e-3)
@@ -75,31 +81,50 @@ std::vector<std::unique_ptr<DetectorPart>> collect_rank(const std::vector<Detect
   return parts;
 }
 
+std::vector<bool> enabled_detectors(const std::vector<Detector>& detectors, const std::vector<std::string>& disabled) {
+  std::vector<bool> enabled(detectors.size());
+  for (size_t d = 0; d < detectors.size(); ++d)
+    enabled[d] = std::find(disabled.begin(), disabled.end(), detectors[d].name) == disabled.end();
+  return enabled;
+}
+
 RegistryResult run_detectors(const std::vector<Detector>& detectors, DetectorContext ctx,
                              const std::vector<std::string>& disabled, const std::vector<RankReplayInputs>* replay) {
-  RegistryResult out;
   const size_t nd = detectors.size();
-  std::vector<bool> enabled(nd);
-  for (size_t d = 0; d < nd; ++d)
-    enabled[d] = std::find(disabled.begin(), disabled.end(), detectors[d].name) == disabled.end();
+  const std::vector<bool> enabled = enabled_detectors(detectors, disabled);
   // Rank by rank, every detector's part; merged in rank order.
   std::vector<double> seconds(nd, 0);
   std::vector<std::unique_ptr<DetectorPart>> merged(nd);
   for (size_t ri = 0; ri < ctx.ranks.size(); ++ri) {
     std::vector<std::unique_ptr<DetectorPart>> parts =
         collect_rank(detectors, enabled, ctx.ranks[ri], *ctx.options, ctx.ranks.size(), &seconds);
-    for (size_t d = 0; d < nd; ++d) {
-      if (!parts[d]) continue;
-      if (FindingPart* f = parts[d]->finding_part(); f && replay && ri < replay->size() && !f->remedies.empty())
-        f->replay = replay_pick((*replay)[ri], f->remedies);
-      if (merged[d])
-        merged[d]->merge_from(*parts[d]);
-      else
-        merged[d] = std::move(parts[d]);
-    }
+    if (replay && ri < replay->size())
+      for (auto& p : parts)
+        if (FindingPart* f = p ? p->finding_part() : nullptr; f && !f->remedies.empty())
+          f->replay = replay_pick((*replay)[ri], f->remedies);
+    merge_parts(merged, std::move(parts));
   }
-  const JobContext job{ctx.multi, ctx.options, ctx.ranks.size()};
-  for (size_t d = 0; d < nd; ++d) {
+  std::vector<const RankAttribution*> ranks;
+  for (const RankView& r : ctx.ranks) ranks.push_back(r.attribution);
+  return finish_detectors(detectors, enabled, merged, seconds, {ctx.multi, ctx.options, ctx.ranks.size()}, ranks);
+}
+
+void merge_parts(std::vector<std::unique_ptr<DetectorPart>>& merged, std::vector<std::unique_ptr<DetectorPart>> later) {
+  if (merged.size() < later.size()) merged.resize(later.size());
+  for (size_t d = 0; d < later.size(); ++d) {
+    if (!later[d]) continue;
+    if (merged[d])
+      merged[d]->merge_from(*later[d]);
+    else
+      merged[d] = std::move(later[d]);
+  }
+}
+
+RegistryResult finish_detectors(const std::vector<Detector>& detectors, const std::vector<bool>& enabled,
+                                std::vector<std::unique_ptr<DetectorPart>>& merged, const std::vector<double>& seconds,
+                                const JobContext& job, const std::vector<const RankAttribution*>& ranks) {
+  RegistryResult out;
+  for (size_t d = 0; d < detectors.size(); ++d) {
     const Detector& det = detectors[d];
     DetectorRun run;
     run.name = det.name;
@@ -112,9 +137,10 @@ RegistryResult run_detectors(const std::vector<Detector>& detectors, DetectorCon
     const auto t0 = std::chrono::steady_clock::now();
     if (!merged[d]) merged[d] = det.empty_part();
     DetectorOutput produced = det.finish(*merged[d], job);
-    run.seconds = seconds[d] + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    run.seconds = (d < seconds.size() ? seconds[d] : 0.0) +
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (Finding& f : produced.findings) {
-      std::string why = validate_finding(f, det, ctx);
+      std::string why = validate_finding(f, det, ranks);
       if (!why.empty()) {
         ++run.rejected;
         out.validation_errors.push_back(fmt::format("{}: {}", det.name, why));

@@ -49,9 +49,27 @@ RegistryResult run_detectors(const std::vector<Detector>& detectors, DetectorCon
                              const std::vector<std::string>& disabled,
                              const std::vector<RankReplayInputs>* replay = nullptr);
 
+// Which of `detectors` run: those not named in `disabled`.
+std::vector<bool> enabled_detectors(const std::vector<Detector>& detectors, const std::vector<std::string>& disabled);
+
+// Adds a later rank's (or range's) parts to `merged`, detector by detector
+// (null: none for that detector).
+void merge_parts(std::vector<std::unique_ptr<DetectorPart>>& merged, std::vector<std::unique_ptr<DetectorPart>> later);
+
+// Each enabled detector's merged part (null: the part of no rank) finished
+// into findings, validated against the ranks' attributions (`ranks`, a
+// finding's saving at most its rank's mean step); `seconds` per detector
+// (may be empty) is collect time added to its run time. run_detectors ends
+// with this; `stepscope merge` runs it on parts loaded from summaries.
+RegistryResult finish_detectors(const std::vector<Detector>& detectors, const std::vector<bool>& enabled,
+                                std::vector<std::unique_ptr<DetectorPart>>& merged, const std::vector<double>& seconds,
+                                const JobContext& job, const std::vector<const RankAttribution*>& ranks);
+
 // Empty when `f` is a valid output of `d`, else the reason: category as
 // declared, saving finite and within [0, mean step time of its rank], share
 // within [0, 100], at most kMaxExamples examples, title and remedy present.
 std::string validate_finding(const Finding& f, const Detector& d, const DetectorContext& ctx);
+// The same against the ranks' attributions (by RankAttribution::rank).
+std::string validate_finding(const Finding& f, const Detector& d, const std::vector<const RankAttribution*>& ranks);
 
 }  // namespace stepscope::diagnose

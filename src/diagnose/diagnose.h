@@ -17,6 +17,7 @@
 #include "diagnose/detector_registry.h"
 #include "diagnose/diagnose_options.h"
 #include "diagnose/finding.h"
+#include "diagnose/replay_savings.h"
 #include "diagnose/step_attribution.h"
 #include "trace/event_store.h"
 #include "whatif/rank_critical_path.h"
@@ -79,5 +80,24 @@ struct Diagnosis {
 Diagnosis diagnose(const std::vector<const trace::EventStore*>& stores,
                    const std::vector<analysis::RankAnalysis>& ranks, const analysis::MultiRankAnalysis& multi,
                    const DiagnoseOptions& options);
+
+// The set-level steps of diagnose, which `stepscope merge` runs on what the
+// ranks' summaries carry (pipeline/merge_run.cpp), in this order:
+//
+// The trace-level notes (no GPU activity, counters instead, no ProfilerStep
+// markers, a GPU not in the hardware table), one per reason naming its
+// ranks, from d.attribution and the ranks' analyses (rank order);
+// `has_peaks` per rank: a hardware-table row (or override) was used.
+void add_trace_notes(Diagnosis& d, const std::vector<const analysis::RankAnalysis*>& ranks,
+                     const std::vector<bool>& has_peaks);
+// The detectors' run into `d`: their runs, rejected findings and notes;
+// replay savings (a finding's replay pick, else its remedies replayed on
+// `replay`, which may be empty); the ranking, reported or minor by the
+// options' bars and the healthy check (d.attribution); the primary bottleneck.
+void rank_findings(Diagnosis& d, RegistryResult run, const std::vector<RankReplayInputs>& replay,
+                   const DiagnoseOptions& options);
+// In a run that is not healthy where no finding explains the lost time: a
+// note naming where it went on the rank with the least effective compute.
+void add_ranking_note(Diagnosis& d, const DiagnoseOptions& options);
 
 }  // namespace stepscope::diagnose

@@ -44,32 +44,11 @@ uint32_t host_row_of(const trace::EventStore& store, uint32_t row) {
   return k < store.launch_of_gpu.size() ? store.launch_of_gpu[k] : trace::EventStore::kNoRow;
 }
 
-// The rows named `name`, in time order, found once per name.
-class RowsByName {
- public:
-  explicit RowsByName(const trace::EventStore& store) : store_(store) {}
-  const std::vector<uint32_t>& rows(std::string_view name) {
-    const trace::StringId id = store_.strings.find(name);
-    auto [it, fresh] = cache_.try_emplace(id);
-    if (fresh && id != trace::StringTable::kMissing) {
-      const auto& names = store_.events.name;
-      for (uint32_t r = 0; r < names.size(); ++r)
-        if (names[r] == id) it->second.push_back(r);
-    }
-    return it->second;
-  }
-
- private:
-  const trace::EventStore& store_;
-  std::map<trace::StringId, std::vector<uint32_t>> cache_;
-};
-
 // The event an example describes: the row of its name whose span is nearest
 // its own (overlapping first, then by start). Detectors place an example at
 // the event itself or at the idle gap it explains, so the start alone does
 // not identify it.
-uint32_t example_row(const trace::EventStore& store, RowsByName& by_name, const Example& ex) {
-  const std::vector<uint32_t>& rows = by_name.rows(ex.name);
+uint32_t example_row(const trace::EventStore& store, const std::vector<uint32_t>& rows, const Example& ex) {
   if (rows.empty()) return trace::EventStore::kNoRow;
   const auto& ev = store.events;
   const int64_t lo = ex.ts_ns, hi = ex.ts_ns + std::max<int64_t>(ex.dur_ns, 0);
@@ -132,20 +111,47 @@ std::string user_source_of(const trace::EventStore& store, const HostTree& tree,
   return {};
 }
 
+ExamplePlacer::ExamplePlacer(const trace::EventStore& store, const HostTree& tree, const analysis::StepsResult& steps)
+    : store_(store), tree_(tree), steps_(steps) {
+  const auto& kinds = store.events.kind;
+  stacks_ = std::find(kinds.begin(), kinds.end(), EventKind::kPythonFunction) != kinds.end();
+}
+
+const std::vector<uint32_t>& ExamplePlacer::rows_named(std::string_view name) {
+  const trace::StringId id = store_.strings.find(name);
+  auto [it, fresh] = rows_by_name_.try_emplace(id);
+  if (fresh && id != trace::StringTable::kMissing) {
+    const auto& names = store_.events.name;
+    for (uint32_t r = 0; r < names.size(); ++r)
+      if (names[r] == id) it->second.push_back(r);
+  }
+  return it->second;
+}
+
+void ExamplePlacer::place(Example& ex) {
+  place_in_step(ex, steps_);
+  if (!stacks_ || !ex.source.empty()) return;
+  const uint32_t row = example_row(store_, rows_named(ex.name), ex);
+  if (row != trace::EventStore::kNoRow) ex.source = user_source_of(store_, tree_, row);
+}
+
+void place_in_step(Example& ex, const analysis::StepsResult& steps) {
+  for (const analysis::StepSpan& s : steps.steps)
+    if (s.step == ex.step) ex.step_offset_ns = ex.ts_ns - s.cpu_start_ns;
+}
+
 void place_examples(std::vector<Finding>& findings, const trace::EventStore& store, const HostTree& tree,
                     const analysis::StepsResult& steps) {
-  const auto& kinds = store.events.kind;
-  const bool stacks = std::find(kinds.begin(), kinds.end(), EventKind::kPythonFunction) != kinds.end();
-  RowsByName by_name(store);
+  ExamplePlacer placer(store, tree, steps);
   for (Finding& f : findings)
-    for (Example& ex : f.evidence.examples) {
-      if (ex.rank != store.rank) continue;
-      for (const analysis::StepSpan& s : steps.steps)
-        if (s.step == ex.step) ex.step_offset_ns = ex.ts_ns - s.cpu_start_ns;
-      if (!stacks || !ex.source.empty()) continue;
-      const uint32_t row = example_row(store, by_name, ex);
-      if (row != trace::EventStore::kNoRow) ex.source = user_source_of(store, tree, row);
-    }
+    for (Example& ex : f.evidence.examples)
+      if (ex.rank == store.rank) placer.place(ex);
+}
+
+void place_examples_in_steps(std::vector<Finding>& findings, int64_t rank, const analysis::StepsResult& steps) {
+  for (Finding& f : findings)
+    for (Example& ex : f.evidence.examples)
+      if (ex.rank == rank) place_in_step(ex, steps);
 }
 
 }  // namespace stepscope::diagnose

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,5 +47,32 @@ std::string user_source_of(const trace::EventStore& store, const HostTree& tree,
 // event found by its start and name; a GPU activity through its launch).
 void place_examples(std::vector<Finding>& findings, const trace::EventStore& store, const HostTree& tree,
                     const analysis::StepsResult& steps);
+
+// Example::step_offset_ns from the start of the example's step in `steps`
+// (left as it is when the step is not there).
+void place_in_step(Example& ex, const analysis::StepsResult& steps);
+
+// place_examples for findings merged from summaries: the step offsets of the
+// examples on `rank`, from its steps. Their sources were found when the
+// rank's parts were collected (diagnose/rank_parts.h), where the store was.
+void place_examples_in_steps(std::vector<Finding>& findings, int64_t rank, const analysis::StepsResult& steps);
+
+// Places examples of one rank one at a time, as place_examples does (the
+// rows of a name are found once per name).
+class ExamplePlacer {
+ public:
+  ExamplePlacer(const trace::EventStore& store, const HostTree& tree, const analysis::StepsResult& steps);
+  // An example on this store's rank: its step offset, and its source where
+  // the trace has stacks and it has none yet.
+  void place(Example& ex);
+
+ private:
+  const std::vector<uint32_t>& rows_named(std::string_view name);
+  const trace::EventStore& store_;
+  const HostTree& tree_;
+  const analysis::StepsResult& steps_;
+  bool stacks_ = false;
+  std::map<trace::StringId, std::vector<uint32_t>> rows_by_name_;
+};
 
 }  // namespace stepscope::diagnose

@@ -57,4 +57,20 @@ RankReplayState replay_rank(const RankInputs& in, const trace::EventStore& store
   return r;
 }
 
+void report_replay(const trace::EventStore& store, const RankInputs& in, const RankReplayState* replay,
+                   whatif::RankReplay& summary, whatif::RankCriticalPath& path) {
+  if (replay) {
+    summary = replay->summary;
+    path = whatif::summarize_critical_path(store.rank, replay->graph, in.timeline, store);
+    return;
+  }
+  constexpr const char* kReplayOff = "not replayed (analyze --no-replay): savings are the detectors' bounds";
+  summary = whatif::RankReplay{};
+  summary.rank = store.rank;
+  summary.notes = {kReplayOff};
+  path = whatif::RankCriticalPath{};
+  path.rank = store.rank;
+  path.notes = {kReplayOff};
+}
+
 }  // namespace stepscope::diagnose

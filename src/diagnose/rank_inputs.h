@@ -14,6 +14,7 @@
 #include "diagnose/step_attribution.h"
 #include "trace/event_store.h"
 #include "whatif/profiler_cost.h"
+#include "whatif/rank_critical_path.h"
 #include "whatif/rank_replay.h"
 #include "whatif/step_graph.h"
 
@@ -46,5 +47,10 @@ struct RankReplayState {
 };
 RankReplayState replay_rank(const RankInputs& in, const trace::EventStore& store,
                             const analysis::RankAnalysis& analysis, const DiagnoseOptions& options);
+
+// What the reports show of the rank's replay: its summary and each step's
+// critical path; with `replay` null (not replayed), the notes saying so.
+void report_replay(const trace::EventStore& store, const RankInputs& in, const RankReplayState* replay,
+                   whatif::RankReplay& summary, whatif::RankCriticalPath& path);
 
 }  // namespace stepscope::diagnose

@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 
 #include "pipeline/cross_rank.h"
+#include "pipeline/merge_diagnosis.h"
 #include "summary/one_line.h"
 #include "summary/summary_file.h"
 #include "summary/summary_json.h"
@@ -136,14 +137,14 @@ MergedRun merge_summaries(std::vector<NamedSummary> summaries, std::vector<std::
   rep.inputs = std::move(inputs);
   rep.summaries = summaries.size();
   std::vector<std::string> warnings;
-  std::vector<RankSummary*> ranks;
+  std::vector<NamedSummary*> ranks;
   for (NamedSummary& n : summaries) {
     RankSummary& s = n.summary;
     rep.uncompressed_bytes += s.uncompressed_bytes;
     rep.file_bytes += s.file_bytes;
     for (auto& note : s.notes) rep.notes.push_back(std::move(note));
     for (auto& w : s.warnings) warnings.push_back(std::move(w));
-    if (s.kind == SummaryKind::kRank) ranks.push_back(&s);
+    if (s.kind == SummaryKind::kRank) ranks.push_back(&n);
   }
   if (ranks.empty()) {
     const std::string why = !warnings.empty() ? warnings.front() : !rep.notes.empty() ? rep.notes.front() : "";
@@ -152,20 +153,24 @@ MergedRun merge_summaries(std::vector<NamedSummary> summaries, std::vector<std::
   }
 
   std::vector<trace::RankClaim> claims;
-  for (const RankSummary* s : ranks)
-    claims.push_back({s->analysis.source_path, s->declared_rank, s->file_name_rank});
+  for (const NamedSummary* n : ranks)
+    claims.push_back({n->summary.analysis.source_path, n->summary.declared_rank, n->summary.file_name_rank});
   const std::vector<trace::NumberedRank> numbered = trace::number_ranks(claims, warnings);
   for (size_t i = 0; i < ranks.size(); ++i) {
-    ranks[i]->analysis.rank = numbered[i].rank;
-    ranks[i]->analysis.origin.rank_source = numbered[i].source;
+    ranks[i]->summary.analysis.rank = numbered[i].rank;
+    ranks[i]->summary.analysis.origin.rank_source = numbered[i].source;
   }
-  std::stable_sort(ranks.begin(), ranks.end(),
-                   [](const RankSummary* a, const RankSummary* b) { return a->analysis.rank < b->analysis.rank; });
-  for (RankSummary* s : ranks) rep.ranks.push_back(std::move(s->analysis));
+  std::stable_sort(ranks.begin(), ranks.end(), [](const NamedSummary* a, const NamedSummary* b) {
+    return a->summary.analysis.rank < b->summary.analysis.rank;
+  });
+  for (NamedSummary* n : ranks) rep.ranks.push_back(std::move(n->summary.analysis));
 
   m.settings = summaries.front().summary.settings;
   CrossRankResult cross = finish_cross_rank(rep, std::move(warnings), m.settings.analysis);
   if (!cross.error.empty()) return failed(std::move(cross.error), std::move(cross.error_file));
+  MergedDiagnosis diagnosis = merge_diagnosis(ranks, rep.ranks, rep.multi, m.settings);
+  if (!diagnosis.error.empty()) return failed(std::move(diagnosis.error), std::move(diagnosis.error_file));
+  rep.diagnosis = std::move(diagnosis.diagnosis);
   m.ok = true;
   return m;
 }

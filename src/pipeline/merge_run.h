@@ -24,7 +24,9 @@ struct MergedRun {
   std::string error;       // one line naming the file(s)
   std::string error_file;  // the file the error is about, when one is
   summary::SummarySettings settings;  // what every summary was made with
-  report::AnalyzeReport report;  // no diagnosis yet: the detectors need each rank's store (issue #32)
+  // With the diagnosis merged from the ranks' parts (merge_diagnosis.h: what
+  // needs every rank's replay graph is left out, and the report says so).
+  report::AnalyzeReport report;
 };
 
 // `inputs` in any order; `names` of the report's "inputs" (the summary files as given).

@@ -450,7 +450,7 @@ std::string render_terminal(const AnalyzeReport& r, const TerminalOptions& o) {
                         r.ranks.size(), r.ranks.size() == 1 ? "" : "s", r.uncompressed_bytes / 1e6, r.read_seconds,
                         r.analysis_seconds, r.mode)
           : fmt::format("stepscope merge: {} rank{} ({:.1f} MB of trace JSON) from {} summaries read in {:.2f} s, "
-                        "merged in {:.2f} s (mode: {}; the diagnosis is not merged: stepscope analyze gives it)",
+                        "merged in {:.2f} s (mode: {}; what needs every rank's step graph is not merged: see Not assessed)",
                         r.ranks.size(), r.ranks.size() == 1 ? "" : "s", r.uncompressed_bytes / 1e6, r.summaries,
                         r.read_seconds, r.analysis_seconds, r.mode);
   std::string out = wrap(head, kTerminalWidth, "", "  ");

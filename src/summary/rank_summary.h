@@ -15,6 +15,7 @@
 
 #include "analysis/analysis_options.h"
 #include "analysis/rank_analysis.h"
+#include "diagnose/rank_parts.h"
 #include "trace/process_windows.h"
 
 namespace stepscope::summary {
@@ -62,6 +63,11 @@ struct RankSummary {
   // diagnosis_parts): decoded with the rest, they took the merge of 16,384
   // summaries to 37-40 s (2.3 GiB kept as trees), past its 30 s target.
   std::vector<uint8_t> diagnosis;
+  // What the set's diagnosis reports of this rank besides the findings
+  // (diagnose/rank_parts.h): its step attribution (without the spans), its
+  // replay, each step's critical path and its hardware-table row, as
+  // analyze makes them; default for a summary without a rank.
+  diagnose::RankDiagnosis rank_diagnosis;
   // The set size the parts were collected for (a detector falls back on it
   // where the trace records no world size); 0: not known when summarized.
   uint64_t ranks_in_set = 0;

@@ -47,8 +47,10 @@ void fill_rank(RankSummary& s, trace::EventStore& store, const std::string& name
   s.process = trace::process_identity(store);
   s.analysis = analysis::analyze_rank(store, options.analysis);
   s.ranks_in_set = options.ranks_in_set;
-  s.diagnosis = nlohmann::json::to_cbor(diagnose::collect_rank_parts(
-      store, s.analysis, diagnosis_options(options), options.ranks_in_set > 0 ? options.ranks_in_set : 1));
+  diagnose::CollectedRank collected = diagnose::collect_rank_parts(
+      store, s.analysis, diagnosis_options(options), options.ranks_in_set > 0 ? options.ranks_in_set : 1);
+  s.diagnosis = nlohmann::json::to_cbor(collected.parts);
+  s.rank_diagnosis = std::move(collected.report);
 }
 
 // Every mention of `from` (the file read) becomes `to` (the name the user knows it by).

@@ -16,7 +16,7 @@ namespace stepscope::summary {
 
 inline constexpr char kSummaryMagic[8] = {'S', 'T', 'P', 'S', 'C', 'S', 'U', 'M'};
 // The body's schema: bumped whenever a field is added, removed or changes meaning.
-inline constexpr uint32_t kSummaryFormatVersion = 2;
+inline constexpr uint32_t kSummaryFormatVersion = 3;
 // The name a summary file ends with (merge takes a folder's files by it).
 inline constexpr const char* kSummaryExtension = ".stepscope-summary";
 inline constexpr size_t kSummaryHeaderBytes = 36;  // magic 8, version 4, flags 4, body 8, deflated 8, crc 4

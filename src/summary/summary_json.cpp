@@ -1,5 +1,6 @@
 #include "summary/summary_json.h"
 
+#include <array>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -195,6 +196,108 @@ void from_json(const json& j, AnalysisOptions& o) {
 }
 }  // namespace analysis
 
+namespace {
+
+// A fixed-length array of counts (one per bucket, edge kind or path
+// category), refused at any other length.
+template <size_t N>
+std::array<int64_t, N> fixed_array(const json& j, const char* what) {
+  if (!j.is_array() || j.size() != N)
+    throw std::runtime_error(std::string(what) + ": expected an array of " + std::to_string(N) + " integers");
+  std::array<int64_t, N> a{};
+  for (size_t i = 0; i < N; ++i) a[i] = j[i].get<int64_t>();
+  return a;
+}
+
+}  // namespace
+
+namespace diagnose {
+void to_json(json& j, const StepAttribution& s) {
+  j = {{"step", s.step}, {"start_ns", s.start_ns}, {"end_ns", s.end_ns}, {"ns", s.ns}};
+}
+void from_json(const json& j, StepAttribution& s) {
+  j.at("step").get_to(s.step);
+  j.at("start_ns").get_to(s.start_ns);
+  j.at("end_ns").get_to(s.end_ns);
+  s.ns = fixed_array<kBucketCount>(j.at("ns"), "attribution buckets");
+}
+// The spans are left out: what the detectors read of them is in their parts.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankAttribution, rank, from_profiler_steps, gpu_activity, steps, total)
+}  // namespace diagnose
+
+namespace whatif {
+inline void to_json(json& j, PathCategory e) { enum_out(j, e); }
+inline void from_json(const json& j, PathCategory& e) { enum_in(j, e, kPathCategoryCount, "path category"); }
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepFidelity, step, measured_ns, replayed_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProfilerSettings, shapes, memory, stack, flops, cpu_ops, runtime_calls,
+                                   memory_events, python_events)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankReplay::Unprofiled, estimated, settings, profiled_step_ns, unprofiled_step_ns,
+                                   model_cost_ns, scale, calibrated, measured_step_ms)
+void to_json(json& j, const RankReplay& r) {
+  j = {{"rank", r.rank},
+       {"replayed", r.replayed},
+       {"host_marks", r.host_marks},
+       {"gpu_nodes", r.gpu_nodes},
+       {"edges", r.edges},
+       {"blocking_calls", r.blocking_calls},
+       {"launch_latency_ns", r.launch_latency_ns},
+       {"stream_gap_ns", r.stream_gap_ns},
+       {"sync_release_ns", r.sync_release_ns},
+       {"gpu_residual_ns", r.gpu_residual_ns},
+       {"host_residual_ns", r.host_residual_ns},
+       {"steps", r.steps},
+       {"max_abs_error_pct", r.max_abs_error_pct},
+       {"notes", r.notes},
+       {"unprofiled", r.unprofiled}};
+}
+// combined_saving_ns is not carried: it needs the set's reported findings.
+void from_json(const json& j, RankReplay& r) {
+  j.at("rank").get_to(r.rank);
+  j.at("replayed").get_to(r.replayed);
+  j.at("host_marks").get_to(r.host_marks);
+  j.at("gpu_nodes").get_to(r.gpu_nodes);
+  r.edges = fixed_array<kEdgeKindCount>(j.at("edges"), "replay edges");
+  j.at("blocking_calls").get_to(r.blocking_calls);
+  j.at("launch_latency_ns").get_to(r.launch_latency_ns);
+  j.at("stream_gap_ns").get_to(r.stream_gap_ns);
+  j.at("sync_release_ns").get_to(r.sync_release_ns);
+  j.at("gpu_residual_ns").get_to(r.gpu_residual_ns);
+  j.at("host_residual_ns").get_to(r.host_residual_ns);
+  j.at("steps").get_to(r.steps);
+  j.at("max_abs_error_pct").get_to(r.max_abs_error_pct);
+  j.at("notes").get_to(r.notes);
+  j.at("unprofiled").get_to(r.unprofiled);
+}
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NamedSegment, kind, category, name, start_ns, dur_ns)
+// The spans are left out: they draw the path on the timeline, which needs the
+// rank's events (a merged report has none); per step they are hundreds.
+void to_json(json& j, const StepCriticalPath& s) {
+  j = {{"step", s.step}, {"start_ns", s.start_ns}, {"end_ns", s.end_ns}, {"top", s.top},
+       {"by_category_ns", s.by_category_ns}};
+}
+void from_json(const json& j, StepCriticalPath& s) {
+  j.at("step").get_to(s.step);
+  j.at("start_ns").get_to(s.start_ns);
+  j.at("end_ns").get_to(s.end_ns);
+  s.by_category_ns = fixed_array<kPathCategoryCount>(j.at("by_category_ns"), "critical path categories");
+  j.at("top").get_to(s.top);
+}
+void to_json(json& j, const RankCriticalPath& p) {
+  j = {{"rank", p.rank}, {"steps", p.steps}, {"total_ns", p.total_ns}, {"wall_ns", p.wall_ns}, {"notes", p.notes}};
+}
+void from_json(const json& j, RankCriticalPath& p) {
+  j.at("rank").get_to(p.rank);
+  j.at("steps").get_to(p.steps);
+  p.total_ns = fixed_array<kPathCategoryCount>(j.at("total_ns"), "critical path categories");
+  j.at("wall_ns").get_to(p.wall_ns);
+  j.at("notes").get_to(p.notes);
+}
+}  // namespace whatif
+
+namespace diagnose {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankDiagnosis, attribution, replay, critical_path, hardware)
+}  // namespace diagnose
+
 namespace summary {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SummarySettings, analysis, salvage, diagnosis)
@@ -203,7 +306,8 @@ inline void to_json(json& j, SummaryKind e) { enum_out(j, e); }
 inline void from_json(const json& j, SummaryKind& e) { enum_in(j, e, kSummaryKindCount, "summary kind"); }
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankSummary, tool_version, kind, settings, files, uncompressed_bytes, file_bytes, notes,
-                                   warnings, declared_rank, file_name_rank, process, analysis, ranks_in_set)
+                                   warnings, declared_rank, file_name_rank, process, analysis, ranks_in_set,
+                                   rank_diagnosis)
 
 json diagnosis_parts(const RankSummary& s) {
   if (s.diagnosis.empty()) return json::object();

@@ -3,7 +3,10 @@
 // but skipped files; and how ranks without a number are numbered (as analyze).
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "summary/summary_fixtures.h"
+#include "summary/summary_json.h"
 #include "test_paths.h"
 #include "trace/trace_fixtures.h"
 
@@ -31,6 +34,27 @@ TEST(MergeRefusal, AnotherToolVersion) {
   EXPECT_FALSE(m.ok);
   EXPECT_EQ(m.error, gloo("rank1.json.gz") + ".stepscope-summary was summarized by stepscope 0.0.9; this is stepscope " +
                          report::kToolVersion + ": summarize the traces again with this version");
+}
+
+// A summary's detector parts must be those its settings enable, each loading:
+// else the merge names the summary and the detector.
+TEST(MergeRefusal, MissingOrBadDiagnosisParts) {
+  auto with_parts = [](const std::function<void(nlohmann::json&)>& change) {
+    std::vector<NamedSummary> s = {summary_of(gloo("rank0.json.gz")), summary_of(gloo("rank1.json.gz"))};
+    nlohmann::json parts = summary::diagnosis_parts(s[1].summary);
+    change(parts);
+    s[1].summary.diagnosis = nlohmann::json::to_cbor(parts);
+    return merge_summaries(std::move(s), {});
+  };
+  const std::string file = gloo("rank1.json.gz") + ".stepscope-summary";
+  MergedRun m = with_parts([](nlohmann::json& p) { p.erase("host_sync"); });
+  EXPECT_FALSE(m.ok);
+  EXPECT_EQ(m.error, file + ": no diagnosis part of host_sync");
+  EXPECT_EQ(m.error_file, file);
+  m = with_parts([](nlohmann::json& p) { p["host_sync"].erase("saving"); });
+  EXPECT_FALSE(m.ok);
+  EXPECT_EQ(m.error.rfind(file + ": diagnosis part of host_sync: ", 0), 0u) << m.error;
+  EXPECT_EQ(m.error.find('\n'), std::string::npos);
 }
 
 TEST(MergeRefusal, OneTraceInTwoSummaries) {
@@ -115,7 +139,8 @@ TEST(MergeWindows, WindowsSummarizedApartAreRefusedTogetherTheyEqualAnalyze) {
   ASSERT_EQ(both.summary.notes.size(), 1u);  // "a.json and b.json are one process ..."
   std::vector<NamedSummary> one;
   one.push_back({"both.stepscope-summary", both.summary});
-  EXPECT_EQ(testing_support::merged(std::move(one)), testing_support::analyzed(dir.path().string()));
+  EXPECT_EQ(testing_support::comparable_diagnosis(testing_support::merged(std::move(one)), true),
+            testing_support::comparable_diagnosis(testing_support::analyzed(dir.path().string()), false));
 }
 
 }  // namespace

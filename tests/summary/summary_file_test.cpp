@@ -64,7 +64,7 @@ TEST(SummaryFile, AnotherFormatVersionIsRefusedByName) {
   newer[8] = static_cast<char>(kSummaryFormatVersion + 1);
   const DecodedSummary d = decode_summary(newer);
   EXPECT_FALSE(d.ok);
-  EXPECT_EQ(d.error.rfind("summary format version 3; this stepscope reads version 2", 0), 0u) << d.error;
+  EXPECT_EQ(d.error.rfind("summary format version 4; this stepscope reads version 3", 0), 0u) << d.error;
 }
 
 TEST(SummaryFile, InflationBombIsRefusedBeforeAllocating) {
@@ -105,6 +105,44 @@ TEST(SummaryFile, OutOfRangeValuesAreRefusedByField) {
   bad["analysis"]["origin"]["import"]["log"] = {{{"counter", 0}, {"byte_offset", 1}, {"message", "x"}}};
   bad["analysis"]["origin"]["import"]["counts"][0] = 0;
   EXPECT_THROW(summary_from_json(bad), std::runtime_error);
+}
+
+// What the diagnosis reports of the rank (format 3): arrays of another length,
+// an enum out of range or a missing field are refused by name.
+TEST(SummaryFile, RankDiagnosisFieldsAreRefusedByField) {
+  const nlohmann::json good = summary_to_json(summarized());
+  auto error_of = [](const nlohmann::json& bad) -> std::string {
+    try {
+      summary_from_json(bad);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  nlohmann::json bad = good;
+  bad["rank_diagnosis"]["attribution"]["total"]["ns"].erase(0);
+  EXPECT_EQ(error_of(bad), "attribution buckets: expected an array of 10 integers");
+  bad = good;
+  bad["rank_diagnosis"]["replay"]["edges"].push_back(1);
+  EXPECT_EQ(error_of(bad), "replay edges: expected an array of 6 integers");
+  bad = good;
+  bad["rank_diagnosis"]["critical_path"]["total_ns"] = "x";
+  EXPECT_EQ(error_of(bad), "critical path categories: expected an array of 10 integers");
+  bad = good;
+  bad["rank_diagnosis"]["critical_path"]["steps"] = {{{"step", 1}, {"start_ns", 0}, {"end_ns", 1},
+                                                      {"by_category_ns", good["rank_diagnosis"]["critical_path"]["total_ns"]},
+                                                      {"top", {{{"kind", "kernel"}, {"category", 10}, {"name", "k"},
+                                                                {"start_ns", 0}, {"dur_ns", 1}}}}}};
+  EXPECT_EQ(error_of(bad), "path category 10 out of range");
+  bad = good;
+  bad["rank_diagnosis"]["replay"].erase("unprofiled");
+  EXPECT_NE(error_of(bad).find("'unprofiled'"), std::string::npos) << error_of(bad);
+  bad = good;
+  bad.erase("rank_diagnosis");
+  EXPECT_NE(error_of(bad).find("'rank_diagnosis'"), std::string::npos) << error_of(bad);
+  bad = good;
+  bad["rank_diagnosis"]["hardware"] = 7;
+  EXPECT_NE(error_of(bad), "accepted");
 }
 
 TEST(SummaryFile, InvalidUtf8IsRefused) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pipeline/analyze_run.h"
+#include "pipeline/merge_diagnosis.h"
 #include "pipeline/merge_run.h"
 #include "report/json_report.h"
 #include "summary/summarize.h"
@@ -43,15 +44,62 @@ inline nlohmann::ordered_json comparable(nlohmann::ordered_json j) {
   return j;
 }
 
-// `analyze` of the folder without the diagnosis (which merge does not reproduce yet).
-inline nlohmann::ordered_json analyzed(const std::string& folder, unsigned threads = 0) {
+// `analyze` of the folder (with the diagnosis unless told not to).
+inline nlohmann::ordered_json analyzed(const std::string& folder, unsigned threads = 0, bool diagnose = true) {
   pipeline::RunOptions options;
-  options.diagnose = false;
+  options.diagnose = diagnose;
   options.threads = threads;
   options.tune_allocator = false;
   pipeline::AnalyzedRun run = pipeline::analyze_run({folder}, options);
   EXPECT_TRUE(run.ok) << run.error;
   return comparable(report::build_analyze_json(run.report));
+}
+
+// The fields of a load_imbalance finding that its replay sets in analyze
+// (the merge keeps the detector's bound).
+inline constexpr const char* kReplayFields[] = {"estimated_saving_us", "estimated_saving_pct", "saving_rank", "saving_basis",
+                                         "severity"};
+
+// The report less the detectors' run times and what the merge says it does
+// not make from summaries (merge_diagnosis.h): `merged` must say it.
+inline nlohmann::ordered_json comparable_diagnosis(nlohmann::ordered_json j, bool merged) {
+  for (nlohmann::ordered_json& r : j["ranks"])
+    if (r.contains("replay")) r["replay"].erase("combined_saving_us");
+  j.erase("job_replay");
+  j.erase("job_critical_path");
+  nlohmann::ordered_json& d = j["diagnosis"];
+  for (const char* k : {"combined_saving_us", "combined_saving_pct", "combined_saving_rank"}) d.erase(k);
+  for (nlohmann::ordered_json& r : d["detectors"]) r.erase("seconds");
+  nlohmann::ordered_json notes = nlohmann::ordered_json::array();
+  size_t left_out = 0;
+  for (nlohmann::ordered_json& n : d["not_assessed"]) {
+    if (n["reason"].get<std::string>().starts_with(pipeline::kNotFromSummaries))
+      ++left_out;
+    else
+      notes.push_back(n);
+  }
+  if (merged) {
+    EXPECT_GE(left_out, 1u) << "the merge must say what it leaves out";
+  }
+  d["not_assessed"] = notes;
+  // load_imbalance's finding less its replay, apart: with the bound for its
+  // saving in the merge, its place in the ranking may differ; the rest
+  // keep their order.
+  nlohmann::ordered_json imbalance = nlohmann::ordered_json::array();
+  for (const char* list : {"findings", "minor_findings"}) {
+    nlohmann::ordered_json rest = nlohmann::ordered_json::array();
+    for (nlohmann::ordered_json& f : d[list]) {
+      if (f["detector"] != "load_imbalance") {
+        rest.push_back(f);
+        continue;
+      }
+      for (const char* k : kReplayFields) f.erase(k);
+      imbalance.push_back(f);
+    }
+    d[list] = rest;
+  }
+  d["load_imbalance"] = imbalance;
+  return j;
 }
 
 inline nlohmann::ordered_json merged(std::vector<pipeline::NamedSummary> summaries) {

@@ -35,7 +35,7 @@ void expect_parts_as_analyze_collects(const std::string& folder, bool with_savin
   const std::vector<diagnose::Detector> detectors = diagnose::default_detectors();
   for (const auto& store : loaded.set.ranks) {
     const analysis::RankAnalysis a = analysis::analyze_rank(*store, options.analysis);
-    const nlohmann::json want = diagnose::collect_rank_parts(*store, a, options, n);
+    const nlohmann::json want = diagnose::collect_rank_parts(*store, a, options, n).parts;
     const pipeline::NamedSummary got = testing_support::summary_of(store->source_path, so);
     EXPECT_EQ(got.summary.ranks_in_set, n);
     // Summarized alone, the rank is numbered as if alone; the merge

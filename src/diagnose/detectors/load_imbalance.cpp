@@ -12,9 +12,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "diagnose/detector_support.h"
 #include "diagnose/detectors/detectors.h"
+#include "diagnose/example_place.h"
 #include "diagnose/part_json.h"
 #include "analysis/saturating.h"
 
@@ -34,6 +36,9 @@ struct StepWork {
   int64_t step = 0;  // N of ProfilerStep#N
   int64_t start_ns = 0, end_ns = 0;
   int64_t own_work_ns = 0;
+  // The user's line its example (ProfilerStep#N on this rank) ran under,
+  // found where the store is (example_place.h); "" without one.
+  std::string source;
 };
 
 struct RankSteps {
@@ -52,9 +57,20 @@ struct Part {
   }
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepWork, step, start_ns, end_ns, own_work_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepWork, step, start_ns, end_ns, own_work_ns, source)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankSteps, rank, mean_step_ns, steps)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Part, ranks)
+
+// The example of a step: its ProfilerStep span's window on the rank.
+Example step_example(int64_t rank, int64_t step, int64_t start_ns, int64_t end_ns) {
+  Example e;
+  e.rank = rank;
+  e.step = step;
+  e.ts_ns = start_ns;
+  e.dur_ns = end_ns - start_ns;
+  e.name = "ProfilerStep#" + std::to_string(step);
+  return e;
+}
 
 Part collect(const RankContext& rc) {
   const RankView& r = *rc.view;
@@ -62,7 +78,13 @@ Part collect(const RankContext& rc) {
   RankSteps rs;
   rs.rank = r.store->rank;
   rs.mean_step_ns = a.mean_step_ns();
-  for (const StepAttribution& s : a.steps) rs.steps.push_back({s.step, s.start_ns, s.end_ns, own_work_ns(s)});
+  std::optional<ExamplePlacer> placer;
+  if (!a.steps.empty() && r.tree && r.analysis) placer.emplace(*r.store, *r.tree, r.analysis->steps);
+  for (const StepAttribution& s : a.steps) {
+    Example e = step_example(rs.rank, s.step, s.start_ns, s.end_ns);
+    if (placer) placer->place(e);
+    rs.steps.push_back({s.step, s.start_ns, s.end_ns, own_work_ns(s), std::move(e.source)});
+  }
   return Part{{std::move(rs)}};
 }
 
@@ -118,12 +140,8 @@ DetectorOutput finish(const Part& p, const JobContext& job) {
       const double factor = static_cast<double>(sum / n) / static_cast<double>(best);
       fix.remedy.gpu_scale_windows.push_back({s.start_ns, s.end_ns, factor});
     }
-    Example e;
-    e.rank = r.rank;
-    e.step = step;
-    e.ts_ns = s.start_ns;
-    e.dur_ns = s.end_ns - s.start_ns;
-    e.name = "ProfilerStep#" + std::to_string(step);
+    Example e = step_example(r.rank, step, s.start_ns, s.end_ns);
+    e.source = s.source;
     e.detail = fmt::format("slowest rank: {} of GPU work against a mean of {} over {} ranks",
                            human_time(static_cast<double>(best)), human_time(static_cast<double>(sum / n)), n);
     examples.push_back({static_cast<double>(excess), std::move(e)});

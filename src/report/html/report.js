@@ -177,7 +177,7 @@
   }
   function renderFindings() {
     var box = document.getElementById("findings");
-    if (!D) { box.appendChild(el("p", { class: "empty", text: V.from_summaries ? "Merged from rank summaries, which do not carry the diagnosis yet: stepscope analyze gives the findings." : "The diagnosis did not run for this report." })); return; }
+    if (!D) { box.appendChild(el("p", { class: "empty", text: "The diagnosis did not run for this report." })); return; }
     if (!D.findings.length) box.appendChild(el("p", { class: "empty", text: "No finding reaches the reporting bar: primary bottleneck “" + categoryLabel(D.primary_bottleneck) + "”." }));
     // Evidence starts collapsed: the cards read as a list of causes first.
     D.findings.forEach(function (f) { box.appendChild(findingCard(f, false)); });
