@@ -82,7 +82,7 @@ class Report(JsonDocument):
     def __repr__(self):
         d = self.to_dict()
         if "primary_bottleneck" not in d:
-            return f"<stepscope.Report {len(d['ranks'])} rank(s) merged from summaries, no diagnosis>"
+            return f"<stepscope.Report {len(d['ranks'])} rank(s), no diagnosis>"
         return f"<stepscope.Report {len(d['ranks'])} rank(s), primary bottleneck: {d['primary_bottleneck']}>"
 
     def to_html(self, path=None):
@@ -129,7 +129,15 @@ class Report(JsonDocument):
 
     @property
     def combined_saving_us(self):
-        """All reported remedies replayed together, µs per step (never above the step), or None."""
+        """All reported remedies replayed together, µs per step (never above the step), or None.
+
+        A report merged from rank summaries raises :class:`Error`: replaying
+        the remedies together needs each rank's step graph (docs/distributed.md).
+        """
+        if self._merged():
+            raise Error("the combined saving of the reported findings is not made from rank summaries (their "
+                        "remedies replayed together need each rank's step graph, which stays with its trace): "
+                        "use stepscope.analyze for it")
         return self._diagnosis().get("combined_saving_us")
 
     @property
@@ -198,12 +206,16 @@ class Report(JsonDocument):
         self._require_diagnosis()
         return self.to_dict().get("diagnosis") or {}
 
+    def _merged(self):
+        # Only a run merged from rank summaries says whether it was diagnosed.
+        return hasattr(self._native, "diagnosed")
+
     def _require_diagnosis(self):
-        # A report merged from rank summaries has no diagnosis yet: an empty
-        # list of findings would read as a healthy run.
+        # A report without a diagnosis: an empty list of findings would read
+        # as a healthy run.
         if not getattr(self._native, "diagnosed", True):
-            raise Error("this report was merged from rank summaries, which do not carry the diagnosis yet "
-                        "(findings, attribution, critical path): use stepscope.analyze for it")
+            raise Error("this report has no diagnosis (findings, attribution, critical path): use stepscope.analyze "
+                        "for it")
 
     def _ranks(self):
         return [(r.get("rank", i), r) for i, r in enumerate(self.to_dict().get("ranks", []))]
