@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
@@ -68,6 +69,37 @@ void say_what_is_left_out(diagnose::Diagnosis& d, size_t ranks, const diagnose::
   }
 }
 
+// A rank whose trace records no world size had its communication part
+// collected for the set size its summary was told (--ranks-in-set; unknown:
+// alone), where analyze takes the number of ranks it read: where those
+// differ and the rank ran collectives, its part is not analyze's.
+void note_set_size(diagnose::Diagnosis& d, const std::vector<NamedSummary*>& ranks,
+                   const std::vector<analysis::RankAnalysis>& analyses, size_t n) {
+  std::vector<int64_t> differ;
+  uint64_t told = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const analysis::RankAnalysis& a = analyses[i];
+    const uint64_t k = std::max<uint64_t>(ranks[i]->summary.ranks_in_set, 1);
+    if (a.origin.world_size || k == n) continue;
+    bool collectives = false;
+    for (const analysis::ClassKernels& c : a.kernels.classes)
+      collectives = collectives || (c.cls == analysis::KernelClass::kCommunication && c.duration.count > 0);
+    if (!collectives) continue;
+    if (differ.empty()) told = ranks[i]->summary.ranks_in_set;
+    differ.push_back(a.rank);
+  }
+  if (differ.empty()) return;
+  d.not_assessed.push_back(
+      {"communication", fmt::format("{} rank{} (first {}): collectives' bus bandwidth and savings", differ.size(),
+                                    differ.size() == 1 ? "" : "s", differ.front()),
+       fmt::format("{}: their traces record no world size, and their summaries were made {} where this set has {} "
+                   "ranks (summarize with --ranks-in-set {} to get analyze's)",
+                   kNotFromSummaries,
+                   told == 0 ? std::string("without --ranks-in-set (each rank taken as alone)")
+                             : fmt::format("for a set of {} ranks", told),
+                   n, n)});
+}
+
 }  // namespace
 
 MergedDiagnosis merge_diagnosis(const std::vector<NamedSummary*>& ranks,
@@ -119,6 +151,7 @@ MergedDiagnosis merge_diagnosis(const std::vector<NamedSummary*>& ranks,
     }
     diagnose::add_ranking_note(d, o);
     say_what_is_left_out(d, n, o);
+    note_set_size(d, ranks, analyses, n);
   } catch (const std::runtime_error& e) {
     out.error_file = at < n ? ranks[at]->name : (ranks.empty() ? std::string() : ranks.front()->name);
     out.error = fmt::format("{}: {}", out.error_file, e.what());

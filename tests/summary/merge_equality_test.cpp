@@ -7,6 +7,8 @@
 // today"): the combined saving, load_imbalance's replay saving, the job
 // replay and job critical path; and the detectors' run times.
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "summary/summary_fixtures.h"
@@ -76,6 +78,45 @@ void expect_synthetic(int ranks, int layers, int steps) {
     ASSERT_TRUE(f.error.empty()) << f.error;
   }
   expect_merge_equals_analyze(dir.path().string(), static_cast<size_t>(ranks));
+}
+
+// Traces that record no world size: the communication part of a rank
+// depends on the set size its summary was told (--ranks-in-set), as analyze
+// takes the number of ranks it read; told, the merge equals analyze, else it
+// says which ranks' collectives it could not judge as analyze does.
+TEST(MergeEquality, SetSizeOfTracesWithoutAWorldSize) {
+  testing::TempDir dir;
+  synth::SyntheticSpec spec;
+  spec.ranks = 4;
+  spec.layers = 2;
+  spec.steps = 3;
+  spec.bucket_layers = 1;
+  spec.gzip_level = 0;  // plain JSON, edited below
+  for (int r = 0; r < spec.ranks; ++r) {
+    synth::RankFile f = synth::write_rank(spec, r, spec.steps, dir.path().string());
+    ASSERT_TRUE(f.error.empty()) << f.error;
+    std::ifstream in(f.path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (size_t at = text.find("\"world_size\""); at != std::string::npos; at = text.find("\"world_size\"", at))
+      text.replace(at, 12, "\"world_sizX\"");
+    ASSERT_NE(text.find("\"world_sizX\""), std::string::npos) << f.path;
+    std::ofstream(f.path, std::ios::trunc) << text;
+  }
+  const json a = comparable_diagnosis(analyzed(dir.path().string()), false);
+  ASSERT_EQ(a["ranks"].size(), 4u);
+  summary::SummarizeOptions told;
+  told.ranks_in_set = 4;
+  std::vector<pipeline::NamedSummary> s;
+  std::string error;
+  for (const std::string& f : trace::expand_inputs({dir.path().string()}, error)) s.push_back(testing_support::summary_of(f, told));
+  EXPECT_EQ(comparable_diagnosis(merged(std::move(s)), true), a);
+  // Not told: the merge names the ranks whose collectives it judged apart.
+  const json m = merged(summaries_of(dir.path().string()));
+  bool noted = false;
+  for (const json& n : m["diagnosis"]["not_assessed"])
+    noted = noted || (n["detector"] == "communication" &&
+                      n["reason"].get<std::string>().find("--ranks-in-set 4") != std::string::npos);
+  EXPECT_TRUE(noted) << m["diagnosis"]["not_assessed"].dump();
 }
 
 TEST(MergeEquality, Synthetic8Ranks) { expect_synthetic(8, 4, 4); }
