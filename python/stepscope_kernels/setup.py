@@ -54,7 +54,8 @@ setup(
             include_dirs=[SRC, os.path.join(HERE, "csrc")],
             extra_compile_args={
                 "cxx": ["-O3", "-std=c++20"],  # PyTorch 2.12+ headers need C++20; the .cu files (no torch) stay C++17
-                "nvcc": ["-O3", "-gencode=arch=compute_90,code=sm_90", "-std=c++17"],
+                # sm_90a: Hopper's warpgroup products (wgmma) need the arch-specific target
+                "nvcc": ["-O3", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17"],
             },
         )
     ],

@@ -2,7 +2,7 @@
 attention kernels, forward and backward, on a ragged sequence (300 tokens,
 blocks of 128, 64 and 32), grouped-query heads, head dims 64 and 128, a
 causal window, a document mask and a two-way window, every version with a
-backward (v1, v3, v4, v5; v2's forward); exits 0 when every launch completed. Used as
+backward (v1, v3, v4, v5; v2's, v6's and v7's forward); exits 0 when every launch completed. Used as
 
     compute-sanitizer --tool memcheck --error-exitcode 1 python3 tests/kernels_torch/block_sparse_sanitize.py
 
@@ -22,7 +22,7 @@ masks = [
                                       causal=True, doc_ids=doc.tolist()),
     bsa.BlockSparseMask.from_mask_mod(lambda b, h, q, k: (q - k).abs() < 150, 300, 128, "cuda", window=150),
 ]
-for forward, backward in ((1, 1), (2, 1), (3, 3), (4, 4), (5, 5)):
+for forward, backward in ((1, 1), (2, 1), (3, 3), (4, 4), (5, 5), (6, 6), (7, 7)):
     bsa.FORWARD_VERSION, bsa.BACKWARD_VERSION = forward, backward
     for d in (64, 128):
         for m in masks:

@@ -37,7 +37,8 @@ except ImportError:  # pragma: no cover - depends on the build
 # fastest measured, 1 the SIMT baseline, 2 WMMA tensor cores (forward only),
 # 3 mma.sync with register-resident fragments (forward and backward), 4 the
 # same with a mask-free path for tiles the mask keeps whole, 5 that with
-# fewer instructions (fast exponents, no division per tile).
+# fewer instructions (fast exponents, no division per tile), 6 v5's forward
+# on Hopper's warpgroup products (wgmma; its backward is v5's).
 # Tests and benchmarks set them to compare versions on the same inputs.
 FORWARD_VERSION = 0
 BACKWARD_VERSION = 0

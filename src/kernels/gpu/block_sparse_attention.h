@@ -38,6 +38,14 @@
 //       registers: 3 blocks per SM), 0.90-1.24x forward + backward: the
 //       default (version 0) where its pointers are 16-byte aligned, v1
 //       elsewhere.
+//   v6  forward only: v5's loop on Hopper's warpgroup products (wgmma,
+//       block_sparse_attention_wgmma.cu; sm_90a): a warpgroup per 64 query
+//       rows issues S = Q·Kᵀ as D/16 m64n64k16 reading K from shared memory
+//       in wgmma's core-matrix layout, and O += P·V as 4 m64nDk16 reading V
+//       there transposed; Q and P stay in registers, the softmax is v5's.
+//       Where wgmma does not run (not compute capability 9.0) it is v5.
+//   v7  v6 with two warpgroups per block of threads (128 query rows)
+//       sharing each staged K/V tile. v6 and v7 run v5's backward.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -76,13 +84,13 @@ int64_t block_sparse_attention_workspace_bytes(const AttentionShape& s);
 // Returns "" when launched, else why not (shape, head_dim other than 64 or
 // 128, block other than 16..128 in steps of 16, a null pointer, or the
 // launch error). out: like q, in dtype; lse: fp32 [batch, heads, seq_q].
-// `version`: 0 the fastest measured (v5 today), 1, 2, 3, 4 or 5 that one (2
-// to 5 fall back to 1 where they do not apply).
+// `version`: 0 the fastest measured (v5 today), 1 to 7 that one (2 to 5
+// fall back to 1 where they do not apply, 6 and 7 to 5).
 std::string block_sparse_attention_forward(const void* q, const void* k, const void* v, const AttentionShape& s,
                                            const DeviceBlockMask& m, float scale, AttnDType dtype, void* out,
                                            float* lse, cudaStream_t stream, int version = 0);
 // dq, dk, dv in dtype; workspace of block_sparse_attention_workspace_bytes.
-// `version`: 0 the fastest measured (v5 today), 1, 3, 4 or 5.
+// `version`: 0 the fastest measured (v5 today), 1, 3, 4 or 5 (6 and 7: 5).
 std::string block_sparse_attention_backward(const void* q, const void* k, const void* v, const void* out,
                                             const void* dout, const float* lse, const AttentionShape& s,
                                             const DeviceBlockMask& m, float scale, AttnDType dtype, void* dq,

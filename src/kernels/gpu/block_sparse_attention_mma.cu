@@ -19,7 +19,7 @@
 // test. Nsight Compute on v3 (H100, 16k tokens, head dim 64) found the
 // integer/logic pipeline the busiest (44%) and issue slots 48% busy: the
 // per-element keep test costs more instructions than the softmax itself.
-#include "kernels/gpu/block_sparse_attention_mma.cuh"
+#include "kernels/gpu/block_sparse_attention_online_softmax.cuh"
 
 #include <cmath>
 
@@ -71,20 +71,11 @@ __global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, V>) block_spar
   extern __shared__ __align__(128) unsigned char smem[];
   uint16_t* buffers = reinterpret_cast<uint16_t*>(smem);  // [2][K, V][kTile][LD]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int subs = (d.block + kCtaRows - 1) / kCtaRows;
-  const int64_t qb = blockIdx.x / subs, bh = blockIdx.y, b = bh / d.heads, h = bh % d.heads;
-  const int local0 = static_cast<int>(blockIdx.x % subs) * kCtaRows + warp * kRows;  // row within the query block
-  const int64_t q0 = qb * d.block + local0;
-  const int64_t kv_base = (b * d.kv_heads + h / (d.heads / d.kv_heads)) * d.seq_k;
-  const bool warp_live = local0 < d.block && q0 < d.seq_q;
-
-  const int col2 = 2 * (lane % 4);
-  const LaneRows r = lane_rows(q0, local0, d.block, d.seq_q, warp_live, lane);
-  int64_t row_at[2];
-#pragma unroll
-  for (int x = 0; x < 2; ++x) row_at[x] = bh * d.seq_q + r.token[x];
+  const ForwardRows<> at(d, warp, lane);
+  const LaneRows& r = at.r;
+  const bool warp_live = at.warp_live();
   uint32_t qf[D / 16][4];
-  load_a_global<D>(qf, q, row_at, r.ok, lane);
+  load_a_global<D>(qf, q, at.row_at, r.ok, lane);
   float o[D / 8][4];
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
@@ -94,8 +85,7 @@ __global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, V>) block_spar
   float top[2] = {-INFINITY, -INFINITY}, sum[2] = {0.0f, 0.0f};
   const float scale2 = scale * kLog2e;
 
-  const int64_t row = group_of(d, b, h) * d.q_blocks + qb;
-  walk_tiles_async<D, V>(rows, row, d.block, d.seq_k, k, v, kv_base, buffers,
+  walk_tiles_async<D, V>(rows, at.mask_row, d.block, d.seq_k, k, v, at.kv_base, buffers,
                          [&](const uint16_t* ks, const uint16_t* vs, const Tile& tile) {
     if (warp_live && tile.n > 0) {
       const bool whole = V >= 4 && whole_tile(tile, r);
@@ -107,59 +97,7 @@ __global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, V>) block_spar
         tile_scores<T, D, false>(s, qf, ks, tile.n, lane);
       else
         tile_scores<T, D, true>(s, qf, ks, tile.n, lane);
-      // Mask (and before v5 scale); the tile's max of each row (a quad of
-      // lanes shares a row).
-      float tile_top[2] = {-INFINITY, -INFINITY};
-      if (whole) {
-#pragma unroll
-        for (int j = 0; j < kTile / 8; ++j)
-#pragma unroll
-          for (int x = 0; x < 4; ++x) {
-            if (V < 5) s[j][x] *= scale2;
-            tile_top[x >> 1] = fmaxf(tile_top[x >> 1], s[j][x]);
-          }
-      } else {
-#pragma unroll
-        for (int j = 0; j < kTile / 8; ++j)
-#pragma unroll
-          for (int x = 0; x < 4; ++x) {
-            const int which = x >> 1, jj = j * 8 + col2 + (x & 1);
-            const bool keep =
-                r.ok[which] && jj < tile.n && (!tile.partial || allows(d, r.token[which], tile.t0 + jj));
-            s[j][x] = keep ? (V < 5 ? s[j][x] * scale2 : s[j][x]) : -INFINITY;
-            tile_top[which] = fmaxf(tile_top[which], s[j][x]);
-          }
-      }
-      float rescale[2], base[2];
-#pragma unroll
-      for (int x = 0; x < 2; ++x) {
-        tile_top[x] = fmaxf(tile_top[x], __shfl_xor_sync(0xffffffffu, tile_top[x], 1));
-        tile_top[x] = fmaxf(tile_top[x], __shfl_xor_sync(0xffffffffu, tile_top[x], 2));
-        const float new_top = fmaxf(top[x], tile_top[x]);
-        // A row with nothing live yet: exponents against 0 give exactly 0.
-        base[x] = new_top == -INFINITY ? 0.0f : (V >= 5 ? new_top * scale2 : new_top);
-        rescale[x] = V >= 5 ? fast_exp2(top[x] * scale2 - base[x]) : exp2f(top[x] - base[x]);
-        top[x] = new_top;
-      }
-      float part[2] = {0.0f, 0.0f};
-#pragma unroll
-      for (int j = 0; j < kTile / 8; ++j)
-#pragma unroll
-        for (int x = 0; x < 4; ++x) {
-          s[j][x] = V >= 5 ? fast_exp2(fmaf(s[j][x], scale2, -base[x >> 1])) : exp2f(s[j][x] - base[x >> 1]);
-          part[x >> 1] += s[j][x];
-        }
-#pragma unroll
-      for (int x = 0; x < 2; ++x) {
-        part[x] += __shfl_xor_sync(0xffffffffu, part[x], 1);
-        part[x] += __shfl_xor_sync(0xffffffffu, part[x], 2);
-        sum[x] = sum[x] * rescale[x] + part[x];
-      }
-#pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        o[n][0] *= rescale[0], o[n][1] *= rescale[0];
-        o[n][2] *= rescale[1], o[n][3] *= rescale[1];
-      }
+      online_softmax<D, V>(s, o, top, sum, tile, r, whole, d, scale2, lane);
       // O += P · V, P's accumulators of keys 16kk..16kk+15 as the A operand.
 #pragma unroll
       for (int kk = 0; kk < kTile / 16; ++kk) {
@@ -176,17 +114,7 @@ __global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, V>) block_spar
       }
     }
   });
-#pragma unroll
-  for (int x = 0; x < 2; ++x) {
-    if (!r.ok[x]) continue;
-    const float inv = sum[x] > 0.0f ? 1.0f / sum[x] : 0.0f;
-    uint16_t* dst = out + row_at[x] * D + col2;
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-      *reinterpret_cast<uint32_t*>(dst + n * 8) = Mma<T>::pack(o[n][2 * x] * inv, o[n][2 * x + 1] * inv);
-    const float top2 = V >= 5 ? top[x] * scale2 : top[x];
-    if (lane % 4 == 0) lse[row_at[x]] = sum[x] > 0.0f ? (top2 + log2f(sum[x])) * kLn2 : -INFINITY;
-  }
+  store_rows<T, D, V>(o, top, sum, r, at.row_at, scale2, out, lse, lane);
 }
 
 }  // namespace

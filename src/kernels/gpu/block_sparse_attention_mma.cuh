@@ -20,6 +20,7 @@
 
 #include "kernels/gpu/block_sparse_attention_rule.cuh"
 #include "kernels/gpu/dtype_bits.cuh"
+#include "kernels/gpu/wgmma.cuh"
 
 namespace stepscope::kernels::gpu::bsa::mma {
 
@@ -216,6 +217,40 @@ __device__ __forceinline__ void stage_pair(const uint16_t* x, const uint16_t* y,
   }
 }
 
+// v6 (wgmma): stages rows [t0, t0 + n) of x and y into `a` and `b` in the
+// core-matrix layout of wgmma.cuh, zeros from row n on: chunk c (8
+// elements) of row r goes to 16-byte slot (r / 8) · D + c · 8 + r % 8, so the
+// eight rows of a core matrix are 128 contiguous bytes. Thread idx takes slot
+// idx: eight consecutive threads fill one core matrix (no bank conflict) and
+// read 16 bytes of each of eight rows. The same layout serves K (B of Q·Kᵀ,
+// K-major: LBO 128 bytes, SBO 16 · D) and V (B of P·V, MN-major: LBO 16 · D,
+// SBO 128).
+// Threads: the block's (every one takes part).
+template <int D, int Threads>
+__device__ __forceinline__ void stage_pair_core(const uint16_t* x, const uint16_t* y, int64_t base, int64_t t0,
+                                                int n, uint16_t* a, uint16_t* b) {
+  const uint16_t* xt = x + (base + t0) * D;
+  const uint16_t* yt = y + (base + t0) * D;
+#pragma unroll 1
+  for (int i = 0; i < kTile * D / 8 / Threads; ++i) {
+    const int idx = threadIdx.x + i * Threads;
+    const int r = (idx / D) * 8 + idx % 8, c = idx / 8 % (D / 8);
+    const bool live = r < n;
+    const int src = live ? r * D + c * 8 : 0;
+    copy16_async(a + idx * 8, xt + src, live ? 16 : 0);
+    copy16_async(b + idx * 8, yt + src, live ? 16 : 0);
+  }
+}
+
+// Elements per staged row: v3-v5 pad each row by kPad for ldmatrix; v6's
+// core matrices need none.
+template <int D, int V>
+constexpr int kStagedLd = V >= 6 ? D : D + kPad;
+// Threads of a forward block: v7 has two warpgroups (128 query rows), the
+// others four warps (64 rows).
+template <int V>
+constexpr int kThreads = V >= 7 ? 2 * kWarps * 32 : kWarps * 32;
+
 // A lane's A-operand fragments of 16 rows of a [.., D] tensor straight from
 // global memory (read once per kernel); rows not `ok` are zeros.
 template <int D>
@@ -232,14 +267,14 @@ __device__ __forceinline__ void load_a_global(uint32_t f[D / 16][4], const uint1
 
 // Walks the tiles of a CSR row over two [.., D] tensors x and y (K and V,
 // or Q and dO) from row `base`, double-buffered through cp.async in
-// `buffers` ([2][x, y][kTile][D + kPad]): tile t + 1 is copied while
+// `buffers` ([2][x, y][kTile][kStagedLd]; v6 in core-matrix order): tile t + 1 is copied while
 // visit(xs, ys, tile) uses tile t. Every thread of the block must call it:
 // it synchronises.
 template <int D, int V, class Visit>
 __device__ __forceinline__ void walk_tiles_async(const DeviceCsr& csr, int64_t row, int block, int64_t limit,
                                                  const uint16_t* x, const uint16_t* y, int64_t base,
                                                  uint16_t* buffers, Visit visit) {
-  constexpr int LD = D + kPad;
+  constexpr int LD = kStagedLd<D, V>;
   const int tiles = tiles_of(csr, row, block);
   if constexpr (V < 5) {
     const int32_t first = csr.row_offsets[row];
@@ -265,7 +300,10 @@ __device__ __forceinline__ void walk_tiles_async(const DeviceCsr& csr, int64_t r
     auto stage = [&](int t) {
       uint16_t* to = buffers + (t & 1) * 2 * kTile * LD;
       staged = walk.next();
-      stage_pair<D, V>(x, y, base, staged.t0, staged.n, to, to + kTile * LD);
+      if constexpr (V >= 6)
+        stage_pair_core<D, kThreads<V>>(x, y, base, staged.t0, staged.n, to, to + kTile * LD);
+      else
+        stage_pair<D, V>(x, y, base, staged.t0, staged.n, to, to + kTile * LD);
     };
     if (tiles > 0) stage(0);
     commit_copies();
@@ -275,6 +313,7 @@ __device__ __forceinline__ void walk_tiles_async(const DeviceCsr& csr, int64_t r
       if (t + 1 < tiles) stage(t + 1);
       commit_copies();
       wait_copies<1>();
+      if constexpr (V >= 6) wg::fence_shared_for_async();  // wgmma reads what cp.async wrote
       __syncthreads();
       visit(xs, xs + kTile * LD, tile);
       __syncthreads();

@@ -54,6 +54,15 @@ template <class T, int D>
 bool launch_forward_mma(const void* q, const void* k, const void* v, const Dims& d, const DeviceCsr& rows,
                         float scale, void* out, float* lse, cudaStream_t stream, int version);
 
+// Launches version 6 or 7 (block_sparse_attention_wgmma.cu): v5's forward
+// on Hopper's warpgroup products, one or two warpgroups per block of
+// threads. Returns false, launching nothing, where it does not apply (a
+// pointer not 16-byte aligned, a device other than compute capability 9.0,
+// or too little shared memory).
+template <class T, int D>
+bool launch_forward_wgmma(const void* q, const void* k, const void* v, const Dims& d, const DeviceCsr& rows,
+                          float scale, void* out, float* lse, cudaStream_t stream, int version);
+
 // Launches the backward of version 3, 4 or 5 (block_sparse_attention_mma_bwd.cu):
 // dQ and Δ by query rows, then dK and dV by key rows added into fp32
 // accumulators. Returns false, launching nothing, where it does not apply.

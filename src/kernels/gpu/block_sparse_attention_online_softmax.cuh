@@ -1,0 +1,119 @@
+// The forward's online softmax over one tile of scores, shared by the
+// tensor-core versions (v3-v5 on mma.sync, v6 on wgmma: both leave a warp's
+// 16 rows × 64 keys in mma.sync's accumulator layout, block_sparse_
+// attention_mma.cuh).
+#pragma once
+
+#include "kernels/gpu/block_sparse_attention_mma.cuh"
+
+namespace stepscope::kernels::gpu::bsa::mma {
+
+// Where a warp's 16 query rows are, for a forward block of threads of
+// CtaRows / 16 warps (grid: q_blocks × ceil(block / CtaRows), batch · heads):
+// the mask row it walks, the first K/V row of its head, its lanes' rows and
+// their places in q/out/lse.
+template <int CtaRows = kCtaRows>
+struct ForwardRows {
+  int64_t mask_row, kv_base, row_at[2];
+  LaneRows r;
+  __device__ ForwardRows(const Dims& d, int warp, int lane) {
+    const int subs = (d.block + CtaRows - 1) / CtaRows;
+    const int64_t qb = blockIdx.x / subs, bh = blockIdx.y, b = bh / d.heads, h = bh % d.heads;
+    const int local0 = static_cast<int>(blockIdx.x % subs) * CtaRows + warp * kRows;  // row within the query block
+    const int64_t q0 = qb * d.block + local0;
+    kv_base = (b * d.kv_heads + h / (d.heads / d.kv_heads)) * d.seq_k;
+    r = lane_rows(q0, local0, d.block, d.seq_q, local0 < d.block && q0 < d.seq_q, lane);
+#pragma unroll
+    for (int x = 0; x < 2; ++x) row_at[x] = bh * d.seq_q + r.token[x];
+    mask_row = group_of(d, b, h) * d.q_blocks + qb;
+  }
+  // Some row of the warp is in the block and the sequence.
+  __device__ bool warp_live() const { return __any_sync(0xffffffffu, r.ok[0]); }
+};
+
+// Masks the tile's scores s, moves each of the lane's two rows' running max
+// `top` and sum `sum` on, turns s into P (unnormalised probabilities, 0 where
+// masked) and rescales the output rows o to the new max. `whole`: every score
+// of the tile is kept for this lane's rows (whole_tile), so no per-element
+// test. V: v3 and v4 scale the scores first (the max in log2 units); v5 on
+// keep the max of raw scores and scale inside the exponent's FFMA (the scale
+// is positive), with exponents by fast_exp2.
+template <int D, int V>
+__device__ __forceinline__ void online_softmax(float s[kTile / 8][4], float o[D / 8][4], float top[2], float sum[2],
+                                               const Tile& tile, const LaneRows& r, bool whole, const Dims& d,
+                                               float scale2, int lane) {
+  const int col2 = 2 * (lane % 4);
+  // The tile's max of each row (a quad of lanes shares a row).
+  float tile_top[2] = {-INFINITY, -INFINITY};
+  if (whole) {
+#pragma unroll
+    for (int j = 0; j < kTile / 8; ++j)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        if (V < 5) s[j][x] *= scale2;
+        tile_top[x >> 1] = fmaxf(tile_top[x >> 1], s[j][x]);
+      }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kTile / 8; ++j)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        const int which = x >> 1, jj = j * 8 + col2 + (x & 1);
+        const bool keep = r.ok[which] && jj < tile.n && (!tile.partial || allows(d, r.token[which], tile.t0 + jj));
+        s[j][x] = keep ? (V < 5 ? s[j][x] * scale2 : s[j][x]) : -INFINITY;
+        tile_top[which] = fmaxf(tile_top[which], s[j][x]);
+      }
+  }
+  float rescale[2], base[2];
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    tile_top[x] = fmaxf(tile_top[x], __shfl_xor_sync(0xffffffffu, tile_top[x], 1));
+    tile_top[x] = fmaxf(tile_top[x], __shfl_xor_sync(0xffffffffu, tile_top[x], 2));
+    const float new_top = fmaxf(top[x], tile_top[x]);
+    // A row with nothing live yet: exponents against 0 give exactly 0.
+    base[x] = new_top == -INFINITY ? 0.0f : (V >= 5 ? new_top * scale2 : new_top);
+    rescale[x] = V >= 5 ? fast_exp2(top[x] * scale2 - base[x]) : exp2f(top[x] - base[x]);
+    top[x] = new_top;
+  }
+  float part[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int j = 0; j < kTile / 8; ++j)
+#pragma unroll
+    for (int x = 0; x < 4; ++x) {
+      s[j][x] = V >= 5 ? fast_exp2(fmaf(s[j][x], scale2, -base[x >> 1])) : exp2f(s[j][x] - base[x >> 1]);
+      part[x >> 1] += s[j][x];
+    }
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    part[x] += __shfl_xor_sync(0xffffffffu, part[x], 1);
+    part[x] += __shfl_xor_sync(0xffffffffu, part[x], 2);
+    sum[x] = sum[x] * rescale[x] + part[x];
+  }
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) {
+    o[n][0] *= rescale[0], o[n][1] *= rescale[0];
+    o[n][2] *= rescale[1], o[n][3] *= rescale[1];
+  }
+}
+
+// Writes the lane's two output rows (o / sum, in T) and, from one lane of
+// each quad, their logsumexp (natural log; -inf for a row with no live key).
+template <class T, int D, int V>
+__device__ __forceinline__ void store_rows(const float o[D / 8][4], const float top[2], const float sum[2],
+                                           const LaneRows& r, const int64_t row_at[2], float scale2, uint16_t* out,
+                                           float* lse, int lane) {
+  const int col2 = 2 * (lane % 4);
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    if (!r.ok[x]) continue;
+    const float inv = sum[x] > 0.0f ? 1.0f / sum[x] : 0.0f;
+    uint16_t* dst = out + row_at[x] * D + col2;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      *reinterpret_cast<uint32_t*>(dst + n * 8) = Mma<T>::pack(o[n][2 * x] * inv, o[n][2 * x + 1] * inv);
+    const float top2 = V >= 5 ? top[x] * scale2 : top[x];
+    if (lane % 4 == 0) lse[row_at[x]] = sum[x] > 0.0f ? (top2 + log2f(sum[x])) * kLn2 : -INFINITY;
+  }
+}
+
+}  // namespace stepscope::kernels::gpu::bsa::mma
