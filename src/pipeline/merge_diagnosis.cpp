@@ -152,7 +152,7 @@ MergedDiagnosis merge_diagnosis(const std::vector<NamedSummary*>& ranks,
     diagnose::add_ranking_note(d, o);
     say_what_is_left_out(d, n, o);
     note_set_size(d, ranks, analyses, n);
-  } catch (const std::runtime_error& e) {
+  } catch (const std::exception& e) {  // a summary's data the detectors' code refused
     out.error_file = at < n ? ranks[at]->name : (ranks.empty() ? std::string() : ranks.front()->name);
     out.error = fmt::format("{}: {}", out.error_file, e.what());
   }

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "diagnose/part_json.h"
 #include "summary/one_line.h"
 #include "trace/json/utf8_repair.h"
 
@@ -62,7 +63,12 @@ std::string first_invalid_utf8(const nlohmann::json& j) {
 nlohmann::json parse_cbor_value(const std::vector<uint8_t>& cbor) {
   nlohmann::json j;
   DepthLimitedParser parser(j);
-  const bool whole = nlohmann::json::sax_parse(cbor, &parser, nlohmann::json::input_format_t::cbor);
+  bool whole = false;
+  try {
+    whole = nlohmann::json::sax_parse(cbor, &parser, nlohmann::json::input_format_t::cbor);
+  } catch (const nlohmann::json::exception& e) {  // malformed CBOR
+    throw std::runtime_error(diagnose::json_error_text(e));
+  }
   if (parser.too_deep()) throw std::runtime_error("nested more than " + std::to_string(kMaxCborNesting) + " levels deep");
   if (!whole) throw std::runtime_error("not a whole CBOR value");
   // CBOR text must be UTF-8, but the parser does not check it; the JSON

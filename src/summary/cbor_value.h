@@ -14,7 +14,8 @@ namespace stepscope::summary {
 inline constexpr size_t kMaxCborNesting = 32;
 
 // Throws std::runtime_error with a one-line reason: "nested more than 32
-// levels deep", "not a whole CBOR value", "text that is not UTF-8 (...)".
+// levels deep", "not a whole CBOR value", "text that is not UTF-8 (...)",
+// or the parser's ("parse error at byte N: ...").
 nlohmann::json parse_cbor_value(const std::vector<uint8_t>& cbor);
 
 }  // namespace stepscope::summary

@@ -55,6 +55,13 @@ TEST(MergeRefusal, MissingOrBadDiagnosisParts) {
   EXPECT_FALSE(m.ok);
   EXPECT_EQ(m.error.rfind(file + ": diagnosis part of host_sync: ", 0), 0u) << m.error;
   EXPECT_EQ(m.error.find('\n'), std::string::npos);
+  // Bytes that are not CBOR (fuzz_summary's malformed_cbor_in_parts.cbor:
+  // the parser's exception escaped the merge).
+  std::vector<NamedSummary> s = {summary_of(gloo("rank0.json.gz")), summary_of(gloo("rank1.json.gz"))};
+  s[1].summary.diagnosis = {0xa1, 0xb1};  // a map whose key is a map
+  m = merge_summaries(std::move(s), {});
+  EXPECT_FALSE(m.ok);
+  EXPECT_EQ(m.error.rfind(file + ": diagnosis parts: parse error at byte 2", 0), 0u) << m.error;
 }
 
 TEST(MergeRefusal, OneTraceInTwoSummaries) {
