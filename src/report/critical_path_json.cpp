@@ -30,32 +30,51 @@ nlohmann::ordered_json by_rank_us(const std::vector<int64_t>& ranks, const std::
 }
 }  // namespace
 
-nlohmann::ordered_json critical_path_json(const whatif::RankCriticalPath& r) {
-  using nlohmann::ordered_json;
-  ordered_json steps = ordered_json::array();
+void emit_critical_path(JsonEmit& e, const whatif::RankCriticalPath& r) {
+  e.begin_object();
+  e.key("steps");
+  e.begin_array();
   for (const whatif::StepCriticalPath& s : r.steps) {
-    ordered_json by = ordered_json::object(), share = ordered_json::object();
+    e.begin_object();
+    e.member("step", s.step);
+    e.member("start_us", us(s.start_ns));
+    e.member("wall_us", us(s.wall_ns()));
+    e.key("by_category");
+    e.begin_object();
+    for (int c = 0; c < whatif::kPathCategoryCount; ++c) {
+      e.member(whatif::to_string(static_cast<whatif::PathCategory>(c)), us(s.by_category_ns[static_cast<size_t>(c)]));
+    }
+    e.end();
+    e.key("share_pct");
+    e.begin_object();
     for (int c = 0; c < whatif::kPathCategoryCount; ++c) {
       const auto cat = static_cast<whatif::PathCategory>(c);
-      const std::string key(whatif::to_string(cat));
-      by[key] = us(s.by_category_ns[static_cast<size_t>(c)]);
-      share[key] = s.share_pct(cat);
+      e.member(whatif::to_string(cat), s.share_pct(cat));
     }
-    ordered_json top = ordered_json::array();
-    for (const whatif::NamedSegment& n : s.top)
-      top.push_back({{"kind", n.kind},
-                     {"category", std::string(whatif::to_string(n.category))},
-                     {"name", n.name},
-                     {"start_us", us(n.start_ns)},
-                     {"dur_us", us(n.dur_ns)}});
-    steps.push_back({{"step", s.step},
-                     {"start_us", us(s.start_ns)},
-                     {"wall_us", us(s.wall_ns())},
-                     {"by_category", by},
-                     {"share_pct", share},
-                     {"top_segments", top}});
+    e.end();
+    e.key("top_segments");
+    e.begin_array();
+    for (const whatif::NamedSegment& n : s.top) {
+      e.begin_object();
+      e.member("kind", n.kind);
+      e.member("category", whatif::to_string(n.category));
+      e.member("name", n.name);
+      e.member("start_us", us(n.start_ns));
+      e.member("dur_us", us(n.dur_ns));
+      e.end();
+    }
+    e.end();
+    e.end();
   }
-  return {{"steps", steps}, {"notes", r.notes}};
+  e.end();
+  e.member("notes", r.notes);
+  e.end();
+}
+
+nlohmann::ordered_json critical_path_json(const whatif::RankCriticalPath& r) {
+  TreeEmit t;
+  emit_critical_path(t, r);
+  return t.take();
 }
 
 nlohmann::ordered_json job_critical_path_json(const whatif::JobCriticalPath& p) {

@@ -3,6 +3,8 @@
 // rank), its longest segments (docs/whatif.md, docs/json_schema.md).
 #pragma once
 
+#include "report/json_emit.h"
+
 #include <nlohmann/json.hpp>
 
 #include "whatif/job_critical_path.h"
@@ -11,6 +13,7 @@
 namespace stepscope::report {
 
 nlohmann::ordered_json critical_path_json(const whatif::RankCriticalPath& r);
+void emit_critical_path(JsonEmit& e, const whatif::RankCriticalPath& r);  // the same, through `e`
 
 // The top-level "job_critical_path": each step's path across the ranks.
 nlohmann::ordered_json job_critical_path_json(const whatif::JobCriticalPath& p);

@@ -43,31 +43,53 @@ ordered_json finding_json(const dg::Finding& f) {
 
 namespace {
 
-ordered_json buckets_json(const dg::StepAttribution& s) {
-  ordered_json b = ordered_json::object();
+void emit_buckets(JsonEmit& e, const dg::StepAttribution& s) {
+  e.begin_object();
   for (int i = 0; i < dg::kBucketCount; ++i) {
     auto bucket = static_cast<dg::Bucket>(i);
-    b[std::string(dg::to_string(bucket))] = {{"us", us(s.of(bucket))}, {"pct", s.pct(bucket)}};
+    e.key(dg::to_string(bucket));
+    e.begin_object();
+    e.member("us", us(s.of(bucket)));
+    e.member("pct", s.pct(bucket));
+    e.end();
   }
-  return b;
+  e.end();
 }
 
 }  // namespace
 
+void emit_attribution(JsonEmit& e, const dg::RankAttribution& a) {
+  e.begin_object();
+  e.member("from_profiler_steps", a.from_profiler_steps);
+  e.member("gpu_activity", a.gpu_activity);
+  e.member("mean_step_us", us(a.mean_step_ns()));
+  e.key("total");
+  e.begin_object();
+  e.member("wall_us", us(a.total.wall_ns()));
+  e.key("buckets");
+  emit_buckets(e, a.total);
+  e.end();
+  e.key("steps");
+  e.begin_array();
+  for (const auto& s : a.steps) {
+    e.begin_object();
+    e.member("step", s.step);
+    e.member("start_us", us(s.start_ns));
+    e.member("wall_us", us(s.wall_ns()));
+    const double wall = static_cast<double>(s.wall_ns());
+    e.member("effective_compute_pct", wall > 0 ? 100.0 * static_cast<double>(s.effective_compute_ns()) / wall : 0.0);
+    e.key("buckets");
+    emit_buckets(e, s);
+    e.end();
+  }
+  e.end();
+  e.end();
+}
+
 ordered_json attribution_json(const dg::RankAttribution& a) {
-  ordered_json steps = ordered_json::array();
-  for (const auto& s : a.steps)
-    steps.push_back({{"step", s.step},
-                     {"start_us", us(s.start_ns)},
-                     {"wall_us", us(s.wall_ns())},
-                     {"effective_compute_pct",
-                      s.wall_ns() > 0 ? 100.0 * static_cast<double>(s.effective_compute_ns()) / static_cast<double>(s.wall_ns()) : 0.0},
-                     {"buckets", buckets_json(s)}});
-  return {{"from_profiler_steps", a.from_profiler_steps},
-          {"gpu_activity", a.gpu_activity},
-          {"mean_step_us", us(a.mean_step_ns())},
-          {"total", {{"wall_us", us(a.total.wall_ns())}, {"buckets", buckets_json(a.total)}}},
-          {"steps", steps}};
+  TreeEmit t;
+  emit_attribution(t, a);
+  return t.take();
 }
 
 ordered_json diagnosis_json(const dg::Diagnosis& d) {

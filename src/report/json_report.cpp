@@ -5,6 +5,7 @@
 #include "report/critical_path_json.h"
 #include "report/replay_json.h"
 #include "report/hta_json.h"
+#include "report/json_emit.h"
 
 namespace stepscope::report {
 
@@ -322,20 +323,59 @@ ordered_json multi_json(const analysis::MultiRankAnalysis& m) {
           {"kernels", {{"quantile_relative_error", m.kernels.relative_error}, {"top", kernels}}}};
 }
 
+// The diagnosis's per-rank parts of rank `i`, as members of its open section.
+void emit_rank_diagnosis(JsonEmit& e, const AnalyzeReport& report, size_t i) {
+  if (!report.diagnosis) return;
+  if (i < report.diagnosis->attribution.size()) {
+    e.key("attribution");
+    emit_attribution(e, report.diagnosis->attribution[i]);
+  }
+  if (i < report.diagnosis->replay.size()) {
+    e.key("replay");
+    emit_replay(e, report.diagnosis->replay[i]);
+  }
+  if (i < report.diagnosis->critical_path.size()) {
+    e.key("critical_path");
+    emit_critical_path(e, report.diagnosis->critical_path[i]);
+  }
+}
+
 // One rank's section: its analyses, with the diagnosis's per-rank parts.
 ordered_json rank_section(const AnalyzeReport& report, size_t i) {
   ordered_json rj = rank_json(report.ranks[i]);
-  if (report.diagnosis && i < report.diagnosis->attribution.size())
-    rj["attribution"] = attribution_json(report.diagnosis->attribution[i]);
-  if (report.diagnosis && i < report.diagnosis->replay.size()) rj["replay"] = replay_json(report.diagnosis->replay[i]);
-  if (report.diagnosis && i < report.diagnosis->critical_path.size())
-    rj["critical_path"] = critical_path_json(report.diagnosis->critical_path[i]);
+  TreeEmit e;
+  e.begin_object();
+  emit_rank_diagnosis(e, report, i);
+  e.end();
+  ordered_json parts = e.take();
+  for (auto it = parts.begin(); it != parts.end(); ++it) rj[it.key()] = std::move(it.value());
   if (report.hta) {
     static const std::vector<analysis::hta::HtaKernelTypeRow> kNone;
     apply_hta_to_rank(*report.hta, i < report.hta_rank_kernel_types.size() ? report.hta_rank_kernel_types[i] : kNone,
                       report.ranks[i].rank, rj);
   }
   return rj;
+}
+
+// Rank `i`'s section as text, as serializer::dump(rank_section(report, i),
+// ...) writes it at `depth`: the analyses dumped from a tree, the
+// diagnosis's parts (most of a rank's text) written without one.
+void write_rank_section(std::string& out, const AnalyzeReport& report, size_t i, int indent, unsigned depth) {
+  const bool pretty = indent >= 0;
+  const unsigned step = pretty ? static_cast<unsigned>(indent) : 0;
+  nlohmann::detail::serializer<ordered_json> dump(nlohmann::detail::output_adapter<char>(out), ' ');
+  if (report.hta) {  // HTA's columns go after the diagnosis's parts
+    dump.dump(rank_section(report, i), pretty, false, step, depth);
+    return;
+  }
+  const ordered_json analyses = rank_json(report.ranks[i]);
+  dump.dump(analyses, pretty, false, step, depth);
+  // Reopened: without its closing line ("\n", the indentation, "}").
+  out.resize(out.size() - (pretty ? depth + 2 : 1));
+  TextEmit e(out, indent, depth);
+  e.resume_object(analyses.size());
+  emit_rank_diagnosis(e, report, i);
+  e.end();
 }
 
 // Everything but the rank sections; `ranks` holds what the caller puts there.
@@ -395,8 +435,7 @@ bool write_analyze_json(const AnalyzeReport& report, int indent, const JsonSink&
     for (size_t i = 0; i < report.ranks.size(); ++i) {
       if (i > 0) piece += pretty ? ",\n" : ",";
       piece.append(2 * step, ' ');
-      nlohmann::detail::serializer<ordered_json> out(nlohmann::detail::output_adapter<char>(piece), ' ');
-      out.dump(rank_section(report, i), pretty, false, step, 2 * step);
+      write_rank_section(piece, report, i, indent, 2 * step);
       if (!sink(piece)) return false;
       piece.clear();
     }

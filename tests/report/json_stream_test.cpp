@@ -1,12 +1,16 @@
 // The JSON report written a rank at a time is byte for byte the report
 // dumped whole, pretty and compact: with the diagnosis, with HTA's tables,
-// with one rank, and with notes that spell the writer's placeholder.
+// with one rank, merged from summaries, and with notes that spell the
+// writer's placeholder.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "report/json_report.h"
 #include "report_fixtures.h"
+#include "summary/summary_fixtures.h"
+#include "synthetic/rank_writer.h"
+#include "trace/trace_fixtures.h"
 
 namespace stepscope::report {
 namespace {
@@ -58,6 +62,21 @@ TEST(JsonStream, HtaTablesPerRank) {
   ASSERT_TRUE(run.ok) << run.error;
   ASSERT_TRUE(run.report.hta.has_value());
   expect_same_bytes(run.report);
+}
+
+TEST(JsonStream, MergedFromSummaries) {
+  testing::TempDir traces;
+  synth::SyntheticSpec spec;
+  spec.ranks = 3;
+  spec.layers = 2;
+  spec.steps = 3;
+  for (int r = 0; r < spec.ranks; ++r)
+    ASSERT_TRUE(synth::write_rank(spec, r, spec.steps, traces.path().string()).error.empty());
+  pipeline::MergedRun m = pipeline::merge_summaries(stepscope::testing_support::summaries_of(traces.path().string()), {});
+  ASSERT_TRUE(m.ok) << m.error;
+  ASSERT_TRUE(m.report.diagnosis.has_value());
+  ASSERT_FALSE(m.report.diagnosis->critical_path.front().steps.empty());
+  expect_same_bytes(m.report);
 }
 
 TEST(JsonStream, NoRanks) {
