@@ -38,17 +38,22 @@ class DepthLimitedParser : public nlohmann::detail::json_sax_dom_parser<nlohmann
   bool too_deep_ = false;
 };
 
+// `text` repaired when it is not UTF-8, else false (ASCII, most of a
+// summary's text, is checked without a copy).
+bool repaired_if_invalid(const std::string& text, std::string& repaired) {
+  bool ascii = true;
+  for (const char c : text) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+  return !ascii && trace::replace_invalid_utf8(text, repaired) > 0;
+}
+
 // The first string (key or value) that is not UTF-8, repaired for the
 // message; "" when all are. The parser has bounded the depth.
 std::string first_invalid_utf8(const nlohmann::json& j) {
   std::string repaired;
-  if (j.is_string()) {
-    const auto& text = j.get_ref<const std::string&>();
-    return trace::replace_invalid_utf8(text, repaired) > 0 ? repaired : std::string();
-  }
+  if (j.is_string()) return repaired_if_invalid(j.get_ref<const std::string&>(), repaired) ? repaired : std::string();
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it) {
-      if (trace::replace_invalid_utf8(it.key(), repaired) > 0) return repaired;
+      if (repaired_if_invalid(it.key(), repaired)) return repaired;
       if (std::string bad = first_invalid_utf8(it.value()); !bad.empty()) return bad;
     }
   } else if (j.is_array()) {
