@@ -58,7 +58,7 @@ void emit_critical_path(JsonEmit& e, const whatif::RankCriticalPath& r) {
       e.begin_object();
       e.member("kind", n.kind);
       e.member("category", whatif::to_string(n.category));
-      e.member("name", n.name);
+      e.member("name", n.name.str());
       e.member("start_us", us(n.start_ns));
       e.member("dur_us", us(n.dur_ns));
       e.end();

@@ -3,6 +3,7 @@
 #include <array>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "diagnose/part_json.h"
@@ -268,7 +269,27 @@ void from_json(const json& j, RankReplay& r) {
   j.at("notes").get_to(r.notes);
   j.at("unprofiled").get_to(r.unprofiled);
 }
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NamedSegment, kind, category, name, start_ns, dur_ns)
+// Equal names read on one thread share one string: a set's ranks name the
+// same kernels in every step's longest segments, and a merge keeps them all
+// (the pool forgets what it saw past 100,000 names).
+SharedName shared_name(const std::string& text) {
+  thread_local std::unordered_map<std::string, SharedName> seen;
+  if (seen.size() > 100'000) seen.clear();
+  auto [it, fresh] = seen.try_emplace(text);
+  if (fresh) it->second = SharedName(text);
+  return it->second;
+}
+void to_json(json& j, const NamedSegment& n) {
+  j = {{"kind", n.kind}, {"category", n.category}, {"name", n.name.str()}, {"start_ns", n.start_ns},
+       {"dur_ns", n.dur_ns}};
+}
+void from_json(const json& j, NamedSegment& n) {
+  j.at("kind").get_to(n.kind);
+  j.at("category").get_to(n.category);
+  n.name = shared_name(j.at("name").get_ref<const std::string&>());
+  j.at("start_ns").get_to(n.start_ns);
+  j.at("dur_ns").get_to(n.dur_ns);
+}
 // The spans are left out: they draw the path on the timeline, which needs the
 // rank's events (a merged report has none); per step they are hundreds.
 void to_json(json& j, const StepCriticalPath& s) {

@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/gpu_timeline.h"
@@ -19,10 +21,30 @@ namespace stepscope::whatif {
 // The longest segments of a step's path are named, this many per step.
 constexpr size_t kTopPathSegments = 5;
 
+// A name that copies share (one string however many segments hold it): a
+// merge of thousands of ranks' summaries names the same kernels in every
+// rank's critical path (summary/summary_json.cpp gives equal names one copy).
+class SharedName {
+ public:
+  SharedName() = default;
+  SharedName(std::string s) : text_(std::make_shared<const std::string>(std::move(s))) {}  // NOLINT: a name is text
+  SharedName(std::string_view s) : SharedName(std::string(s)) {}                          // NOLINT
+  SharedName(const char* s) : SharedName(std::string(s)) {}                               // NOLINT
+  const std::string& str() const {
+    static const std::string kEmpty;
+    return text_ ? *text_ : kEmpty;
+  }
+  operator const std::string&() const { return str(); }  // NOLINT: reads as the text
+  bool operator==(const SharedName& o) const { return str() == o.str(); }
+
+ private:
+  std::shared_ptr<const std::string> text_;
+};
+
 struct NamedSegment {
   std::string kind;  // an edge's type ("host_order", "launch", ...), "kernel" / "memcpy" / "memset", or "residual"
   PathCategory category = PathCategory::kResidual;
-  std::string name;  // the kernel, the runtime call, the innermost CPU op, or the host marks it lies between
+  SharedName name;  // the kernel, the runtime call, the innermost CPU op, or the host marks it lies between
   int64_t start_ns = 0;  // on the rank's clock
   int64_t dur_ns = 0;
 };
