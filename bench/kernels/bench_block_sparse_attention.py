@@ -15,6 +15,12 @@ and 128: forward and forward + backward of
     so the versions are compared on the same inputs. --version picks the
     one timed as ours (default 0, the fastest measured).
 
+Times are the GPU's work alone: the GPU spins before each call while the
+host launches it (bench_common.time_cuda hide_host), so a call whose launch
+takes longer than its kernels is not timed as its launch; --with-host times
+the launch too (the only way before 2026-12-05 evening: FlexAttention's 4k
+times moved up to 3.7x between two runs so).
+
 TFLOP/s are counted on live blocks only: 4 · batch · heads · head_dim ·
 block² per live block forward, 2.5× that backward (FlashAttention-2's count);
 SDPA's on the causal half. Each row also prints the mask's CSR bytes against
@@ -77,8 +83,12 @@ def versions(v):
 def main():
     p = bench_common.common_args(__doc__.splitlines()[0])
     p.add_argument("--seqs", default="4096,16384,65536")
+    p.add_argument("--head-dims", default="64,128")
     p.add_argument("--heads", type=int, default=16)
     p.add_argument("--version", type=int, default=0, help="kernel version timed as ours (0: the fastest measured)")
+    p.add_argument("--with-host", action="store_true",
+                   help="time each call with its host launch time (before 2026-12-05 evening: always); default: "
+                        "the GPU's work alone (bench_common.time_cuda hide_host)")
     p.add_argument("--compare", default="", help="other versions timed beside it, up to 16k tokens (e.g. 1,2)")
     args = p.parse_args()
     compare = [int(x) for x in args.compare.split(",") if x]
@@ -90,17 +100,18 @@ def main():
     if flex_attention is not None and not args.no_compile:
         flex = bench_common.compiled_or_none(flex_attention, report, "flex_attention")
     copy_bw = bench_common.copy_bandwidth()
-    for d in (64, 128):
+
+    def timed(fn):
+        return bench_common.time_cuda(fn, iters=args.iters, hide_host=not args.with_host)
+    for d in (int(x) for x in args.head_dims.split(",")):
         for seq in (int(s) for s in args.seqs.split(",")):
             shape = (1, args.heads, seq, d)
             q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
             grad = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
             dense_flops = 4 * args.heads * d * seq * seq / 2
-            t_sdpa = bench_common.time_cuda(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True),
-                                            iters=args.iters)
-            t_sdpa_fb = bench_common.time_cuda(
-                lambda: torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), grad),
-                iters=args.iters)
+            t_sdpa = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+            t_sdpa_fb = timed(
+                lambda: torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), grad))
             report.header(f"d {d}, seq {seq}, {args.heads} heads, bf16")
             report.row("dense causal SDPA fwd", t_sdpa, None, copy_bw, tflops=dense_flops / t_sdpa / 1e12)
             report.row("dense causal SDPA fwd+bwd", t_sdpa_fb, None, copy_bw,
@@ -111,20 +122,19 @@ def main():
                 ours = lambda: bsa.block_sparse_attention(q, k, v, m)  # noqa: E731
                 ours_fb = lambda: torch.autograd.grad(ours(), (q, k, v), grad)  # noqa: E731
                 with versions(args.version):
-                    t = bench_common.time_cuda(ours, iters=args.iters)
-                    t_fb = bench_common.time_cuda(ours_fb, iters=args.iters)
+                    t = timed(ours)
+                    t_fb = timed(ours_fb)
                 base, base_fb = {"SDPA": t_sdpa}, {"SDPA": t_sdpa_fb}
                 for other in compare if seq <= 16384 else []:
                     with versions(other):
-                        base[f"v{other}"] = bench_common.time_cuda(ours, iters=args.iters)
+                        base[f"v{other}"] = timed(ours)
                         if other != 2:  # v2 is a forward only
-                            base_fb[f"v{other}"] = bench_common.time_cuda(ours_fb, iters=args.iters)
+                            base_fb[f"v{other}"] = timed(ours_fb)
                 if flex is not None:
                     fmask = create_block_mask(mask_mod, 1, 1, seq, seq, device="cuda", BLOCK_SIZE=BLOCK)
                     theirs = lambda: flex(q, k, v, block_mask=fmask)  # noqa: E731
-                    base["flex"] = bench_common.time_cuda(theirs, iters=args.iters)
-                    base_fb["flex"] = bench_common.time_cuda(
-                        lambda: torch.autograd.grad(theirs(), (q, k, v), grad), iters=args.iters)
+                    base["flex"] = timed(theirs)
+                    base_fb["flex"] = timed(lambda: torch.autograd.grad(theirs(), (q, k, v), grad))
                 extra = dict(seq=seq, head_dim=d, density=m.density, version=args.version,
                              csr_bytes=4 * (m.row_offsets.numel()) + 5 * live,
                              index_table_bytes=4 * m.q_blocks * m.k_blocks)
