@@ -122,22 +122,11 @@ __global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, V>) block_spar
 template <class T, int D>
 bool launch_forward_mma(const void* q, const void* k, const void* v, const Dims& d, const DeviceCsr& rows,
                         float scale, void* out, float* lse, cudaStream_t stream, int version) {
-  if (!aligned16(q) || !aligned16(k) || !aligned16(v) || !aligned16(out)) return false;
   constexpr int bytes = 2 * 2 * kTile * (D + kPad) * 2;  // two buffers of a K and a V tile
   auto kernel = version >= 5   ? block_sparse_attention_mma_fwd_v3<T, D, 5>
                 : version == 4 ? block_sparse_attention_mma_fwd_v3<T, D, 4>
                                : block_sparse_attention_mma_fwd_v3<T, D, 3>;
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return false;
-  // Room for every block of threads the registers allow (a hint: the
-  // driver may choose otherwise, and a refusal changes nothing else).
-  if (version >= 4)
-    (void)cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-  const int64_t subs = (d.block + kCtaRows - 1) / kCtaRows;
-  const dim3 grid(static_cast<unsigned>(d.q_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
-  kernel<<<grid, kWarps * 32, bytes, stream>>>(static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k),
-                                               static_cast<const uint16_t*>(v), rows, d, scale,
-                                               static_cast<uint16_t*>(out), lse);
-  return true;
+  return launch_forward_rows(kernel, kWarps * 32, bytes, q, k, v, d, rows, scale, out, lse, stream, version >= 4);
 }
 
 #define STEPSCOPE_BSA_MMA(T, D)                                                                                   \

@@ -116,4 +116,27 @@ __device__ __forceinline__ void store_rows(const float o[D / 8][4], const float 
   }
 }
 
+// Launches a forward kernel of `threads` threads (16 query rows per warp)
+// over grid (q_blocks × ceil(block / rows per block), batch · heads) with
+// `bytes` of dynamic shared memory. Returns false, launching nothing, where
+// a pointer is not 16-byte aligned or the shared memory is refused.
+template <class Kernel>
+bool launch_forward_rows(Kernel kernel, int threads, int bytes, const void* q, const void* k, const void* v,
+                         const Dims& d, const DeviceCsr& rows, float scale, void* out, float* lse,
+                         cudaStream_t stream, bool max_shared_carveout) {
+  if (!aligned16(q) || !aligned16(k) || !aligned16(v) || !aligned16(out)) return false;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return false;
+  // Room for every block of threads the registers allow (a hint: the
+  // driver may choose otherwise, and a refusal changes nothing else).
+  if (max_shared_carveout)
+    (void)cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+  const int cta_rows = threads / 32 * kRows;
+  const int64_t subs = (d.block + cta_rows - 1) / cta_rows;
+  const dim3 grid(static_cast<unsigned>(d.q_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
+  kernel<<<grid, threads, bytes, stream>>>(static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k),
+                                           static_cast<const uint16_t*>(v), rows, d, scale,
+                                           static_cast<uint16_t*>(out), lse);
+  return true;
+}
+
 }  // namespace stepscope::kernels::gpu::bsa::mma

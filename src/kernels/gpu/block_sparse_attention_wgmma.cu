@@ -86,7 +86,6 @@ __global__ void __launch_bounds__(kThreads<V>) block_sparse_attention_wgmma_fwd_
 template <class T, int D>
 bool launch_forward_wgmma(const void* q, const void* k, const void* v, const Dims& d, const DeviceCsr& rows,
                           float scale, void* out, float* lse, cudaStream_t stream, int version) {
-  if (!aligned16(q) || !aligned16(k) || !aligned16(v) || !aligned16(out)) return false;
   // wgmma is Hopper's (compute capability 9.0, built for sm_90a).
   int device = 0, major = 0, minor = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
@@ -95,17 +94,11 @@ bool launch_forward_wgmma(const void* q, const void* k, const void* v, const Dim
       minor != 0)
     return false;
   constexpr int bytes = 2 * 2 * kTile * D * 2;  // two buffers of a K and a V tile
-  const bool two = version >= 7;
-  auto kernel = two ? block_sparse_attention_wgmma_fwd_v6<T, D, 7> : block_sparse_attention_wgmma_fwd_v6<T, D, 6>;
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return false;
-  (void)cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-  const int threads = two ? kThreads<7> : kThreads<6>, cta_rows = threads / 32 * kRows;
-  const int64_t subs = (d.block + cta_rows - 1) / cta_rows;
-  const dim3 grid(static_cast<unsigned>(d.q_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
-  kernel<<<grid, threads, bytes, stream>>>(static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k),
-                                               static_cast<const uint16_t*>(v), rows, d, scale,
-                                               static_cast<uint16_t*>(out), lse);
-  return true;
+  if (version >= 7)
+    return launch_forward_rows(block_sparse_attention_wgmma_fwd_v6<T, D, 7>, kThreads<7>, bytes, q, k, v, d, rows,
+                               scale, out, lse, stream, true);
+  return launch_forward_rows(block_sparse_attention_wgmma_fwd_v6<T, D, 6>, kThreads<6>, bytes, q, k, v, d, rows,
+                             scale, out, lse, stream, true);
 }
 
 #define STEPSCOPE_BSA_WGMMA(T, D)                                                                                \
