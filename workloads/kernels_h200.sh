@@ -4,7 +4,7 @@
 # tests and the benchmarks, every log and JSON result under $OUT.
 #
 #   bash workloads/kernels_h200.sh                 # all stages
-#   bash workloads/kernels_h200.sh build pytest    # some stages: build ctest pytest bench variants convergence
+#   bash workloads/kernels_h200.sh build pytest    # some stages: build ctest pytest bench wgmma variants convergence
 #
 # Each stage runs even when an earlier one failed; its exit status is recorded
 # in $OUT/status.txt and the script exits non-zero if any stage failed.
@@ -100,6 +100,16 @@ for stage in "${STAGES[@]}"; do
             if [ -n "${BENCH_ONLY:-}" ] && [[ " $BENCH_ONLY " != *" ${name#bench_} "* ]]; then continue; fi
             run "$name" "$BENCH_TIMEOUT" "$PY" "$b" --json "$OUT/$name.jsonl" "${BENCH_EXTRA[@]}"
         done
+        ;;
+    wgmma)
+        # Block-sparse attention v6/v7's wgmma operands apart from the kernel,
+        # then v5/v6/v7 timed on the same inputs, without PyTorch.
+        run build_wgmma_probe "$STAGE_TIMEOUT" nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc \
+            bench/kernels/wgmma_layout_probe.cu -o /tmp/wgmma_probe
+        run wgmma_probe 60 /tmp/wgmma_probe
+        run build_bsa_raw "$STAGE_TIMEOUT" bash -c "nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc \
+            bench/kernels/bench_block_sparse_raw.cu src/kernels/gpu/block_sparse_attention*.cu -o /tmp/bsa_raw"
+        run bsa_raw "$BENCH_TIMEOUT" /tmp/bsa_raw
         ;;
     variants)
         # The quantize kernel's build-time variants (elements per thread,
