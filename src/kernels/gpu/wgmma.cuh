@@ -27,7 +27,9 @@ namespace stepscope::kernels::gpu::bsa::wg {
 
 // wgmma and the async-proxy fence exist only in the arch-specific sm_90a
 // target (CMake: CUDA_ARCHITECTURES 90a; setup.py: compute_90a): elsewhere
-// these compile to a trap, and the launcher does not choose v6.
+// these compile to a trap. The launcher checks the device (compute
+// capability 9.0), not the build, so a build for other targets traps on an
+// explicit request for v6 or v7; the default (v5) never reaches them.
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define STEPSCOPE_HAVE_WGMMA 1
 #else
