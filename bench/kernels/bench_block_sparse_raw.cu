@@ -55,8 +55,11 @@ int main() {
       AttentionShape s; s.batch = 1; s.heads = H; s.kv_heads = H; s.seq_q = S; s.seq_k = S; s.head_dim = D;
       const double flops = 4.0 * H * D * double(ci.size()) * B * B;
       printf("d %d seq %d window %d density %.3f:", D, S, W, double(ci.size()) / (nb * nb));
-      for (int ver : {5, 6, 7}) {
+      for (int ver : {5, 6, 7, 8}) {
         uint16_t* out = ver == 5 ? o5 : o6;
+        // NaN everywhere first, so an output a version never wrote is not
+        // the previous version's.
+        if (ver != 5) CK(cudaMemset(out, 0xFF, n * 2));
         std::string err = block_sparse_attention_forward(q, k, v, s, m, 1.0f / sqrtf(D), AttnDType::kBFloat16, out, lse, nullptr, ver);
         if (!err.empty()) { printf(" v%d: %s", ver, err.c_str()); continue; }
         CK(cudaDeviceSynchronize());
@@ -70,7 +73,10 @@ int main() {
         if (ver != 5) {
           std::vector<uint16_t> x(n), y(n);
           CK(cudaMemcpy(x.data(), o5, n * 2, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(y.data(), out, n * 2, cudaMemcpyDeviceToHost));
-          for (int64_t t = 0; t < n; ++t) diff = fmax(diff, fabs(double(bf(x[t])) - bf(y[t])));
+          for (int64_t t = 0; t < n; ++t) {
+            const double e = fabs(double(bf(x[t])) - bf(y[t]));
+            diff = e == e ? fmax(diff, e) : INFINITY;  // fmax drops a NaN
+          }
         }
         printf("  v%d %.1f us %.0f TF/s%s", ver, ms * 1e3, flops / (ms * 1e-3) / 1e12, ver == 5 ? "" : "");
         if (ver != 5) printf(" (max|v%d-v5| %.3g)", ver, diff);

@@ -33,15 +33,16 @@ struct ForwardRows {
 
 // Masks the tile's scores s, moves each of the lane's two rows' running max
 // `top` and sum `sum` on, turns s into P (unnormalised probabilities, 0 where
-// masked) and rescales the output rows o to the new max. `whole`: every score
-// of the tile is kept for this lane's rows (whole_tile), so no per-element
-// test. V: v3 and v4 scale the scores first (the max in log2 units); v5 on
-// keep the max of raw scores and scale inside the exponent's FFMA (the scale
-// is positive), with exponents by fast_exp2.
-template <int D, int V>
-__device__ __forceinline__ void online_softmax(float s[kTile / 8][4], float o[D / 8][4], float top[2], float sum[2],
-                                               const Tile& tile, const LaneRows& r, bool whole, const Dims& d,
-                                               float scale2, int lane) {
+// masked) and sets `rescale`, the factor that takes the output rows to the
+// new max (rescale_rows). `whole`: every score of the tile is kept for this
+// lane's rows (whole_tile), so no per-element test. V: v3 and v4 scale the
+// scores first (the max in log2 units); v5 on keep the max of raw scores and
+// scale inside the exponent's FFMA (the scale is positive), with exponents
+// by fast_exp2.
+template <int V>
+__device__ __forceinline__ void softmax_tile(float s[kTile / 8][4], float top[2], float sum[2], const Tile& tile,
+                                             const LaneRows& r, bool whole, const Dims& d, float scale2, int lane,
+                                             float rescale[2]) {
   const int col2 = 2 * (lane % 4);
   // The tile's max of each row (a quad of lanes shares a row).
   float tile_top[2] = {-INFINITY, -INFINITY};
@@ -64,7 +65,7 @@ __device__ __forceinline__ void online_softmax(float s[kTile / 8][4], float o[D 
         tile_top[which] = fmaxf(tile_top[which], s[j][x]);
       }
   }
-  float rescale[2], base[2];
+  float base[2];
 #pragma unroll
   for (int x = 0; x < 2; ++x) {
     tile_top[x] = fmaxf(tile_top[x], __shfl_xor_sync(0xffffffffu, tile_top[x], 1));
@@ -89,11 +90,27 @@ __device__ __forceinline__ void online_softmax(float s[kTile / 8][4], float o[D 
     part[x] += __shfl_xor_sync(0xffffffffu, part[x], 2);
     sum[x] = sum[x] * rescale[x] + part[x];
   }
+}
+
+// The output rows o taken to a tile's new max (softmax_tile's `rescale`).
+template <int D>
+__device__ __forceinline__ void rescale_rows(float o[D / 8][4], const float rescale[2]) {
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) {
     o[n][0] *= rescale[0], o[n][1] *= rescale[0];
     o[n][2] *= rescale[1], o[n][3] *= rescale[1];
   }
+}
+
+// softmax_tile and rescale_rows at once, for the kernels whose products of a
+// tile wait for each other (v3-v7).
+template <int D, int V>
+__device__ __forceinline__ void online_softmax(float s[kTile / 8][4], float o[D / 8][4], float top[2], float sum[2],
+                                               const Tile& tile, const LaneRows& r, bool whole, const Dims& d,
+                                               float scale2, int lane) {
+  float rescale[2];
+  softmax_tile<V>(s, top, sum, tile, r, whole, d, scale2, lane, rescale);
+  rescale_rows<D>(o, rescale);
 }
 
 // Writes the lane's two output rows (o / sum, in T) and, from one lane of

@@ -81,6 +81,117 @@ __global__ void __launch_bounds__(kThreads<V>) block_sparse_attention_wgmma_fwd_
   store_rows<T, D, V>(o, top, sum, r, at.row_at, scale2, out, lse, lane);
 }
 
+// v8: v7's products with FlashAttention-3's overlap inside a warpgroup
+// (its paper's algorithm 2). v6 and v7 wait for S = Q·Kᵀ, run the softmax,
+// then wait for O += P·V, so the tensor cores idle through every softmax
+// and the softmax units through every product. v8 issues tile t+1's S and
+// tile t's P·V together, waits for S alone, and runs t+1's softmax while
+// t's P·V runs; the output rows take t+1's rescale once that P·V is done.
+// K and V tiles are staged two ahead into a ring of four buffers: at tile
+// t, S reads buffer t+1, P·V buffer t and cp.async fills t+2, and buffer
+// t-1's P·V may still be in flight in a warpgroup that has not reached the
+// barrier yet. W warpgroups (64 query rows each) share the ring: 2 for
+// blocks of more than 64 rows, 1 otherwise (a second would have no rows).
+constexpr int kRing = 4;
+
+template <class T, int D, int W>
+__global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
+    const uint16_t* q, const uint16_t* k, const uint16_t* v, DeviceCsr rows, Dims d, float scale, uint16_t* out,
+    float* lse) {
+  constexpr int kV = 8, kThreadsW = W * 128;
+  extern __shared__ __align__(128) unsigned char smem[];
+  uint16_t* ring = reinterpret_cast<uint16_t*>(smem);  // [kRing][K, V][core matrices of kTile × D]
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const ForwardRows<W * 4 * kRows> at(d, warp, lane);
+  const LaneRows& r = at.r;
+  uint32_t qf[D / 16][4];
+  load_a_global<D>(qf, q, at.row_at, r.ok, lane);
+  float o[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  float top[2] = {-INFINITY, -INFINITY}, sum[2] = {0.0f, 0.0f};
+  const float scale2 = scale * kLog2e;
+  constexpr uint32_t kChunk = 128, kKeyGroup = 16 * D;
+  auto key_at = [&](int t) { return ring + (t % kRing) * 2 * kTile * D; };
+  auto value_at = [&](int t) { return key_at(t) + kTile * D; };
+
+  TileWalk walk(rows, at.mask_row, d.block, d.seq_k);
+  const int tiles = tiles_of(rows, at.mask_row, d.block);
+  Tile now{0, 0, false}, next{0, 0, false}, after{0, 0, false};  // tiles 0, t+1, t+2
+  auto stage = [&](int t, Tile& tile) {
+    tile = walk.next();
+    stage_pair_core<D, kThreadsW>(k, v, at.kv_base, tile.t0, tile.n, key_at(t), value_at(t));
+  };
+  float s[kTile / 8][4];
+  auto issue_s = [&](int t) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      wg::MmaRS<T, kTile, 0>::run(s, qf[kk], wg::descriptor(key_at(t) + kk * 128, kChunk, kKeyGroup), kk > 0);
+    wg::commit();
+  };
+  uint32_t pa[kTile / 16][4];
+  auto pack_p = [&] {
+#pragma unroll
+    for (int kk = 0; kk < kTile / 16; ++kk) pack_a<T>(s[2 * kk], s[2 * kk + 1], pa[kk]);
+  };
+
+  // Prologue: tiles 0 and 1 staged, tile 0's S and softmax (the output rows
+  // are zeros, so its rescale has nothing to do).
+  if (tiles > 0) stage(0, now);
+  commit_copies();
+  if (tiles > 1) stage(1, next);
+  commit_copies();
+  if (tiles > 0) {
+    wait_copies<1>();
+    wg::fence_shared_for_async();  // wgmma reads what cp.async wrote
+    __syncthreads();
+    wg::fence();
+    issue_s(0);
+    wg::wait<0>();
+    wg::hold(s);
+    float unused[2];
+    softmax_tile<kV>(s, top, sum, now, r, whole_tile(now, r), d, scale2, lane, unused);
+    pack_p();
+  }
+  // P·V of tile t over all 64 keys: rows past the tile's end were staged
+  // as zeros and P is 0 there. The loop's body has no branch between its
+  // products, so ptxas can keep them in flight (C7514 otherwise).
+  auto issue_pv = [&](int t) {
+#pragma unroll
+    for (int kk = 0; kk < kTile / 16; ++kk)
+      wg::MmaRS<T, D, 1>::run(o, pa[kk], wg::descriptor(value_at(t) + kk * 16 * D, kKeyGroup, kChunk), 1);
+    wg::commit();
+  };
+  for (int t = 0; t + 1 < tiles; ++t) {
+    // Buffer t+2 held tile t-2, whose P·V every warpgroup waited for before
+    // the barrier of tile t-1.
+    if (t + 2 < tiles) stage(t + 2, after);
+    commit_copies();  // empty near the end: the count stays uniform
+    wait_copies<1>();  // tile t+1 is in; t+2 may still be coming
+    wg::fence_shared_for_async();
+    __syncthreads();
+    wg::fence();
+    issue_s(t + 1);
+    issue_pv(t);
+    wg::wait<1>();  // S of t+1; t's P·V may still run
+    wg::hold(s);
+    float rescale[2];
+    softmax_tile<kV>(s, top, sum, next, r, whole_tile(next, r), d, scale2, lane, rescale);
+    wg::wait<0>();
+    wg::hold(o);
+    rescale_rows<D>(o, rescale);
+    pack_p();  // pa is free once t's P·V is done
+    next = after;
+  }
+  if (tiles > 0) {
+    wg::fence();
+    issue_pv(tiles - 1);
+    wg::wait<0>();
+    wg::hold(o);
+  }
+  store_rows<T, D, kV>(o, top, sum, r, at.row_at, scale2, out, lse, lane);
+}
+
 }  // namespace
 
 template <class T, int D>
@@ -93,6 +204,14 @@ bool launch_forward_wgmma(const void* q, const void* k, const void* v, const Dim
       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess || major != 9 ||
       minor != 0)
     return false;
+  if (version >= 8) {
+    constexpr int ring_bytes = kRing * 2 * kTile * D * 2;  // kRing buffers of a K and a V tile
+    if (d.block > 64)
+      return launch_forward_rows(block_sparse_attention_wgmma_fwd_v8<T, D, 2>, 256, ring_bytes, q, k, v, d, rows,
+                                 scale, out, lse, stream, true);
+    return launch_forward_rows(block_sparse_attention_wgmma_fwd_v8<T, D, 1>, 128, ring_bytes, q, k, v, d, rows,
+                               scale, out, lse, stream, true);
+  }
   constexpr int bytes = 2 * 2 * kTile * D * 2;  // two buffers of a K and a V tile
   if (version >= 7)
     return launch_forward_rows(block_sparse_attention_wgmma_fwd_v6<T, D, 7>, kThreads<7>, bytes, q, k, v, d, rows,
