@@ -4,6 +4,7 @@
 #include <string>
 
 #include "diagnose/part_json.h"
+#include "summary/cbor_body.h"
 #include "summary/one_line.h"
 #include "trace/json/utf8_repair.h"
 
@@ -82,5 +83,7 @@ nlohmann::json parse_cbor_value(const std::vector<uint8_t>& cbor) {
     throw std::runtime_error("text that is not UTF-8 (\"" + one_line(bad, 60) + "\")");
   return j;
 }
+
+BodyJson parse_cbor_body(const std::vector<uint8_t>& cbor) { return read_cbor_body(cbor); }
 
 }  // namespace stepscope::summary

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "summary/body_json.h"
+
 namespace stepscope::summary {
 
 // The summary schema nests eight levels deep; deeper input is refused.
@@ -17,5 +19,8 @@ inline constexpr size_t kMaxCborNesting = 32;
 // levels deep", "not a whole CBOR value", "text that is not UTF-8 (...)",
 // or the parser's ("parse error at byte N: ...").
 nlohmann::json parse_cbor_value(const std::vector<uint8_t>& cbor);
+
+// The same, into the arena's tree (body_json.h): inside a BodyArenaScope.
+BodyJson parse_cbor_body(const std::vector<uint8_t>& cbor);
 
 }  // namespace stepscope::summary

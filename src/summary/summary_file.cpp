@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "summary/body_arena.h"
 #include "summary/cbor_value.h"
 #include "summary/summary_json.h"
 
@@ -104,7 +105,8 @@ DecodedSummary decode_summary(std::string_view bytes) {
     return failed("summary body does not inflate to its stated size (damaged)");
   DecodedSummary d;
   try {
-    d.summary = summary_from_json(parse_cbor_value(cbor));
+    BodyArenaScope arena;  // the tree's nodes, let go at once when it closes
+    d.summary = summary_from_body(parse_cbor_body(cbor));
   } catch (const std::exception& e) {
     return failed(std::string("bad summary body: ") + e.what());
   }

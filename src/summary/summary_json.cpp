@@ -20,11 +20,12 @@ struct adl_serializer<std::optional<T>> {
     else
       j = nullptr;
   }
-  static void from_json(const json& j, std::optional<T>& v) {
+  template <typename BasicJson>
+  static void from_json(const BasicJson& j, std::optional<T>& v) {
     if (j.is_null())
       v.reset();
     else
-      v = j.get<T>();
+      v = j.template get<T>();
   }
 };
 }  // namespace nlohmann
@@ -35,15 +36,31 @@ namespace stepscope {
 
 namespace {
 
+// Every from_json below reads either tree: nlohmann::json (a body built in
+// memory, the tests) or summary::BodyJson (a file's body, in the arena).
+template <typename J>
+concept JsonTree = nlohmann::detail::is_basic_json<J>::value;
+
+// NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE with from_json for either tree (the
+// library's macro takes nlohmann::json alone).
+#define SUMMARY_FIELDS(Type, ...)                                                                   \
+  inline void to_json(json& nlohmann_json_j, const Type& nlohmann_json_t) {                         \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))                          \
+  }                                                                                                 \
+  template <JsonTree J>                                                                             \
+  void from_json(const J& nlohmann_json_j, Type& nlohmann_json_t) {                                 \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_FROM, __VA_ARGS__))                        \
+  }
+
 // An enum as its number, checked on the way back: a summary from a damaged
 // or foreign file must not index past a name table.
 template <typename E>
 void enum_out(json& j, E e) {
   j = static_cast<int>(e);
 }
-template <typename E>
-void enum_in(const json& j, E& e, int count, const char* what) {
-  const int v = j.get<int>();
+template <JsonTree J, typename E>
+void enum_in(const J& j, E& e, int count, const char* what) {
+  const int v = j.template get<int>();
   if (v < 0 || v >= count) throw std::runtime_error(std::string(what) + " " + std::to_string(v) + " out of range");
   e = static_cast<E>(v);
 }
@@ -52,11 +69,12 @@ void enum_in(const json& j, E& e, int count, const char* what) {
 
 namespace trace {
 inline void to_json(json& j, ImportCounter e) { enum_out(j, e); }
-inline void from_json(const json& j, ImportCounter& e) {
+template <JsonTree J>
+inline void from_json(const J& j, ImportCounter& e) {
   enum_in(j, e, static_cast<int>(ImportCounter::kCount), "import counter");
 }
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DeviceProperties, id, name, total_global_mem, compute_major, compute_minor, num_sms)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProcessIdentity, pid, process_name, rank, first_ns, last_ns)
+SUMMARY_FIELDS(DeviceProperties, id, name, total_global_mem, compute_major, compute_minor, num_sms)
+SUMMARY_FIELDS(ProcessIdentity, pid, process_name, rank, first_ns, last_ns)
 
 // The counters and the log, replayed through add() so the store's rules
 // (five logged per counter, totals) hold for the copy too.
@@ -69,17 +87,18 @@ void to_json(json& j, const ImportStats& s) {
     log.push_back({{"counter", e.counter}, {"byte_offset", e.byte_offset}, {"message", e.message}});
   j = {{"counts", counts}, {"log", log}};
 }
-void from_json(const json& j, ImportStats& s) {
-  const auto counts = j.at("counts").get<std::vector<uint64_t>>();
+template <JsonTree J>
+void from_json(const J& j, ImportStats& s) {
+  const auto counts = j.at("counts").template get<std::vector<uint64_t>>();
   if (counts.size() != static_cast<size_t>(ImportCounter::kCount))
     throw std::runtime_error("import counts: " + std::to_string(counts.size()) + " counters, expected " +
                              std::to_string(static_cast<int>(ImportCounter::kCount)));
   s = ImportStats{};
-  for (const json& e : j.at("log")) {
-    const auto c = e.at("counter").get<ImportCounter>();
+  for (const auto& e : j.at("log")) {
+    const auto c = e.at("counter").template get<ImportCounter>();
     if (s.count(c) >= counts[static_cast<size_t>(c)] || s.count(c) >= ImportStats::kMaxLoggedPerCounter)
       throw std::runtime_error("import log: more entries than counted");
-    s.add(c, e.at("byte_offset").get<uint64_t>(), e.at("message").get<std::string>());
+    s.add(c, e.at("byte_offset").template get<uint64_t>(), e.at("message").template get<std::string>());
   }
   for (size_t c = 0; c < counts.size(); ++c) {
     const auto id = static_cast<ImportCounter>(c);
@@ -90,37 +109,42 @@ void from_json(const json& j, ImportStats& s) {
 
 namespace analysis {
 inline void to_json(json& j, KernelClass e) { enum_out(j, e); }
-inline void from_json(const json& j, KernelClass& e) { enum_in(j, e, kKernelClassCount, "kernel class"); }
+template <JsonTree J>
+inline void from_json(const J& j, KernelClass& e) { enum_in(j, e, kKernelClassCount, "kernel class"); }
 inline void to_json(json& j, KernelFamily e) { enum_out(j, e); }
-inline void from_json(const json& j, KernelFamily& e) { enum_in(j, e, kKernelFamilyCount, "kernel family"); }
+template <JsonTree J>
+inline void from_json(const J& j, KernelFamily& e) { enum_in(j, e, kKernelFamilyCount, "kernel family"); }
 inline void to_json(json& j, CopyDirection e) { enum_out(j, e); }
-inline void from_json(const json& j, CopyDirection& e) {
+template <JsonTree J>
+inline void from_json(const J& j, CopyDirection& e) {
   enum_in(j, e, static_cast<int>(CopyDirection::kUnknown) + 1, "copy direction");
 }
 inline void to_json(json& j, HostMemory e) { enum_out(j, e); }
-inline void from_json(const json& j, HostMemory& e) {
+template <JsonTree J>
+inline void from_json(const J& j, HostMemory& e) {
   enum_in(j, e, static_cast<int>(HostMemory::kUnknown) + 1, "host memory");
 }
 inline void to_json(json& j, CollectiveSource e) { enum_out(j, e); }
-inline void from_json(const json& j, CollectiveSource& e) {
+template <JsonTree J>
+inline void from_json(const J& j, CollectiveSource& e) {
   enum_in(j, e, static_cast<int>(CollectiveSource::kHostOps) + 1, "collective source");
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Distribution, count, mean, stddev, min, p25, p50, p75, p90, p99, max)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepSpan, step, row, cpu_start_ns, cpu_end_ns, cpu_duration_ns, gpu_activities,
+SUMMARY_FIELDS(Distribution, count, mean, stddev, min, p25, p50, p75, p90, p99, max)
+SUMMARY_FIELDS(StepSpan, step, row, cpu_start_ns, cpu_end_ns, cpu_duration_ns, gpu_activities,
                                    gpu_start_ns, gpu_end_ns, gpu_duration_ns, annotation_gpu_start_ns,
                                    annotation_gpu_end_ns)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepsResult, steps, unattributed_activities, duplicate_step_numbers, dropped_by_cut,
+SUMMARY_FIELDS(StepsResult, steps, unattributed_activities, duplicate_step_numbers, dropped_by_cut,
                                    cut_section, cut_touches_steps)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TemporalBreakdown, activities, start_ns, end_ns, kernel_time_ns, busy_time_ns,
+SUMMARY_FIELDS(TemporalBreakdown, activities, start_ns, end_ns, kernel_time_ns, busy_time_ns,
                                    idle_time_ns, compute_time_ns, non_compute_time_ns, communication_time_ns,
                                    memory_time_ns, idle_pct, compute_pct, non_compute_pct)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepBreakdown, step, breakdown)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TemporalResult, rank, steps)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DurationStats, count, total_ns, min_ns, max_ns, mean_us, stddev_us)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelStat, name, cls, family, distinct_names, duration, pct_of_class)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassKernels, cls, duration, distinct_names, pct_of_all, top, others)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FamilyTotal, family, duration, pct_of_compute)
+SUMMARY_FIELDS(StepBreakdown, step, breakdown)
+SUMMARY_FIELDS(TemporalResult, rank, steps)
+SUMMARY_FIELDS(DurationStats, count, total_ns, min_ns, max_ns, mean_us, stddev_us)
+SUMMARY_FIELDS(KernelStat, name, cls, family, distinct_names, duration, pct_of_class)
+SUMMARY_FIELDS(ClassKernels, cls, duration, distinct_names, pct_of_all, top, others)
+SUMMARY_FIELDS(FamilyTotal, family, duration, pct_of_compute)
 // The sketch's state; restore() refuses a state that breaks its rules.
 void to_json(json& j, const QuantileSketch& q) {
   json index = json::array(), count = json::array();
@@ -130,52 +154,53 @@ void to_json(json& j, const QuantileSketch& q) {
   }
   j = {{"zeros", q.zeros()}, {"index", index}, {"count", count}, {"min", q.min()}, {"max", q.max()}};
 }
-void from_json(const json& j, QuantileSketch& q) {
-  const auto index = j.at("index").get<std::vector<int32_t>>();
-  const auto count = j.at("count").get<std::vector<uint64_t>>();
+template <JsonTree J>
+void from_json(const J& j, QuantileSketch& q) {
+  const auto index = j.at("index").template get<std::vector<int32_t>>();
+  const auto count = j.at("count").template get<std::vector<uint64_t>>();
   if (index.size() != count.size()) throw std::runtime_error("quantile sketch: index and count differ in length");
   std::vector<std::pair<int32_t, uint64_t>> buckets;
   for (size_t k = 0; k < index.size(); ++k) buckets.push_back({index[k], count[k]});
-  if (!q.restore(j.at("zeros").get<uint64_t>(), std::move(buckets), j.at("min").get<int64_t>(),
-                 j.at("max").get<int64_t>()))
+  if (!q.restore(j.at("zeros").template get<uint64_t>(), std::move(buckets), j.at("min").template get<int64_t>(),
+                 j.at("max").template get<int64_t>()))
     throw std::runtime_error("quantile sketch: buckets out of order or range, a zero count, or min > max");
 }
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelNameSketch, name, cls, family, total_ns, durations)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelStatsResult, total_ns, classes, families, by_name)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StreamIdle, device, stream, activities, span_ns, busy_ns, idle_ns, host_wait_ns,
+SUMMARY_FIELDS(KernelNameSketch, name, cls, family, total_ns, durations)
+SUMMARY_FIELDS(KernelStatsResult, total_ns, classes, families, by_name)
+SUMMARY_FIELDS(StreamIdle, device, stream, activities, span_ns, busy_ns, idle_ns, host_wait_ns,
                                    kernel_wait_ns, other_ns, host_wait_gaps, kernel_wait_gaps, other_gaps,
                                    host_wait_ratio, kernel_wait_ratio, other_ratio)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(IdleBreakdownResult, kernel_wait_threshold_ns, streams)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CommOverlap, communication_time_ns, computation_time_ns, overlapped_time_ns,
+SUMMARY_FIELDS(IdleBreakdownResult, kernel_wait_threshold_ns, streams)
+SUMMARY_FIELDS(CommOverlap, communication_time_ns, computation_time_ns, overlapped_time_ns,
                                    overlap_pct)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LaunchRecord, name, stream, launch_start_ns, cpu_duration_ns, gpu_duration_ns,
+SUMMARY_FIELDS(LaunchRecord, name, stream, launch_start_ns, cpu_duration_ns, gpu_duration_ns,
                                    launch_delay_ns, start_latency_ns)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LaunchStats, launches, unmatched_kernels, cpu_duration_us, gpu_duration_us,
+SUMMARY_FIELDS(LaunchStats, launches, unmatched_kernels, cpu_duration_us, gpu_duration_us,
                                    launch_delay_us, start_latency_us, launch_delay_threshold_ns,
                                    cpu_duration_threshold_ns, launch_delay_outliers, cpu_duration_outliers,
                                    negative_launch_delays, worst_launch_delays)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StreamQueue, device, stream, activities, window_start_ns, window_end_ns,
+SUMMARY_FIELDS(StreamQueue, device, stream, activities, window_start_ns, window_end_ns,
                                    mean_length, max_length, time_at_limit_ns, time_nonempty_ns, samples)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(QueueLengthResult, queue_limit, streams)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CopyKindStats, name, direction, host_memory, count, with_bytes, bytes, time_ns,
+SUMMARY_FIELDS(QueueLengthResult, queue_limit, streams)
+SUMMARY_FIELDS(CopyKindStats, name, direction, host_memory, count, with_bytes, bytes, time_ns,
                                    achieved_gbps, per_op_gbps)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryBandwidthResult, kinds, total_bytes, total_time_ns)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DeviceMemory, device_type, device_id, samples, alloc_samples, free_samples,
+SUMMARY_FIELDS(MemoryBandwidthResult, kinds, total_bytes, total_time_ns)
+SUMMARY_FIELDS(DeviceMemory, device_type, device_id, samples, alloc_samples, free_samples,
                                    allocated_bytes_total, freed_bytes_total, peak_allocated_bytes,
                                    peak_allocated_ts_ns, peak_reserved_bytes, max_reserved_minus_allocated_bytes,
                                    first_allocated_bytes, last_allocated_bytes)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryTimelineResult, samples, malformed_samples, devices)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveCall, op, ordinal, stream, start_ns, end_ns, row)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveSequence, ops, calls, source)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CounterDerived, cuda_core_flops, fp32_flops, fp16_flops, fp64_flops,
+SUMMARY_FIELDS(MemoryTimelineResult, samples, malformed_samples, devices)
+SUMMARY_FIELDS(CollectiveCall, op, ordinal, stream, start_ns, end_ns, row)
+SUMMARY_FIELDS(CollectiveSequence, ops, calls, source)
+SUMMARY_FIELDS(CounterDerived, cuda_core_flops, fp32_flops, fp16_flops, fp64_flops,
                                    tensor_core_insts, dram_bytes)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CounterRangeRow, name, device, top_level_op, bottom_level_op, derived, counters)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CounterGroup, name, ranges, derived)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CounterTotal, name, ranges, total)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HardwareCountersResult, ranges, devices, kernel_launches, matched_to_launches,
+SUMMARY_FIELDS(CounterRangeRow, name, device, top_level_op, bottom_level_op, derived, counters)
+SUMMARY_FIELDS(CounterGroup, name, ranges, derived)
+SUMMARY_FIELDS(CounterTotal, name, ranges, total)
+SUMMARY_FIELDS(HardwareCountersResult, ranges, devices, kernel_launches, matched_to_launches,
                                    match_note, total, counters, kernels, ops, rows)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankOrigin, rank_source, device, world_size, events, gpu_rows, import)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankAnalysis, rank, source_path, base_time_ns, origin, gpu_activities,
+SUMMARY_FIELDS(RankOrigin, rank_source, device, world_size, events, gpu_rows, import)
+SUMMARY_FIELDS(RankAnalysis, rank, source_path, base_time_ns, origin, gpu_activities,
                                    dropped_negative_activities, steps, temporal, kernels, idle, overlap, launches,
                                    queues, copies, memory, collectives, counters)
 
@@ -186,7 +211,8 @@ void to_json(json& j, const AnalysisOptions& o) {
        {"worst_launches", o.worst_launches},                     {"queue_limit", o.queue_limit},
        {"straggler_lateness_ns", o.straggler_lateness_ns}};
 }
-void from_json(const json& j, AnalysisOptions& o) {
+template <JsonTree J>
+void from_json(const J& j, AnalysisOptions& o) {
   j.at("kernel_wait_threshold_ns").get_to(o.kernel_wait_threshold_ns);
   j.at("top_kernels").get_to(o.top_kernels);
   j.at("launch_delay_outlier_ns").get_to(o.launch_delay_outlier_ns);
@@ -201,12 +227,12 @@ namespace {
 
 // A fixed-length array of counts (one per bucket, edge kind or path
 // category), refused at any other length.
-template <size_t N>
-std::array<int64_t, N> fixed_array(const json& j, const char* what) {
+template <size_t N, JsonTree J>
+std::array<int64_t, N> fixed_array(const J& j, const char* what) {
   if (!j.is_array() || j.size() != N)
     throw std::runtime_error(std::string(what) + ": expected an array of " + std::to_string(N) + " integers");
   std::array<int64_t, N> a{};
-  for (size_t i = 0; i < N; ++i) a[i] = j[i].get<int64_t>();
+  for (size_t i = 0; i < N; ++i) a[i] = j[i].template get<int64_t>();
   return a;
 }
 
@@ -216,23 +242,25 @@ namespace diagnose {
 void to_json(json& j, const StepAttribution& s) {
   j = {{"step", s.step}, {"start_ns", s.start_ns}, {"end_ns", s.end_ns}, {"ns", s.ns}};
 }
-void from_json(const json& j, StepAttribution& s) {
+template <JsonTree J>
+void from_json(const J& j, StepAttribution& s) {
   j.at("step").get_to(s.step);
   j.at("start_ns").get_to(s.start_ns);
   j.at("end_ns").get_to(s.end_ns);
   s.ns = fixed_array<kBucketCount>(j.at("ns"), "attribution buckets");
 }
 // The spans are left out: what the detectors read of them is in their parts.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankAttribution, rank, from_profiler_steps, gpu_activity, steps, total)
+SUMMARY_FIELDS(RankAttribution, rank, from_profiler_steps, gpu_activity, steps, total)
 }  // namespace diagnose
 
 namespace whatif {
 inline void to_json(json& j, PathCategory e) { enum_out(j, e); }
-inline void from_json(const json& j, PathCategory& e) { enum_in(j, e, kPathCategoryCount, "path category"); }
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepFidelity, step, measured_ns, replayed_ns)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProfilerSettings, shapes, memory, stack, flops, cpu_ops, runtime_calls,
+template <JsonTree J>
+inline void from_json(const J& j, PathCategory& e) { enum_in(j, e, kPathCategoryCount, "path category"); }
+SUMMARY_FIELDS(StepFidelity, step, measured_ns, replayed_ns)
+SUMMARY_FIELDS(ProfilerSettings, shapes, memory, stack, flops, cpu_ops, runtime_calls,
                                    memory_events, python_events)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankReplay::Unprofiled, estimated, settings, profiled_step_ns, unprofiled_step_ns,
+SUMMARY_FIELDS(RankReplay::Unprofiled, estimated, settings, profiled_step_ns, unprofiled_step_ns,
                                    model_cost_ns, scale, calibrated, measured_step_ms)
 void to_json(json& j, const RankReplay& r) {
   j = {{"rank", r.rank},
@@ -252,7 +280,8 @@ void to_json(json& j, const RankReplay& r) {
        {"unprofiled", r.unprofiled}};
 }
 // combined_saving_ns is not carried: it needs the set's reported findings.
-void from_json(const json& j, RankReplay& r) {
+template <JsonTree J>
+void from_json(const J& j, RankReplay& r) {
   j.at("rank").get_to(r.rank);
   j.at("replayed").get_to(r.replayed);
   j.at("host_marks").get_to(r.host_marks);
@@ -283,10 +312,11 @@ void to_json(json& j, const NamedSegment& n) {
   j = {{"kind", n.kind}, {"category", n.category}, {"name", n.name.str()}, {"start_ns", n.start_ns},
        {"dur_ns", n.dur_ns}};
 }
-void from_json(const json& j, NamedSegment& n) {
+template <JsonTree J>
+void from_json(const J& j, NamedSegment& n) {
   j.at("kind").get_to(n.kind);
   j.at("category").get_to(n.category);
-  n.name = shared_name(j.at("name").get_ref<const std::string&>());
+  n.name = shared_name(j.at("name").template get_ref<const std::string&>());
   j.at("start_ns").get_to(n.start_ns);
   j.at("dur_ns").get_to(n.dur_ns);
 }
@@ -296,7 +326,8 @@ void to_json(json& j, const StepCriticalPath& s) {
   j = {{"step", s.step}, {"start_ns", s.start_ns}, {"end_ns", s.end_ns}, {"top", s.top},
        {"by_category_ns", s.by_category_ns}};
 }
-void from_json(const json& j, StepCriticalPath& s) {
+template <JsonTree J>
+void from_json(const J& j, StepCriticalPath& s) {
   j.at("step").get_to(s.step);
   j.at("start_ns").get_to(s.start_ns);
   j.at("end_ns").get_to(s.end_ns);
@@ -306,7 +337,8 @@ void from_json(const json& j, StepCriticalPath& s) {
 void to_json(json& j, const RankCriticalPath& p) {
   j = {{"rank", p.rank}, {"steps", p.steps}, {"total_ns", p.total_ns}, {"wall_ns", p.wall_ns}, {"notes", p.notes}};
 }
-void from_json(const json& j, RankCriticalPath& p) {
+template <JsonTree J>
+void from_json(const J& j, RankCriticalPath& p) {
   j.at("rank").get_to(p.rank);
   j.at("steps").get_to(p.steps);
   p.total_ns = fixed_array<kPathCategoryCount>(j.at("total_ns"), "critical path categories");
@@ -316,17 +348,27 @@ void from_json(const json& j, RankCriticalPath& p) {
 }  // namespace whatif
 
 namespace diagnose {
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankDiagnosis, attribution, replay, critical_path, hardware)
+SUMMARY_FIELDS(RankDiagnosis, attribution, replay, critical_path, hardware)
 }  // namespace diagnose
 
 namespace summary {
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SummarySettings, analysis, salvage, diagnosis)
+inline void to_json(json& j, const SummarySettings& s) {
+  j = {{"analysis", s.analysis}, {"salvage", s.salvage}, {"diagnosis", s.diagnosis}};
+}
+// The diagnosis options stay a nlohmann::json (settings_key prints them).
+template <JsonTree J>
+void from_json(const J& j, SummarySettings& s) {
+  j.at("analysis").get_to(s.analysis);
+  j.at("salvage").get_to(s.salvage);
+  s.diagnosis = json(j.at("diagnosis"));
+}
 
 inline void to_json(json& j, SummaryKind e) { enum_out(j, e); }
-inline void from_json(const json& j, SummaryKind& e) { enum_in(j, e, kSummaryKindCount, "summary kind"); }
+template <JsonTree J>
+inline void from_json(const J& j, SummaryKind& e) { enum_in(j, e, kSummaryKindCount, "summary kind"); }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankSummary, tool_version, kind, settings, files, uncompressed_bytes, file_bytes, notes,
+SUMMARY_FIELDS(RankSummary, tool_version, kind, settings, files, uncompressed_bytes, file_bytes, notes,
                                    warnings, declared_rank, file_name_rank, process, analysis, ranks_in_set,
                                    rank_diagnosis)
 
@@ -379,12 +421,11 @@ void check_indexes(const RankSummary& s) {
     throw std::runtime_error("a summary without a rank carries diagnosis parts");
 }
 
-}  // namespace
-
-RankSummary summary_from_json(const json& j) {
+template <JsonTree J>
+RankSummary from_tree(const J& j) {
   try {
-    RankSummary s = j.get<RankSummary>();
-    const json& parts = j.at("diagnosis");
+    RankSummary s = j.template get<RankSummary>();
+    const J& parts = j.at("diagnosis");
     if (!parts.is_binary()) throw std::runtime_error("diagnosis: not a byte string");
     s.diagnosis = parts.get_binary();
     check_indexes(s);
@@ -393,6 +434,13 @@ RankSummary summary_from_json(const json& j) {
     throw std::runtime_error(diagnose::json_error_text(e));
   }
 }
+
+}  // namespace
+
+RankSummary summary_from_json(const json& j) { return from_tree(j); }
+
+RankSummary summary_from_body(const BodyJson& j) { return from_tree(j); }
+
 
 std::string settings_key(const SummarySettings& s) { return json(s).dump(); }
 
@@ -409,3 +457,5 @@ json diagnosis_settings(const diagnose::DiagnoseOptions& o) {
 
 }  // namespace summary
 }  // namespace stepscope
+
+#undef SUMMARY_FIELDS

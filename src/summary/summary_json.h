@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diagnose/diagnose_options.h"
+#include "summary/body_json.h"
 #include "summary/rank_summary.h"
 
 namespace stepscope::summary {
@@ -17,6 +18,8 @@ nlohmann::json summary_to_json(const RankSummary& s);
 // Throws std::runtime_error naming the field for a missing field, a wrong
 // type or a value out of range (an enum, an import counter).
 RankSummary summary_from_json(const nlohmann::json& j);
+// The same from a file's body, decoded into the arena (body_json.h).
+RankSummary summary_from_body(const BodyJson& j);
 
 // A summary's detector parts as the JSON object diagnose::load_rank_parts
 // reads (an empty object for a summary without them). Throws
