@@ -358,22 +358,20 @@ ordered_json rank_section(const AnalyzeReport& report, size_t i) {
 }
 
 // Rank `i`'s section as text, as serializer::dump(rank_section(report, i),
-// ...) writes it at `depth`: the analyses dumped from a tree, the
-// diagnosis's parts (most of a rank's text) written without one.
+// ...) writes it at `depth`: the analyses built as a tree and written by
+// TextEmit, the diagnosis's parts (most of a rank's text) written without one.
 void write_rank_section(std::string& out, const AnalyzeReport& report, size_t i, int indent, unsigned depth) {
-  const bool pretty = indent >= 0;
-  const unsigned step = pretty ? static_cast<unsigned>(indent) : 0;
-  nlohmann::detail::serializer<ordered_json> dump(nlohmann::detail::output_adapter<char>(out), ' ');
+  TextEmit e(out, indent, depth);
   if (report.hta) {  // HTA's columns go after the diagnosis's parts
-    dump.dump(rank_section(report, i), pretty, false, step, depth);
+    e.value(rank_section(report, i));
     return;
   }
   const ordered_json analyses = rank_json(report.ranks[i]);
-  dump.dump(analyses, pretty, false, step, depth);
-  // Reopened: without its closing line ("\n", the indentation, "}").
-  out.resize(out.size() - (pretty ? depth + 2 : 1));
-  TextEmit e(out, indent, depth);
-  e.resume_object(analyses.size());
+  e.begin_object();
+  for (auto it = analyses.begin(); it != analyses.end(); ++it) {
+    e.key(it.key());
+    e.value(it.value());
+  }
   emit_rank_diagnosis(e, report, i);
   e.end();
 }
