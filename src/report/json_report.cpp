@@ -20,18 +20,20 @@ ordered_json distribution_json(const analysis::Distribution& d) {
           {"p50", d.p50},     {"p75", d.p75},   {"p90", d.p90},       {"p99", d.p99}, {"max", d.max}};
 }
 
-ordered_json temporal_json(const analysis::TemporalBreakdown& t) {
-  return {{"idle_us", us(t.idle_time_ns)},
-          {"compute_us", us(t.compute_time_ns)},
-          {"non_compute_us", us(t.non_compute_time_ns)},
-          {"kernel_time_us", us(t.kernel_time_ns)},
-          {"idle_pct", t.idle_pct},
-          {"compute_pct", t.compute_pct},
-          {"non_compute_pct", t.non_compute_pct},
-          {"busy_us", us(t.busy_time_ns)},
-          {"communication_us", us(t.communication_time_ns)},
-          {"memory_us", us(t.memory_time_ns)},
-          {"activities", t.activities}};
+void emit_temporal(JsonEmit& e, const analysis::TemporalBreakdown& t) {
+  e.begin_object();
+  e.member("idle_us", us(t.idle_time_ns));
+  e.member("compute_us", us(t.compute_time_ns));
+  e.member("non_compute_us", us(t.non_compute_time_ns));
+  e.member("kernel_time_us", us(t.kernel_time_ns));
+  e.member("idle_pct", t.idle_pct);
+  e.member("compute_pct", t.compute_pct);
+  e.member("non_compute_pct", t.non_compute_pct);
+  e.member("busy_us", us(t.busy_time_ns));
+  e.member("communication_us", us(t.communication_time_ns));
+  e.member("memory_us", us(t.memory_time_ns));
+  e.member("activities", t.activities);
+  e.end();
 }
 
 ordered_json import_json(const analysis::RankOrigin& o) {
@@ -54,20 +56,26 @@ ordered_json import_json(const analysis::RankOrigin& o) {
           {"log", log}};
 }
 
-ordered_json steps_json(const analysis::RankAnalysis& r) {
-  ordered_json out = ordered_json::array();
+// Each step with its temporal breakdown: written without a tree (a rank has
+// one per step, a merge of 16,384 ranks hundreds of thousands).
+void emit_steps(JsonEmit& e, const analysis::RankAnalysis& r) {
+  e.begin_array();
   for (size_t i = 0; i < r.steps.steps.size(); ++i) {
     const auto& s = r.steps.steps[i];
-    ordered_json j = {{"step", s.step},
-                      {"cpu_start_us", us(s.cpu_start_ns)},
-                      {"cpu_duration_us", us(s.cpu_duration_ns)},
-                      {"gpu_activities", s.gpu_activities},
-                      {"gpu_start_us", us(s.gpu_start_ns)},
-                      {"gpu_duration_us", us(s.gpu_duration_ns)}};
-    if (i < r.temporal.steps.size()) j["temporal_breakdown"] = temporal_json(r.temporal.steps[i].breakdown);
-    out.push_back(std::move(j));
+    e.begin_object();
+    e.member("step", s.step);
+    e.member("cpu_start_us", us(s.cpu_start_ns));
+    e.member("cpu_duration_us", us(s.cpu_duration_ns));
+    e.member("gpu_activities", s.gpu_activities);
+    e.member("gpu_start_us", us(s.gpu_start_ns));
+    e.member("gpu_duration_us", us(s.gpu_duration_ns));
+    if (i < r.temporal.steps.size()) {
+      e.key("temporal_breakdown");
+      emit_temporal(e, r.temporal.steps[i].breakdown);
+    }
+    e.end();
   }
-  return out;
+  e.end();
 }
 
 ordered_json kernel_stat_json(const analysis::KernelStat& k) {
@@ -156,21 +164,24 @@ ordered_json hardware_counters_json(const analysis::HardwareCountersResult& c) {
   return j;
 }
 
-ordered_json rank_json(const analysis::RankAnalysis& r) {
-  ordered_json j;
-  j["rank"] = r.rank;
-  j["rank_source"] = r.origin.rank_source;
-  j["file"] = r.source_path;
+// A rank's analyses, as the members of its open section (the per-step parts
+// written directly, the rest as small trees).
+void emit_rank_analyses(JsonEmit& e, const analysis::RankAnalysis& r) {
+  e.member("rank", r.rank);
+  e.member("rank_source", r.origin.rank_source);
+  e.member("file", r.source_path);
   if (const auto& d = r.origin.device) {
-    j["device"] = {{"name", d->name}, {"total_memory_bytes", d->total_global_mem}, {"sms", d->num_sms}};
+    e.member("device", {{"name", d->name}, {"total_memory_bytes", d->total_global_mem}, {"sms", d->num_sms}});
   }
-  j["import"] = import_json(r.origin);
-  j["steps"] = steps_json(r);
+  e.member("import", import_json(r.origin));
+  e.key("steps");
+  emit_steps(e, r);
   // Only for a file cut short (--salvage): whole files keep their schema.
   if (r.steps.cut_section != "none")
-    j["salvage"] = {{"cut_section", r.steps.cut_section}, {"steps_dropped_by_cut", r.steps.dropped_by_cut}};
-  j["temporal_breakdown"] = temporal_json(r.temporal.rank);
-  j["comm_comp_overlap_pct"] = r.overlap.overlap_pct ? ordered_json(*r.overlap.overlap_pct) : ordered_json(nullptr);
+    e.member("salvage", {{"cut_section", r.steps.cut_section}, {"steps_dropped_by_cut", r.steps.dropped_by_cut}});
+  e.key("temporal_breakdown");
+  emit_temporal(e, r.temporal.rank);
+  e.member("comm_comp_overlap_pct", r.overlap.overlap_pct ? ordered_json(*r.overlap.overlap_pct) : ordered_json(nullptr));
   ordered_json idle = ordered_json::array();
   for (const auto& st : r.idle.streams) {
     idle.push_back({{"device", st.device},
@@ -183,17 +194,17 @@ ordered_json rank_json(const analysis::RankAnalysis& r) {
                     {"kernel_wait_ratio", st.kernel_wait_ratio},
                     {"other_ratio", st.other_ratio}});
   }
-  j["idle_breakdown"] = idle;
+  e.member("idle_breakdown", idle);
   ordered_json types;
-  j["top_kernels"] = kernels_json(r.kernels, types);
-  j["kernel_types"] = types;
+  e.member("top_kernels", kernels_json(r.kernels, types));
+  e.member("kernel_types", types);
   ordered_json fams = ordered_json::array();
   for (const auto& f : r.kernels.families)
     fams.push_back({{"family", std::string(analysis::to_string(f.family))},
                     {"total_us", us(f.duration.total_ns)},
                     {"count", f.duration.count},
                     {"pct_of_compute", f.pct_of_compute}});
-  j["compute_families"] = fams;
+  e.member("compute_families", fams);
   const auto& l = r.launches;
   ordered_json worst = ordered_json::array();
   for (const auto& w : l.worst_launch_delays)
@@ -203,7 +214,7 @@ ordered_json rank_json(const analysis::RankAnalysis& r) {
                      {"launch_delay_us", us(w.launch_delay_ns)},
                      {"cpu_duration_us", us(w.cpu_duration_ns)},
                      {"gpu_duration_us", us(w.gpu_duration_ns)}});
-  j["launch_stats"] = {{"launches", l.launches},
+  e.member("launch_stats", {{"launches", l.launches},
                        {"unmatched_kernels", l.unmatched_kernels},
                        {"cpu_duration_us", distribution_json(l.cpu_duration_us)},
                        {"gpu_duration_us", distribution_json(l.gpu_duration_us)},
@@ -214,7 +225,7 @@ ordered_json rank_json(const analysis::RankAnalysis& r) {
                        {"launch_delay_outliers", l.launch_delay_outliers},
                        {"cpu_duration_outliers", l.cpu_duration_outliers},
                        {"negative_launch_delays", l.negative_launch_delays},
-                       {"worst_launch_delays", worst}};
+                       {"worst_launch_delays", worst}});
   ordered_json queues = ordered_json::array();
   for (const auto& q : r.queues.streams)
     queues.push_back({{"device", q.device},
@@ -225,7 +236,7 @@ ordered_json rank_json(const analysis::RankAnalysis& r) {
                       {"time_at_limit_us", us(q.time_at_limit_ns)},
                       {"time_nonempty_us", us(q.time_nonempty_ns)},
                       {"samples", distribution_json(q.samples)}});
-  j["queue_length"] = {{"limit", r.queues.queue_limit}, {"streams", queues}};
+  e.member("queue_length", {{"limit", r.queues.queue_limit}, {"streams", queues}});
   ordered_json copies = ordered_json::array();
   for (const auto& c : r.copies.kinds)
     copies.push_back({{"name", c.name},
@@ -236,7 +247,7 @@ ordered_json rank_json(const analysis::RankAnalysis& r) {
                       {"time_us", us(c.time_ns)},
                       {"achieved_gbps", c.achieved_gbps},
                       {"per_op_gbps", distribution_json(c.per_op_gbps)}});
-  j["memory_bandwidth"] = copies;
+  e.member("memory_bandwidth", copies);
   ordered_json devs = ordered_json::array();
   for (const auto& d : r.memory.devices)
     devs.push_back({{"device_type", d.device_type},
@@ -247,9 +258,16 @@ ordered_json rank_json(const analysis::RankAnalysis& r) {
                     {"peak_allocated_bytes", d.peak_allocated_bytes},
                     {"peak_reserved_bytes", d.peak_reserved_bytes},
                     {"max_reserved_minus_allocated_bytes", d.max_reserved_minus_allocated_bytes}});
-  j["allocator"] = {{"samples", r.memory.samples}, {"devices", devs}};
-  j["hardware_counters"] = hardware_counters_json(r.counters);
-  return j;
+  e.member("allocator", {{"samples", r.memory.samples}, {"devices", devs}});
+  e.member("hardware_counters", hardware_counters_json(r.counters));
+}
+
+ordered_json rank_json(const analysis::RankAnalysis& r) {
+  TreeEmit e;
+  e.begin_object();
+  emit_rank_analyses(e, r);
+  e.end();
+  return e.take();
 }
 
 ordered_json spread_json(const analysis::RankSpread& s) {
@@ -358,20 +376,16 @@ ordered_json rank_section(const AnalyzeReport& report, size_t i) {
 }
 
 // Rank `i`'s section as text, as serializer::dump(rank_section(report, i),
-// ...) writes it at `depth`: the analyses built as a tree and written by
-// TextEmit, the diagnosis's parts (most of a rank's text) written without one.
+// ...) writes it at `depth`, through TextEmit: the per-step parts and the
+// diagnosis's parts (most of a rank's text) without a tree.
 void write_rank_section(std::string& out, const AnalyzeReport& report, size_t i, int indent, unsigned depth) {
   TextEmit e(out, indent, depth);
   if (report.hta) {  // HTA's columns go after the diagnosis's parts
     e.value(rank_section(report, i));
     return;
   }
-  const ordered_json analyses = rank_json(report.ranks[i]);
   e.begin_object();
-  for (auto it = analyses.begin(); it != analyses.end(); ++it) {
-    e.key(it.key());
-    e.value(it.value());
-  }
+  emit_rank_analyses(e, report.ranks[i]);
   emit_rank_diagnosis(e, report, i);
   e.end();
 }
