@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dkdv_v
   const int32_t first = cols.row_offsets[row];
   // v5: TileWalk, and the tile visited is the one staged a step before; v3
   // and v4 find each tile with tile_at, twice.
-  TileWalk walk(cols, row, d.block, d.seq_q);
+  TileWalk<false> walk(cols, row, d.block, d.seq_q);
   Tile staged{0, 0, false};
   // Q and dO of a tile of queries, and their lse (in log2 units) and Δ. Not
   // walk_tiles_async: its closures cost this kernel register spills.

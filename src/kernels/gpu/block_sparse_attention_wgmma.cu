@@ -26,7 +26,7 @@ using namespace mma;
 // warpgroups (128 rows: a whole block of 128) sharing each staged K/V tile,
 // which halves the tiles staged per query row.
 template <class T, int D, int V>
-__global__ void __launch_bounds__(kThreads<V>) block_sparse_attention_wgmma_fwd_v6(
+__global__ void __launch_bounds__(kThreads<V>, V == 6 ? 3 : 1) block_sparse_attention_wgmma_fwd_v6(
     const uint16_t* q, const uint16_t* k, const uint16_t* v, DeviceCsr rows, Dims d, float scale, uint16_t* out,
     float* lse) {
   static_assert(kWarps == 4 && kRows == 16, "a warpgroup is 4 warps × 16 rows: wgmma's M of 64");
@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
   auto key_at = [&](int t) { return ring + (t % kRing) * 2 * kTile * D; };
   auto value_at = [&](int t) { return key_at(t) + kTile * D; };
 
-  TileWalk walk(rows, at.mask_row, d.block, d.seq_k);
+  TileWalk<> walk(rows, at.mask_row, d.block, d.seq_k);
   const int tiles = tiles_of(rows, at.mask_row, d.block);
   Tile now{0, 0, false}, next{0, 0, false}, after{0, 0, false};  // tiles 0, t+1, t+2
   auto stage = [&](int t, Tile& tile) {
