@@ -70,12 +70,15 @@ void TextEmit::key(std::string_view k) {
 // Printable ASCII other than the quote and the backslash is written as it
 // is (the serializer, ensure_ascii off, escapes only those and control
 // characters, and checks UTF-8): anything else goes through the serializer.
+constexpr std::array<bool, 256> kWrittenAsItIs = [] {
+  std::array<bool, 256> plain{};
+  for (int b = 0x20; b < 0x80; ++b) plain[static_cast<size_t>(b)] = b != '"' && b != '\\';
+  return plain;
+}();
+
 void TextEmit::quoted(std::string_view s) {
   bool plain = true;
-  for (const char c : s) {
-    const auto b = static_cast<unsigned char>(c);
-    plain = plain && b >= 0x20 && b < 0x80 && c != '"' && c != '\\';
-  }
+  for (const char c : s) plain &= kWrittenAsItIs[static_cast<unsigned char>(c)];
   if (!plain) {
     scalars_.dump(ordered_json(s), false, false, 0, 0);
     return;

@@ -117,8 +117,20 @@ DecodedSummary decode_summary(std::string_view bytes) {
 DecodedSummary read_summary_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return failed(path + ": cannot open");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return failed(path + ": read error");
+  // Read whole at its size (a merge reads thousands of small files); a
+  // stream without one (a pipe) a character at a time.
+  std::string bytes;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size >= 0 && in) {
+    bytes.resize(static_cast<size_t>(size));
+    if (!in.read(bytes.data(), size) || in.gcount() != size) return failed(path + ": read error");
+  } else {
+    in.clear();
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (in.bad()) return failed(path + ": read error");
+  }
   DecodedSummary d = decode_summary(bytes);
   if (!d.ok) d.error = path + ": " + d.error;
   return d;
