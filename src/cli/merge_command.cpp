@@ -1,6 +1,4 @@
 // `stepscope merge`: the report of a trace set from its ranks' summaries.
-#include <malloc.h>
-
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
@@ -25,18 +23,7 @@ struct MergeArgs {
   bool details = false;
 };
 
-// A merge keeps every rank's analyses until the report is written and frees
-// each summary's buffers as it goes: with glibc's defaults the heap's top
-// was handed back to the kernel and taken again summary after summary (4 s
-// of system time in the merge of 16,384 summaries, 1.4 s with these). The
-// process ends after the merge, so nothing is held for long.
-void keep_freed_memory_for_reuse() {
-  mallopt(M_TRIM_THRESHOLD, 2'000'000'000);
-  mallopt(M_TOP_PAD, 64 << 20);
-}
-
 int run_merge(const MergeArgs& args) {
-  keep_freed_memory_for_reuse();
   report::AtomicOutput json_out, html_out;
   if (!open_output(args.json_path, json_out) || !open_output(args.html_path, html_out)) return 2;
   pipeline::MergedRun m = pipeline::merge_summary_files(args.inputs, args.threads);
