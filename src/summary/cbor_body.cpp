@@ -1,8 +1,8 @@
 #include "summary/cbor_body.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>

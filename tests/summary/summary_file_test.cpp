@@ -2,6 +2,8 @@
 // truncated, foreign or newer file is a one-line error, never a summary.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "summary/summary_fixtures.h"
 #include "summary/summary_json.h"
 #include "test_paths.h"
@@ -164,6 +166,18 @@ TEST(SummaryFile, TheMessageStaysOneLine) {
   EXPECT_EQ(d.error.find('\n'), std::string::npos) << d.error;
   EXPECT_EQ(d.error.rfind("bad summary body: text that is not UTF-8 (\"a\\x0ab\xef\xbf\xbd", 0), 0u) << d.error;
   EXPECT_NE(d.error.find("x...\")"), std::string::npos) << d.error;
+}
+
+TEST(SummaryFile, AFloatWhereAnIntegerBelongsIsRefused) {
+  // Found by fuzz_summary (2026-12-06): a NaN among the import counts was
+  // cast to an integer, undefined behaviour; so was any float out of range.
+  for (const double bad : {std::nan(""), 1e300, 2.5}) {
+    nlohmann::json body = summary_to_json(summarized());
+    body["analysis"]["origin"]["import"]["counts"][0] = bad;
+    const DecodedSummary d = decode_summary(wrap_summary_body(nlohmann::json::to_cbor(body)));
+    EXPECT_FALSE(d.ok) << bad;
+    EXPECT_EQ(d.error, "bad summary body: a float where an integer is expected") << bad;
+  }
 }
 
 TEST(SummaryFile, DeepNestingIsRefusedNotRecursedInto) {
