@@ -261,7 +261,7 @@ void launch_forward(const void* q, const void* k, const void* v, const Dims& d, 
   // where the tensor-core kernels do not apply.
   if (version == 0) version = kFastestVersion;
   if (version == 2 && bsa::launch_forward_wmma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream)) return;
-  // v6 to v8 where wgmma runs (Hopper), v5 elsewhere.
+  // v6 to v9 where wgmma runs (Hopper), v5 elsewhere.
   if (version >= 6 && bsa::launch_forward_wgmma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream, version))
     return;
   if (version >= 3 && bsa::launch_forward_mma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream, version))
@@ -342,8 +342,8 @@ std::string block_sparse_attention_forward(const void* q, const void* k, const v
   if (std::string bad = check(s, m, dtype); !bad.empty()) return bad;
   if (!q || !k || !v || !out || !lse || !m.rows.row_offsets || !m.rows.col_indices || !m.rows.partial)
     return "block_sparse_attention_forward: a null pointer";
-  if (version < 0 || version > 8)
-    return "block_sparse_attention_forward: version must be 0 (fastest), 1, 2, 3, 4, 5, 6, 7 or 8";
+  if (version < 0 || version > 9)
+    return "block_sparse_attention_forward: version must be 0 (fastest) or 1 to 9";
   const Dims d = dims(s, m);
   dispatch<Forward>(dtype, s.head_dim, q, k, v, d, m, scale, out, lse, version, stream);
   return launch_error("block_sparse_attention_forward");
@@ -358,9 +358,9 @@ std::string block_sparse_attention_backward(const void* q, const void* k, const 
   if (!q || !k || !v || !out || !dout || !lse || !dq || !dk || !dv || !workspace || !m.rows.row_offsets ||
       !m.rows.col_indices || !m.rows.partial || !m.cols.row_offsets || !m.cols.col_indices || !m.cols.partial)
     return "block_sparse_attention_backward: a null pointer";
-  if (version < 0 || version == 2 || version > 8)
-    return "block_sparse_attention_backward: version must be 0 (fastest), 1, 3, 4, 5, 6, 7 or 8 (v6's to v8's "
-           "backward is v5's)";
+  if (version < 0 || version == 2 || version > 9)
+    return "block_sparse_attention_backward: version must be 0 (fastest), 1 or 3 to 9 (v6's to v9's backward is "
+           "v5's)";
   const Dims d = dims(s, m);
   dispatch<Backward>(dtype, s.head_dim, q, k, v, out, dout, lse, d, m, scale, dq, dk, dv,
                      static_cast<float*>(workspace), version, stream);

@@ -49,8 +49,10 @@
 //   v8  v7 with FlashAttention-3's overlap inside a warpgroup: tile t+1's
 //       S and tile t's P·V issued together, t+1's softmax run while t's
 //       P·V runs; K/V staged two tiles ahead in a ring of four buffers; one
-//       warpgroup for blocks of 64 rows or fewer. v6 to v8 run v5's
-//       backward.
+//       warpgroup for blocks of 64 rows or fewer.
+//   v9  v8 with K staged in wgmma's 128-byte swizzle, each row read whole
+//       (Nsight Compute on v8: K/V loads fetched every L2 sector twice).
+//       v6 to v9 run v5's backward.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -89,13 +91,13 @@ int64_t block_sparse_attention_workspace_bytes(const AttentionShape& s);
 // Returns "" when launched, else why not (shape, head_dim other than 64 or
 // 128, block other than 16..128 in steps of 16, a null pointer, or the
 // launch error). out: like q, in dtype; lse: fp32 [batch, heads, seq_q].
-// `version`: 0 the fastest measured (v5 today), 1 to 8 that one (2 to 5
-// fall back to 1 where they do not apply, 6 to 8 to 5).
+// `version`: 0 the fastest measured (v5 today), 1 to 9 that one (2 to 5
+// fall back to 1 where they do not apply, 6 to 9 to 5).
 std::string block_sparse_attention_forward(const void* q, const void* k, const void* v, const AttentionShape& s,
                                            const DeviceBlockMask& m, float scale, AttnDType dtype, void* out,
                                            float* lse, cudaStream_t stream, int version = 0);
 // dq, dk, dv in dtype; workspace of block_sparse_attention_workspace_bytes.
-// `version`: 0 the fastest measured (v5 today), 1, 3, 4 or 5 (6 to 8: 5).
+// `version`: 0 the fastest measured (v5 today), 1, 3, 4 or 5 (6 to 9: 5).
 std::string block_sparse_attention_backward(const void* q, const void* k, const void* v, const void* out,
                                             const void* dout, const float* lse, const AttentionShape& s,
                                             const DeviceBlockMask& m, float scale, AttnDType dtype, void* dq,

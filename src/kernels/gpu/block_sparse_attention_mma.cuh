@@ -261,6 +261,33 @@ __device__ __forceinline__ void stage_pair_core(const uint16_t* x, const uint16_
   }
 }
 
+// v9: stage_pair_core with x (K) in wgmma's 128-byte swizzle instead
+// (wg::descriptor_sw128): column block cb = c / 8 of 64 elements holds the
+// tile's 64 rows of 128 bytes, and chunk c of row r goes to chunk
+// (c % 8) ^ (r % 8) of row r there. Thread idx reads chunk idx % (D / 8) of
+// row idx / (D / 8), so eight consecutive threads read 128 contiguous bytes
+// of one row (Nsight Compute on v8: the core-matrix order read 16 bytes of
+// each of eight rows per eight threads and fetched every sector twice) and
+// write eight different chunks of one shared-memory row (no bank conflict).
+// y (V) keeps the core-matrix layout.
+template <int D, int Threads>
+__device__ __forceinline__ void stage_pair_swizzled_k(const uint16_t* x, const uint16_t* y, int64_t base,
+                                                      int64_t t0, int n, uint16_t* a, uint16_t* b) {
+  const uint16_t* xt = x + (base + t0) * D;
+  const uint16_t* yt = y + (base + t0) * D;
+#pragma unroll 1
+  for (int i = 0; i < kTile * D / 8 / Threads; ++i) {
+    const int idx = threadIdx.x + i * Threads;
+    const int kr = idx / (D / 8), kc = idx % (D / 8);
+    const bool klive = kr < n;
+    const int to = (kc / 8) * (kTile * 64) + kr * 64 + ((kc % 8) ^ (kr % 8)) * 8;
+    copy16_async(a + to, xt + (klive ? kr * D + kc * 8 : 0), klive ? 16 : 0);
+    const int vr = (idx / D) * 8 + idx % 8, vc = idx / 8 % (D / 8);
+    const bool vlive = vr < n;
+    copy16_async(b + idx * 8, yt + (vlive ? vr * D + vc * 8 : 0), vlive ? 16 : 0);
+  }
+}
+
 // Elements per staged row: v3-v5 pad each row by kPad for ldmatrix; v6's
 // core matrices need none.
 template <int D, int V>

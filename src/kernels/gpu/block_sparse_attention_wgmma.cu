@@ -92,14 +92,18 @@ __global__ void __launch_bounds__(kThreads<V>, V == 6 ? 3 : 1) block_sparse_atte
 // t-1's P·V may still be in flight in a warpgroup that has not reached the
 // barrier yet. W warpgroups (64 query rows each) share the ring: 2 for
 // blocks of more than 64 rows, 1 otherwise (a second would have no rows).
+//
+// v9 (SwizzleK): v8 with K staged in the 128-byte swizzle by whole rows
+// (stage_pair_swizzled_k): Nsight Compute on v8 counted twice the L2
+// sectors its K/V loads needed and 70% excess shared-memory wavefronts.
 constexpr int kRing = 4;
 
-template <class T, int D, int W>
+template <class T, int D, int W, bool SwizzleK>
 __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
     const uint16_t* q, const uint16_t* k, const uint16_t* v, DeviceCsr rows, Dims d, float scale, uint16_t* out,
     float* lse) {
   constexpr int kV = 8, kThreadsW = W * 128;
-  extern __shared__ __align__(128) unsigned char smem[];
+  extern __shared__ __align__(1024) unsigned char smem[];  // the swizzle's atoms are 1,024-byte aligned
   uint16_t* ring = reinterpret_cast<uint16_t*>(smem);  // [kRing][K, V][core matrices of kTile × D]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const ForwardRows<W * 4 * kRows> at(d, warp, lane);
@@ -120,13 +124,21 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
   Tile now{0, 0, false}, next{0, 0, false}, after{0, 0, false};  // tiles 0, t+1, t+2
   auto stage = [&](int t, Tile& tile) {
     tile = walk.next();
-    stage_pair_core<D, kThreadsW>(k, v, at.kv_base, tile.t0, tile.n, key_at(t), value_at(t));
+    if constexpr (SwizzleK)
+      stage_pair_swizzled_k<D, kThreadsW>(k, v, at.kv_base, tile.t0, tile.n, key_at(t), value_at(t));
+    else
+      stage_pair_core<D, kThreadsW>(k, v, at.kv_base, tile.t0, tile.n, key_at(t), value_at(t));
   };
   float s[kTile / 8][4];
   auto issue_s = [&](int t) {
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      wg::MmaRS<T, kTile, 0>::run(s, qf[kk], wg::descriptor(key_at(t) + kk * 128, kChunk, kKeyGroup), kk > 0);
+    for (int kk = 0; kk < D / 16; ++kk) {
+      // Swizzled: column block kk / 4 (64 elements), then 16 elements (32
+      // bytes) into its rows; atoms of 8 rows × 128 bytes stacked by 1,024.
+      const uint64_t b = SwizzleK ? wg::descriptor_sw128(key_at(t) + kk / 4 * (kTile * 64) + kk % 4 * 16, 1024)
+                                  : wg::descriptor(key_at(t) + kk * 128, kChunk, kKeyGroup);
+      wg::MmaRS<T, kTile, 0>::run(s, qf[kk], b, kk > 0);
+    }
     wg::commit();
   };
   uint32_t pa[kTile / 16][4];
@@ -206,11 +218,12 @@ bool launch_forward_wgmma(const void* q, const void* k, const void* v, const Dim
     return false;
   if (version >= 8) {
     constexpr int ring_bytes = kRing * 2 * kTile * D * 2;  // kRing buffers of a K and a V tile
-    if (d.block > 64)
-      return launch_forward_rows(block_sparse_attention_wgmma_fwd_v8<T, D, 2>, 256, ring_bytes, q, k, v, d, rows,
-                                 scale, out, lse, stream, true);
-    return launch_forward_rows(block_sparse_attention_wgmma_fwd_v8<T, D, 1>, 128, ring_bytes, q, k, v, d, rows,
-                               scale, out, lse, stream, true);
+    const bool two = d.block > 64, swizzle = version >= 9;
+    auto kernel = swizzle ? (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, true>
+                                 : block_sparse_attention_wgmma_fwd_v8<T, D, 1, true>)
+                          : (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, false>
+                                 : block_sparse_attention_wgmma_fwd_v8<T, D, 1, false>);
+    return launch_forward_rows(kernel, two ? 256 : 128, ring_bytes, q, k, v, d, rows, scale, out, lse, stream, true);
   }
   constexpr int bytes = 2 * 2 * kTile * D * 2;  // two buffers of a K and a V tile
   if (version >= 7)

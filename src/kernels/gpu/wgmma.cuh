@@ -47,6 +47,17 @@ __device__ __forceinline__ uint64_t descriptor(const void* smem, uint32_t lbo_by
 // Before the first wgmma of a batch: orders the registers it reads (A, and
 // the accumulators when they were changed by other instructions) after the
 // instructions that wrote them.
+// Descriptor of a K-major operand in the 128-byte swizzle (mode 1, bits
+// 62-63): rows of 64 bf16/f16 (128 bytes) in atoms of 8 rows × 128 bytes,
+// 1,024-byte aligned, the 16-byte chunk c of row r stored at chunk c ^ (r %
+// 8) of its row. SBO is the step from one 8-row atom to the next (1,024
+// bytes where atoms are stacked along N); LBO is not used by this mode.
+// A K step inside the 128 bytes moves the start address by its bytes (the
+// hardware applies the swizzle to the address it forms).
+__device__ __forceinline__ uint64_t descriptor_sw128(const void* smem, uint32_t sbo_bytes) {
+  return descriptor(smem, 16, sbo_bytes) | (1ull << 62);
+}
+
 __device__ __forceinline__ void fence() {
 #if STEPSCOPE_HAVE_WGMMA
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
