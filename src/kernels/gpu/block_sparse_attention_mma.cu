@@ -75,14 +75,8 @@ __global__ void __launch_bounds__(kWarps * 32, kFwdBlocksPerSm<D, V>) block_spar
   const LaneRows& r = at.r;
   const bool warp_live = at.warp_live();
   uint32_t qf[D / 16][4];
-  load_a_global<D>(qf, q, at.row_at, r.ok, lane);
-  float o[D / 8][4];
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-  // Running max and sum of each of the lane's rows. v3, v4: the max of
-  // scaled scores (log2 units); v5: of raw scores, scaled inside the
-  // exponent's FFMA.
-  float top[2] = {-INFINITY, -INFINITY}, sum[2] = {0.0f, 0.0f};
+  float o[D / 8][4], top[2], sum[2];
+  start_rows<D>(qf, o, top, sum, q, at, lane);
   const float scale2 = scale * kLog2e;
 
   walk_tiles_async<D, V>(rows, at.mask_row, d.block, d.seq_k, k, v, at.kv_base, buffers,

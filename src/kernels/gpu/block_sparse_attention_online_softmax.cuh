@@ -31,6 +31,20 @@ struct ForwardRows {
   __device__ bool warp_live() const { return __any_sync(0xffffffffu, r.ok[0]); }
 };
 
+// A forward warp's start: its Q fragments from global memory, the output
+// rows at zero, and each of the lane's rows' running max at -inf and sum at
+// zero (v3, v4: the max of scaled scores, log2 units; v5 on: of raw scores,
+// scaled inside the exponent's FFMA).
+template <int D, int CtaRows>
+__device__ __forceinline__ void start_rows(uint32_t qf[D / 16][4], float o[D / 8][4], float top[2], float sum[2],
+                                           const uint16_t* q, const ForwardRows<CtaRows>& at, int lane) {
+  load_a_global<D>(qf, q, at.row_at, at.r.ok, lane);
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  top[0] = top[1] = -INFINITY;
+  sum[0] = sum[1] = 0.0f;
+}
+
 // Masks the tile's scores s, moves each of the lane's two rows' running max
 // `top` and sum `sum` on, turns s into P (unnormalised probabilities, 0 where
 // masked) and sets `rescale`, the factor that takes the output rows to the

@@ -36,11 +36,8 @@ __global__ void __launch_bounds__(kThreads<V>, V == 6 ? 3 : 1) block_sparse_atte
   const ForwardRows<kThreads<V> / 32 * kRows> at(d, warp, lane);
   const LaneRows& r = at.r;
   uint32_t qf[D / 16][4];
-  load_a_global<D>(qf, q, at.row_at, r.ok, lane);
-  float o[D / 8][4];
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-  float top[2] = {-INFINITY, -INFINITY}, sum[2] = {0.0f, 0.0f};
+  float o[D / 8][4], top[2], sum[2];
+  start_rows<D>(qf, o, top, sum, q, at, lane);
   const float scale2 = scale * kLog2e;
   // Byte steps of the core-matrix layout (stage_pair_core): a 16-byte
   // chunk of the head dimension, and a group of 8 keys.
@@ -109,11 +106,8 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
   const ForwardRows<W * 4 * kRows> at(d, warp, lane);
   const LaneRows& r = at.r;
   uint32_t qf[D / 16][4];
-  load_a_global<D>(qf, q, at.row_at, r.ok, lane);
-  float o[D / 8][4];
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-  float top[2] = {-INFINITY, -INFINITY}, sum[2] = {0.0f, 0.0f};
+  float o[D / 8][4], top[2], sum[2];
+  start_rows<D>(qf, o, top, sum, q, at, lane);
   const float scale2 = scale * kLog2e;
   constexpr uint32_t kChunk = 128, kKeyGroup = 16 * D;
   auto key_at = [&](int t) { return ring + (t % kRing) * 2 * kTile * D; };
