@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
     float* lse) {
   constexpr int kV = 8, kThreadsW = W * 128;
   extern __shared__ __align__(1024) unsigned char smem[];  // the swizzle's atoms are 1,024-byte aligned
-  uint16_t* ring = reinterpret_cast<uint16_t*>(smem);  // [kRing][K, V][core matrices of kTile × D]
+  uint16_t* ring = reinterpret_cast<uint16_t*>(smem);  // [kRing][K, V][kTile × D]: V (and v8's K) in core matrices, v9's K swizzled
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const ForwardRows<W * 4 * kRows> at(d, warp, lane);
   const LaneRows& r = at.r;
