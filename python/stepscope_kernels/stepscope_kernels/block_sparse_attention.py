@@ -37,8 +37,10 @@ except ImportError:  # pragma: no cover - depends on the build
 # fastest measured, 1 the SIMT baseline, 2 WMMA tensor cores (forward only),
 # 3 mma.sync with register-resident fragments (forward and backward), 4 the
 # same with a mask-free path for tiles the mask keeps whole, 5 that with
-# fewer instructions (fast exponents, no division per tile), 6 v5's forward
-# on Hopper's warpgroup products (wgmma; its backward is v5's).
+# fewer instructions (fast exponents, no division per tile), 6 to 10 forwards
+# on Hopper's warpgroup products (wgmma; their backward is v5's; v5 off
+# Hopper): 6 v5's loop, 7 two warpgroups sharing each K/V tile, 8 the
+# softmax under the products, 9 K swizzled, 10 K and V swizzled.
 # Tests and benchmarks set them to compare versions on the same inputs.
 FORWARD_VERSION = 0
 BACKWARD_VERSION = 0

@@ -25,8 +25,16 @@ using bsa::Dims;
 using bsa::group_of;
 
 constexpr int kTile = 32;  // keys (or queries) staged per shared-memory tile
-// What version 0 runs: the fastest version measured (block_sparse_attention.h).
-constexpr int kFastestVersion = 5;
+// What version 0 runs: the fastest version measured (block_sparse_attention.h,
+// docs/kernels.md). The forward: v10 at head dim 128 (1.17-1.50x v5 on an
+// H100, 2026-12-06), v7 at head dim 64 (1.07-1.51x v5 there; v8-v10 hold
+// 152 registers per thread for 256 threads at 64, one block per SM); both
+// are v5 where wgmma does not run. The backward: v5.
+template <int D>
+constexpr int kFastestForward = D == 128 ? 10 : 7;
+constexpr int kFastestBackward = 5;
+// The newest version (block_sparse_attention.h lists them all).
+constexpr int kLastVersion = 10;
 
 // Stage rows [t0, t0 + n) of a [.., seq, D] tensor at `base` into `dst` as fp32.
 template <class T, int D>
@@ -255,13 +263,10 @@ template <class T, int D>
 void launch_forward(const void* q, const void* k, const void* v, const Dims& d, const DeviceBlockMask& m,
                     float scale, void* out, float* lse, int version, cudaStream_t stream) {
   using B = typename T::Bits;
-  // v5 is the default (kFastestVersion): measured on an H200, 1.03-1.50x
-  // v4's forward at 16k tokens and head dim 128 (0.74-0.92x at 4k tokens and
-  // head dim 64) and 0.90-1.24x its forward + backward (docs/kernels.md); v1
-  // where the tensor-core kernels do not apply.
-  if (version == 0) version = kFastestVersion;
+  // v1 where the tensor-core kernels do not apply.
+  if (version == 0) version = kFastestForward<D>;
   if (version == 2 && bsa::launch_forward_wmma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream)) return;
-  // v6 to v9 where wgmma runs (Hopper), v5 elsewhere.
+  // v6 to v10 where wgmma runs (Hopper), v5 elsewhere.
   if (version >= 6 && bsa::launch_forward_wgmma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream, version))
     return;
   if (version >= 3 && bsa::launch_forward_mma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream, version))
@@ -298,7 +303,7 @@ void launch_backward(const void* q, const void* k, const void* v, const void* ou
   float* dv_acc = ws + nkv;
   float* delta = ws + 2 * nkv;
   cudaMemsetAsync(ws, 0, 2 * nkv * sizeof(float), stream);
-  if (version == 0) version = kFastestVersion;
+  if (version == 0) version = kFastestBackward;
   const bool ran_mma = version >= 3 && bsa::launch_backward_mma<T, D>(q, k, v, out, dout, lse, d, m.rows, m.cols,
                                                                      scale, dq, delta, dk_acc, dv_acc, stream, version);
   if (!ran_mma) launch_backward_v1<T, D>(q, k, v, out, dout, lse, d, m, scale, dq, dk_acc, dv_acc, delta, stream);
@@ -342,8 +347,8 @@ std::string block_sparse_attention_forward(const void* q, const void* k, const v
   if (std::string bad = check(s, m, dtype); !bad.empty()) return bad;
   if (!q || !k || !v || !out || !lse || !m.rows.row_offsets || !m.rows.col_indices || !m.rows.partial)
     return "block_sparse_attention_forward: a null pointer";
-  if (version < 0 || version > 9)
-    return "block_sparse_attention_forward: version must be 0 (fastest) or 1 to 9";
+  if (version < 0 || version > kLastVersion)
+    return "block_sparse_attention_forward: version must be 0 (fastest) or 1 to " + std::to_string(kLastVersion);
   const Dims d = dims(s, m);
   dispatch<Forward>(dtype, s.head_dim, q, k, v, d, m, scale, out, lse, version, stream);
   return launch_error("block_sparse_attention_forward");
@@ -358,9 +363,9 @@ std::string block_sparse_attention_backward(const void* q, const void* k, const 
   if (!q || !k || !v || !out || !dout || !lse || !dq || !dk || !dv || !workspace || !m.rows.row_offsets ||
       !m.rows.col_indices || !m.rows.partial || !m.cols.row_offsets || !m.cols.col_indices || !m.cols.partial)
     return "block_sparse_attention_backward: a null pointer";
-  if (version < 0 || version == 2 || version > 9)
-    return "block_sparse_attention_backward: version must be 0 (fastest), 1 or 3 to 9 (v6's to v9's backward is "
-           "v5's)";
+  if (version < 0 || version == 2 || version > kLastVersion)
+    return "block_sparse_attention_backward: version must be 0 (fastest), 1 or 3 to " + std::to_string(kLastVersion) +
+           " (v6's to v" + std::to_string(kLastVersion) + "'s backward is v5's)";
   const Dims d = dims(s, m);
   dispatch<Backward>(dtype, s.head_dim, q, k, v, out, dout, lse, d, m, scale, dq, dk, dv,
                      static_cast<float*>(workspace), version, stream);

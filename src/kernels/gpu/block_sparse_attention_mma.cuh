@@ -269,22 +269,29 @@ __device__ __forceinline__ void stage_pair_core(const uint16_t* x, const uint16_
 // of one row (Nsight Compute on v8: the core-matrix order read 16 bytes of
 // each of eight rows per eight threads and fetched every sector twice) and
 // write eight different chunks of one shared-memory row (no bank conflict).
-// y (V) keeps the core-matrix layout.
-template <int D, int Threads>
-__device__ __forceinline__ void stage_pair_swizzled_k(const uint16_t* x, const uint16_t* y, int64_t base,
-                                                      int64_t t0, int n, uint16_t* a, uint16_t* b) {
+// SwizzleY (v10): y (V) in the same layout, which is also the canonical
+// MN-major 128-byte swizzle of P·V's B operand (keys are K, rows of 64 head
+// dimensions are N: wg::descriptor_sw128_mn); otherwise y keeps the
+// core-matrix layout.
+template <int D, int Threads, bool SwizzleY = false>
+__device__ __forceinline__ void stage_pair_swizzled(const uint16_t* x, const uint16_t* y, int64_t base, int64_t t0,
+                                                    int n, uint16_t* a, uint16_t* b) {
   const uint16_t* xt = x + (base + t0) * D;
   const uint16_t* yt = y + (base + t0) * D;
 #pragma unroll 1
   for (int i = 0; i < kTile * D / 8 / Threads; ++i) {
     const int idx = threadIdx.x + i * Threads;
-    const int kr = idx / (D / 8), kc = idx % (D / 8);
-    const bool klive = kr < n;
-    const int to = (kc / 8) * (kTile * 64) + kr * 64 + ((kc % 8) ^ (kr % 8)) * 8;
-    copy16_async(a + to, xt + (klive ? kr * D + kc * 8 : 0), klive ? 16 : 0);
-    const int vr = (idx / D) * 8 + idx % 8, vc = idx / 8 % (D / 8);
-    const bool vlive = vr < n;
-    copy16_async(b + idx * 8, yt + (vlive ? vr * D + vc * 8 : 0), vlive ? 16 : 0);
+    const int row = idx / (D / 8), chunk = idx % (D / 8);
+    const bool live = row < n;
+    const int to = (chunk / 8) * (kTile * 64) + row * 64 + ((chunk % 8) ^ (row % 8)) * 8;
+    copy16_async(a + to, xt + (live ? row * D + chunk * 8 : 0), live ? 16 : 0);
+    if constexpr (SwizzleY) {
+      copy16_async(b + to, yt + (live ? row * D + chunk * 8 : 0), live ? 16 : 0);
+    } else {
+      const int vr = (idx / D) * 8 + idx % 8, vc = idx / 8 % (D / 8);
+      const bool vlive = vr < n;
+      copy16_async(b + idx * 8, yt + (vlive ? vr * D + vc * 8 : 0), vlive ? 16 : 0);
+    }
   }
 }
 

@@ -90,18 +90,22 @@ __global__ void __launch_bounds__(kThreads<V>, V == 6 ? 3 : 1) block_sparse_atte
 // barrier yet. W warpgroups (64 query rows each) share the ring: 2 for
 // blocks of more than 64 rows, 1 otherwise (a second would have no rows).
 //
-// v9 (SwizzleK): v8 with K staged in the 128-byte swizzle by whole rows
-// (stage_pair_swizzled_k): Nsight Compute on v8 counted twice the L2
-// sectors its K/V loads needed and 70% excess shared-memory wavefronts.
+// Swizzled: the operands staged in the 128-byte swizzle by whole rows
+// (stage_pair_swizzled), after Nsight Compute on v8 counted twice the L2
+// sectors its K/V loads needed and 70% excess shared-memory wavefronts: 0
+// none (v8), 1 K (v9), 2 K and V (v10).
 constexpr int kRing = 4;
 
-template <class T, int D, int W, bool SwizzleK>
+template <class T, int D, int W, int Swizzled>
 __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
     const uint16_t* q, const uint16_t* k, const uint16_t* v, DeviceCsr rows, Dims d, float scale, uint16_t* out,
     float* lse) {
   constexpr int kV = 8, kThreadsW = W * 128;
-  extern __shared__ __align__(1024) unsigned char smem[];  // the swizzle's atoms are 1,024-byte aligned
-  uint16_t* ring = reinterpret_cast<uint16_t*>(smem);  // [kRing][K, V][kTile × D]: V (and v8's K) in core matrices, v9's K swizzled
+  // The swizzle's atoms are 1,024-byte aligned. (A name apart from v6's
+  // `smem`: two declarations of one name with different alignments are
+  // merged, and nvcc warns which one it keeps.)
+  extern __shared__ __align__(1024) unsigned char ring_smem[];
+  uint16_t* ring = reinterpret_cast<uint16_t*>(ring_smem);  // [kRing][K, V][kTile × D], each in its layout (Swizzled)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const ForwardRows<W * 4 * kRows> at(d, warp, lane);
   const LaneRows& r = at.r;
@@ -118,8 +122,8 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
   Tile now{0, 0, false}, next{0, 0, false}, after{0, 0, false};  // tiles 0, t+1, t+2
   auto stage = [&](int t, Tile& tile) {
     tile = walk.next();
-    if constexpr (SwizzleK)
-      stage_pair_swizzled_k<D, kThreadsW>(k, v, at.kv_base, tile.t0, tile.n, key_at(t), value_at(t));
+    if constexpr (Swizzled > 0)
+      stage_pair_swizzled<D, kThreadsW, (Swizzled > 1)>(k, v, at.kv_base, tile.t0, tile.n, key_at(t), value_at(t));
     else
       stage_pair_core<D, kThreadsW>(k, v, at.kv_base, tile.t0, tile.n, key_at(t), value_at(t));
   };
@@ -129,7 +133,7 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
     for (int kk = 0; kk < D / 16; ++kk) {
       // Swizzled: column block kk / 4 (64 elements), then 16 elements (32
       // bytes) into its rows; atoms of 8 rows × 128 bytes stacked by 1,024.
-      const uint64_t b = SwizzleK ? wg::descriptor_sw128(key_at(t) + kk / 4 * (kTile * 64) + kk % 4 * 16, 1024)
+      const uint64_t b = Swizzled > 0 ? wg::descriptor_sw128(key_at(t) + kk / 4 * (kTile * 64) + kk % 4 * 16, 1024)
                                   : wg::descriptor(key_at(t) + kk * 128, kChunk, kKeyGroup);
       wg::MmaRS<T, kTile, 0>::run(s, qf[kk], b, kk > 0);
     }
@@ -164,8 +168,14 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
   // products, so ptxas can keep them in flight (C7514 otherwise).
   auto issue_pv = [&](int t) {
 #pragma unroll
-    for (int kk = 0; kk < kTile / 16; ++kk)
-      wg::MmaRS<T, D, 1>::run(o, pa[kk], wg::descriptor(value_at(t) + kk * 16 * D, kKeyGroup, kChunk), 1);
+    for (int kk = 0; kk < kTile / 16; ++kk) {
+      // Swizzled: keys 16kk.. are rows 16kk.. of each 64-column block;
+      // blocks of N are kTile × 64 elements apart, groups of 8 keys 1,024
+      // bytes.
+      const uint64_t b = Swizzled > 1 ? wg::descriptor_sw128_mn(value_at(t) + kk * 16 * 64, kTile * 64 * 2, 1024)
+                                      : wg::descriptor(value_at(t) + kk * 16 * D, kKeyGroup, kChunk);
+      wg::MmaRS<T, D, 1>::run(o, pa[kk], b, 1);
+    }
     wg::commit();
   };
   for (int t = 0; t + 1 < tiles; ++t) {
@@ -212,11 +222,13 @@ bool launch_forward_wgmma(const void* q, const void* k, const void* v, const Dim
     return false;
   if (version >= 8) {
     constexpr int ring_bytes = kRing * 2 * kTile * D * 2;  // kRing buffers of a K and a V tile
-    const bool two = d.block > 64, swizzle = version >= 9;
-    auto kernel = swizzle ? (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, true>
-                                 : block_sparse_attention_wgmma_fwd_v8<T, D, 1, true>)
-                          : (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, false>
-                                 : block_sparse_attention_wgmma_fwd_v8<T, D, 1, false>);
+    const bool two = d.block > 64;
+    auto kernel = version >= 10 ? (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 2>
+                                       : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 2>)
+                  : version == 9 ? (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 1>
+                                        : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 1>)
+                                 : (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 0>
+                                        : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 0>);
     return launch_forward_rows(kernel, two ? 256 : 128, ring_bytes, q, k, v, d, rows, scale, out, lse, stream, true);
   }
   constexpr int bytes = 2 * 2 * kTile * D * 2;  // two buffers of a K and a V tile

@@ -44,9 +44,6 @@ __device__ __forceinline__ uint64_t descriptor(const void* smem, uint32_t lbo_by
          (static_cast<uint64_t>((sbo_bytes & 0x3FFFF) >> 4) << 32);
 }
 
-// Before the first wgmma of a batch: orders the registers it reads (A, and
-// the accumulators when they were changed by other instructions) after the
-// instructions that wrote them.
 // Descriptor of a K-major operand in the 128-byte swizzle (mode 1, bits
 // 62-63): rows of 64 bf16/f16 (128 bytes) in atoms of 8 rows × 128 bytes,
 // 1,024-byte aligned, the 16-byte chunk c of row r stored at chunk c ^ (r %
@@ -58,6 +55,20 @@ __device__ __forceinline__ uint64_t descriptor_sw128(const void* smem, uint32_t 
   return descriptor(smem, 16, sbo_bytes) | (1ull << 62);
 }
 
+// Descriptor of an MN-major operand (P·V's V: N, the head dimension, is
+// contiguous) in the 128-byte swizzle: the same atoms of 8 rows × 128 bytes
+// with the same XOR of chunks, a row now holding 64 N-elements of one K
+// index. PTX ISA's canonical MN-major layout for this mode is
+// ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)) in 16-byte units: LBO is the step
+// from one 64-element block of N to the next, SBO from one group of 8 K
+// rows to the next (the roles are the reverse of the unswizzled layout's).
+__device__ __forceinline__ uint64_t descriptor_sw128_mn(const void* smem, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+  return descriptor(smem, lbo_bytes, sbo_bytes) | (1ull << 62);
+}
+
+// Before the first wgmma of a batch: orders the registers it reads (A, and
+// the accumulators when they were changed by other instructions) after the
+// instructions that wrote them.
 __device__ __forceinline__ void fence() {
 #if STEPSCOPE_HAVE_WGMMA
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
