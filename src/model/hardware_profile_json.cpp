@@ -314,7 +314,7 @@ std::optional<ClusterSpec> planner_profile_from_json(const json& j, const std::s
   }
   const GpuSpec* base = find_gpu(j["gpu"].get<std::string>());
   if (!base) {
-    error = fmt::format("{}: field \"gpu\": unknown GPU \"{}\"", where, j["gpu"].get<std::string>());
+    error = fmt::format("{}: field \"gpu\": unknown GPU \"{}\"", where, text_for_message(j["gpu"].get<std::string>()));
     return std::nullopt;
   }
   ClusterSpec c;

@@ -24,7 +24,7 @@ struct PathTracker {
       if (f.array)
         out += fmt::format("[{}]", f.index);
       else if (!f.key.empty())
-        out += (out.empty() ? "" : ".") + f.key;
+        out += (out.empty() ? "" : ".") + text_for_message(f.key);
     }
     return out;
   }
@@ -39,6 +39,21 @@ struct TooDeep {
 };
 
 }  // namespace
+
+std::string text_for_message(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\')
+      out += fmt::format("\\{}", ch);
+    else if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += ch;
+  }
+  return out;
+}
 
 std::string field_error(const std::string& where, const std::string& field, const std::string& what) {
   return fmt::format("{}: field \"{}\" {}", where, field, what);

@@ -33,6 +33,12 @@ std::optional<std::string> read_input_file(const std::string& path, std::string&
 // The same for a file; errors of read_input_file and parse_json_text.
 std::optional<nlohmann::json> read_json_file(const std::string& path, std::string& error);
 
+// Text from the input (a member name, a string value) as an error quotes it:
+// JSON can escape any character into a key or a string, and a newline would
+// split the one-line error (found by fuzz_plan_model). Control characters
+// become \xNN, '"' and '\\' get a backslash; everything else is kept.
+std::string text_for_message(std::string_view text);
+
 // "<where>: field \"<field>\" <what>": the one-line form every reader on top
 // of these uses.
 std::string field_error(const std::string& where, const std::string& field, const std::string& what);

@@ -110,6 +110,10 @@ TEST(HardwareProfile, ErrorsNameTheField) {
   std::string unknown = dir.write("a.json", R"({"gpu": "v100"})");
   EXPECT_FALSE(load_hardware_profile(unknown, error));
   EXPECT_EQ(error, unknown + ": field \"gpu\": unknown GPU \"v100\"");
+  // The name as the file spells it, escaped: a newline stays out of the one-line error.
+  std::string newline = dir.write("n.json", R"({"gpu": "v1\n00"})");
+  EXPECT_FALSE(load_hardware_profile(newline, error));
+  EXPECT_EQ(error, newline + R"(: field "gpu": unknown GPU "v1\x0a00")");
   std::string bad = dir.write("b.json", R"({"gpu": "h100-sxm", "gemm": [{"m": 1, "n": 1, "k": 0, "tflops": 1}]})");
   EXPECT_FALSE(load_hardware_profile(bad, error));
   EXPECT_EQ(error, bad + ": field \"gemm[0].k\" must be a number from 1 to 16777216, got 0");

@@ -23,6 +23,16 @@ TEST(JsonFile, NumberPastDoubleRangeNamesTheField) {
   EXPECT_EQ(error, "x.json: number 1e309 is out of range");
 }
 
+// A key with a newline (JSON's \n escape) split the error in two lines
+// (fuzz_plan_model): the quoted field escapes control characters, quotes and
+// backslashes.
+TEST(JsonFile, FieldNamesInErrorsStayOnOneLine) {
+  std::string error;
+  EXPECT_FALSE(parse_json_text(R"({"a\nb": [{"c\"d\\e\u001b": 1e309}]})", "m.json", error));
+  EXPECT_EQ(error, R"(m.json: field "a\x0ab[0].c\"d\\e\x1b" holds a number out of range (1e309))");
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
 TEST(JsonFile, FileWithHugeNumberIsAnErrorNotAnAbort) {
   testing::TempDir dir;
   std::string path = dir.write("m.json", R"({"name": "x", "hidden": 4096, "seq": 1e309})");
