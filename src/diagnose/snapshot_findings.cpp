@@ -72,6 +72,7 @@ void add_oom_metrics(Finding& f, const OomReport& o, const DeviceReport& d) {
   m.push_back({"oom_requested_bytes", bytes(o.requested), "B"});
   m.push_back({"oom_free_in_segments_bytes", bytes(o.before.state.free.free_bytes), "B"});
   m.push_back({"oom_device_free_bytes", bytes(o.device_free), "B"});
+  m.push_back({"oom_process_limit", o.process_limit ? 1.0 : 0.0, "flag"});
   m.push_back({"oom_largest_free_block_bytes", bytes(o.largest_free_in_pool), "B"});
   m.push_back({"oom_fragmentation", o.before.state.free.fragmentation(), "ratio"});
   m.push_back({"oom_reserved_bytes", bytes(o.before.state.levels.reserved), "B"});
@@ -101,7 +102,7 @@ void fragmentation_ooms(const DeviceReport& d, int expandable, const SnapshotFin
                         "the largest free block {}",
                         frag.size(), d.timeline.ooms, errors(d.timeline.ooms), d.timeline.device,
                         frag.size() == 1 ? "was" : "were", mib(first.requested),
-                        mib(first.before.state.free.free_bytes + first.device_free), mib(first.largest_free_in_pool));
+                        mib(first.free_in_reach), mib(first.largest_free_in_pool));
   add_oom_metrics(f, first, d);
   size_t fits = 0;
   for (const OomReport* o : frag) fits += o->fits_with_expandable ? 1 : 0;
@@ -114,8 +115,9 @@ void fragmentation_ooms(const DeviceReport& d, int expandable, const SnapshotFin
     remedies.push_back(
         {fits > 0 ? static_cast<double>(fits) : -1.0,
          fmt::format("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: it would have served {} of these {} requests "
-                     "(the free whole {} pages and CUDA's free memory {} them)",
+                     "(the free whole {} pages{} {} them)",
                      fits, frag.size(), first.requested > memory::kSmallRequest ? "20 MiB" : "2 MiB",
+                     first.process_limit ? ", within the process's limit," : " and CUDA's free memory",
                      fits > 0 ? "cover" : "do not cover")});
   }
   add_pool_remedy(d, remedies);
@@ -135,7 +137,7 @@ void capacity_ooms(const DeviceReport& d, const SnapshotFindingsContext& ctx, st
   f.title = fmt::format("{} out-of-memory {} on device {} for lack of memory: {} requested, {} free anywhere, {} "
                         "held by tensors",
                         cap.size(), errors(cap.size()), d.timeline.device, mib(first.requested),
-                        mib(first.before.state.free.free_bytes + first.device_free),
+                        mib(first.free_in_reach),
                         size_text(first.before.state.levels.allocated));
   add_oom_metrics(f, first, d);
   f.evidence.metrics.push_back({"capacity_ooms", bytes(cap.size()), "count"});

@@ -65,13 +65,31 @@ OomReport explain_oom(const MemorySnapshot& s, size_t e, MemoryState before) {
   o.device_free = s.trace.device_free[e];
   const FreeSpace& f = before.free;
   o.largest_free_in_pool = o.requested > kSmallRequest ? f.largest_free_large : f.largest_free_small;
-  const uint64_t free_total = f.free_bytes + o.device_free;
+  // The segment c10 would have asked cudaMalloc for (get_allocation_size):
+  // 2 MiB for a small request, 20 MiB up to 10 MiB, else the request in
+  // whole 2 MiB. With that much free on the device cudaMalloc would have
+  // served it, so the allocator's own limit refused it
+  // (set_per_process_memory_fraction).
+  const uint64_t segment = o.requested <= kSmallRequest     ? kExpandablePageSmall
+                           : o.requested < (10ull << 20)     ? kExpandablePageLarge
+                                                             : (o.requested + kExpandablePageSmall - 1) /
+                                                                   kExpandablePageSmall * kExpandablePageSmall;
+  o.process_limit = o.device_free >= segment;
+  const uint64_t device_in_reach = o.process_limit ? 0 : o.device_free;
+  const uint64_t free_total = f.free_bytes + device_in_reach;
+  o.free_in_reach = free_total;
   // Under expandable segments an OOM first unmaps every free whole page
   // (release_cached_blocks) and then maps the request's pages: it fits when
   // those pages and what CUDA had free cover the request in whole pages.
   const uint64_t page = o.requested > kSmallRequest ? kExpandablePageLarge : kExpandablePageSmall;
-  o.fits_with_expandable = (o.requested + page - 1) / page * page <= f.free_in_pages + o.device_free;
-  o.reachable = before.levels.reserved + o.device_free;
+  o.fits_with_expandable = (o.requested + page - 1) / page * page <= f.free_in_pages + device_in_reach;
+  o.reachable = before.levels.reserved + device_in_reach;
+  // Where the device's free memory was out of reach, the sentence says so.
+  const std::string device_part =
+      o.process_limit ? fmt::format(" (the device still had {} free: a per-process limit such as "
+                                    "torch.cuda.set_per_process_memory_fraction held the cache to about {} reserved)",
+                                    mib(o.device_free), mib(before.levels.reserved))
+                      : "";
   if (o.largest_free_in_pool >= o.requested) {
     o.cause = OomCause::kOther;
     o.explanation = fmt::format(
@@ -80,17 +98,25 @@ OomReport explain_oom(const MemorySnapshot& s, size_t e, MemoryState before) {
         mib(o.requested), mib(o.largest_free_in_pool));
   } else if (free_total >= o.requested) {
     o.cause = OomCause::kFragmentation;
-    o.explanation = fmt::format(
-        "fragmentation: {} requested; {} were free in total ({} cached inside {} segments + {} on the device), but "
-        "the largest free block was {}",
-        mib(o.requested), mib(free_total), mib(f.free_bytes), f.segments, mib(o.device_free),
-        mib(o.largest_free_in_pool));
+    o.explanation =
+        o.process_limit
+            ? fmt::format("fragmentation: {} requested; {} were free inside {} segments, but the largest free block "
+                          "was {}{}",
+                          mib(o.requested), mib(f.free_bytes), f.segments, mib(o.largest_free_in_pool), device_part)
+            : fmt::format("fragmentation: {} requested; {} were free in total ({} cached inside {} segments + {} on "
+                          "the device), but the largest free block was {}",
+                          mib(o.requested), mib(free_total), mib(f.free_bytes), f.segments, mib(o.device_free),
+                          mib(o.largest_free_in_pool));
   } else {
     o.cause = OomCause::kCapacity;
-    o.explanation = fmt::format(
-        "capacity: {} requested; only {} were free anywhere ({} cached inside segments + {} on the device), "
-        "{} held by tensors",
-        mib(o.requested), mib(free_total), mib(f.free_bytes), mib(o.device_free), mib(before.levels.allocated));
+    o.explanation =
+        o.process_limit
+            ? fmt::format("capacity: {} requested; only {} were free inside segments, {} held by tensors{}",
+                          mib(o.requested), mib(f.free_bytes), mib(before.levels.allocated), device_part)
+            : fmt::format("capacity: {} requested; only {} were free anywhere ({} cached inside segments + {} on the "
+                          "device), {} held by tensors",
+                          mib(o.requested), mib(free_total), mib(f.free_bytes), mib(o.device_free),
+                          mib(before.levels.allocated));
   }
   o.before = describe(s, std::move(before));
   return o;

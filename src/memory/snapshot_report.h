@@ -37,7 +37,7 @@ struct StateReport {
 };
 
 enum class OomCause {
-  kFragmentation,  // enough bytes free in total (cached + on the device), no free block large enough
+  kFragmentation,  // enough bytes free within reach (cached + on the device), no free block large enough
   kCapacity,       // not enough bytes free anywhere
   kOther,          // a cached free block was large enough: another stream's, or the request's pool differs
 };
@@ -48,12 +48,20 @@ struct OomReport {
   int64_t time_us = trace::snapshot::kNoTime;
   uint64_t requested = 0;    // bytes the failed allocation asked for
   uint64_t device_free = 0;  // bytes CUDA still had free
+  // CUDA had room for the request (device_free covers it in whole 2 MiB
+  // units), so a per-process limit refused it, not the device:
+  // torch.cuda.set_per_process_memory_fraction (or a share the process was
+  // held to). Then device_free is out of the process's reach and counts
+  // nowhere below.
+  bool process_limit = false;
+  uint64_t free_in_reach = 0;  // free bytes inside segments, + device_free unless process_limit
   uint64_t largest_free_in_pool = 0;  // the largest free cached block in the request's pool
   OomCause cause = OomCause::kOther;
   // With expandable_segments:True the same request would have fitted: the
-  // free whole pages (FreeSpace::free_in_pages) plus device_free cover it.
+  // free whole pages (FreeSpace::free_in_pages) plus device_free (unless
+  // process_limit) cover it.
   bool fits_with_expandable = false;
-  uint64_t reachable = 0;    // reserved + device_free: the most this process could have held
+  uint64_t reachable = 0;    // reserved + device_free (unless process_limit): the most this process could have held
   std::string explanation;   // one sentence with the numbers
   StateReport before;        // the state just before the failed request
 };

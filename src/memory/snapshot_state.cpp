@@ -202,6 +202,26 @@ uint32_t allocation_site(const MemorySnapshot& s, uint32_t stack) {
     const uint32_t f = s.stacks.frames[i];
     if (!is_framework_or_native(s.strings.get(s.frames.filename[f]))) return f;
   }
+  // Only PyTorch's own and native frames: the autograd engine's threads run
+  // the backward without a Python frame, and a C++ stack starts with the
+  // capture itself (torch::unwind::unwind, CapturedTraceback::gather), the
+  // caching allocator, the empty-tensor helpers and the dispatcher. The
+  // innermost frame that names an operation stands for the site: a
+  // derivative formula of the backward (torch::autograd::generated::...),
+  // else the innermost ATen operator entry (at::_ops::<op>::call or
+  // ::redispatch), else the innermost frame.
+  auto first_named = [&](std::string_view prefix) -> uint32_t {
+    for (uint32_t i = begin; i < end; ++i) {
+      const uint32_t f = s.stacks.frames[i];
+      const std::string_view name = s.strings.get(s.frames.name[f]);
+      // A prefix, or after a return type ("at::Tensor torch::autograd::...").
+      const size_t at = name.find(prefix);
+      if (at == 0 || (at != std::string_view::npos && name[at - 1] == ' ')) return f;
+    }
+    return UINT32_MAX;
+  };
+  if (const uint32_t f = first_named("torch::autograd::generated::"); f != UINT32_MAX) return f;
+  if (const uint32_t f = first_named("at::_ops::"); f != UINT32_MAX) return f;
   return s.stacks.frames[begin];
 }
 

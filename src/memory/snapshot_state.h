@@ -67,7 +67,11 @@ std::vector<MemoryState> memory_states_after(const trace::snapshot::MemorySnapsh
 // The frame that stands for a stack's allocation site: the innermost frame
 // outside PyTorch itself and outside compiled code (a path through /torch/ or
 // site-packages/, with / or \\ as separators, a C/C++/CUDA source such as CPython's own Objects/*.c,
-// "??"); the innermost frame when all are. UINT32_MAX for an empty stack.
+// "??"). When all are (the backward's allocations on the autograd engine's
+// threads have no Python frame), the innermost frame naming an operation:
+// a derivative formula (torch::autograd::generated::), else an ATen
+// operator entry (at::_ops::), else the innermost frame. UINT32_MAX for an
+// empty stack.
 uint32_t allocation_site(const trace::snapshot::MemorySnapshot& s, uint32_t stack);
 // allocation_site of every stack, by stack row.
 std::vector<uint32_t> allocation_sites(const trace::snapshot::MemorySnapshot& s);

@@ -85,6 +85,7 @@ ordered_json build_memory_json(const memory::MemoryReport& rep, const std::vecto
                          {"time_us", time_or_null(o.time_us)},
                          {"requested_bytes", o.requested},
                          {"device_free_bytes", o.device_free},
+                         {"process_limit", o.process_limit},
                          {"largest_free_block_in_pool_bytes", o.largest_free_in_pool},
                          {"cause", std::string(memory::oom_cause_name(o.cause))},
                          {"fits_with_expandable_segments", o.fits_with_expandable},

@@ -12,7 +12,7 @@
 
 namespace stepscope::report {
 
-inline constexpr int kMemoryJsonSchemaVersion = 1;
+inline constexpr int kMemoryJsonSchemaVersion = 2;
 
 // `findings`: the snapshot's (pipeline/memory_run.h), as "findings".
 nlohmann::ordered_json build_memory_json(const memory::MemoryReport& report,

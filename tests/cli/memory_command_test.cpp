@@ -33,7 +33,7 @@ TEST(MemoryCommand, JsonOfAFragmentationOom) {
   EXPECT_TRUE(r.out.empty());
   std::ifstream f(json);
   const nlohmann::json j = nlohmann::json::parse(f);
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   ASSERT_EQ(j["devices"].size(), 1u);
   const auto& d = j["devices"][0];
   EXPECT_EQ(d["peak"]["allocated_bytes"], 40 << 20);

@@ -136,6 +136,44 @@ TEST(SnapshotState, AllocationSiteSkipsPyTorchAndNativeFrames) {
   EXPECT_EQ(allocation_site(*s, 0), UINT32_MAX);
 }
 
+// Stacks with no Python frame, as PyTorch 2.11 records them on the autograd
+// engine's thread (the frames' names from an H200 snapshot of
+// workloads/fragmentation_pool.py): the capture, the allocator, the empty
+// helpers and the dispatcher are passed over for the operation.
+TEST(SnapshotState, AStackWithoutPythonFramesNamesItsOperation) {
+  auto s = story();
+  auto add_stack = [&](std::initializer_list<std::pair<const char*, const char*>> frames) {
+    const uint32_t stack = static_cast<uint32_t>(s->stacks.rows());
+    for (const auto& [file, name] : frames) {
+      s->frames.filename.push_back(s->strings.intern(file));
+      s->frames.name.push_back(s->strings.intern(name));
+      s->frames.line.push_back(0);
+      s->stacks.frames.push_back(static_cast<uint32_t>(s->frames.rows() - 1));
+    }
+    s->stacks.offsets.push_back(static_cast<uint32_t>(s->stacks.frames.size()));
+    return stack;
+  };
+  auto name_of_site = [&](uint32_t stack) { return std::string(s->strings.get(s->frames.name[allocation_site(*s, stack)])); };
+  const std::pair<const char*, const char*> capture[] = {
+      {"??", "torch::unwind::unwind()"},
+      {"??", "torch::CapturedTraceback::gather(bool, bool, bool)"},
+      {"CUDACachingAllocator.cpp", "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(unsigned long, CUstream_st*)"},
+      {"??", "at::detail::empty_cuda(c10::ArrayRef<long>, c10::TensorOptions const&)"}};
+  const uint32_t backward = add_stack({capture[0], capture[1], capture[2], capture[3],
+                                       {"??", "at::_ops::mm::call(at::Tensor const&, at::Tensor const&)"},
+                                       {"", "at::Tensor torch::autograd::generated::details::mm_mat2_backward(at::Tensor const&)"},
+                                       {"??", "torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)"},
+                                       {"??", "torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)"}});
+  EXPECT_EQ(name_of_site(backward), "at::Tensor torch::autograd::generated::details::mm_mat2_backward(at::Tensor const&)");
+  const uint32_t reduce = add_stack({capture[0], capture[1], capture[2], capture[3],
+                                     {"??", "at::_ops::sum_dim_IntList::redispatch(c10::DispatchKeySet, at::Tensor const&)"},
+                                     {"??", "at::_ops::sum_dim_IntList::call(at::Tensor const&)"},
+                                     {"??", "torch::autograd::InputMetadata::reduce_grad(at::Tensor&) const"}});
+  EXPECT_EQ(name_of_site(reduce), "at::_ops::sum_dim_IntList::redispatch(c10::DispatchKeySet, at::Tensor const&)");
+  const uint32_t bare = add_stack({capture[0], capture[1], capture[2]});
+  EXPECT_EQ(name_of_site(bare), "torch::unwind::unwind()");
+}
+
 }  // namespace
 }  // namespace stepscope::memory
 
