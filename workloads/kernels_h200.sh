@@ -102,13 +102,18 @@ for stage in "${STAGES[@]}"; do
         done
         ;;
     wgmma)
-        # Block-sparse attention v6/v7's wgmma operands apart from the kernel,
-        # then v5/v6/v7 timed on the same inputs, without PyTorch.
+        # Block-sparse attention's wgmma operands and TMA copies apart from
+        # the kernels, then the forwards from v5 on timed on the same inputs,
+        # without PyTorch.
         run build_wgmma_probe "$STAGE_TIMEOUT" nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc \
             bench/kernels/wgmma_layout_probe.cu -o /tmp/wgmma_probe
         run wgmma_probe 60 /tmp/wgmma_probe
+        run build_tma_probe "$STAGE_TIMEOUT" nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc \
+            bench/kernels/tma_layout_probe.cu src/kernels/gpu/tensor_map.cu -o /tmp/tma_probe
+        run tma_probe 60 /tmp/tma_probe
         run build_bsa_raw "$STAGE_TIMEOUT" bash -c "nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc \
-            bench/kernels/bench_block_sparse_raw.cu src/kernels/gpu/block_sparse_attention*.cu -o /tmp/bsa_raw"
+            bench/kernels/bench_block_sparse_raw.cu src/kernels/gpu/block_sparse_attention*.cu \
+            src/kernels/gpu/tensor_map.cu -o /tmp/bsa_raw"
         run bsa_raw "$BENCH_TIMEOUT" /tmp/bsa_raw
         ;;
     variants)

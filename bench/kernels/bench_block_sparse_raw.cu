@@ -1,4 +1,4 @@
-// Block-sparse attention forward versions 5 to 10 timed through the raw
+// Block-sparse attention forward versions 5 to 11 timed through the raw
 // C++ API, without PyTorch: causal sliding windows of the Python benchmark's
 // densities (blocks of 128, 8 heads, batch 1, bf16) at 16k and 4k tokens,
 // head dims 128 and 64. Each version runs 20 times back to back after one
@@ -8,7 +8,7 @@
 // difference of each version's output from v5's. Built and run on an sm_90 GPU:
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc bench/kernels/bench_block_sparse_raw.cu \
-//       src/kernels/gpu/block_sparse_attention*.cu -o /tmp/bsa_raw && /tmp/bsa_raw
+//       src/kernels/gpu/block_sparse_attention*.cu src/kernels/gpu/tensor_map.cu -o /tmp/bsa_raw && /tmp/bsa_raw
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -55,7 +55,7 @@ int main() {
       AttentionShape s; s.batch = 1; s.heads = H; s.kv_heads = H; s.seq_q = S; s.seq_k = S; s.head_dim = D;
       const double flops = 4.0 * H * D * double(ci.size()) * B * B;
       printf("d %d seq %d window %d density %.3f:", D, S, W, double(ci.size()) / (nb * nb));
-      for (int ver : {5, 6, 7, 8, 9, 10}) {
+      for (int ver : {5, 6, 7, 8, 9, 10, 11}) {
         uint16_t* out = ver == 5 ? o5 : o6;
         // NaN everywhere first, so an output a version never wrote is not
         // the previous version's.

@@ -24,7 +24,7 @@ masks = [
     bsa.BlockSparseMask.from_mask_mod(lambda b, h, q, k: (q - k).abs() < 150, 300, 128, "cuda", window=150),
 ]
 # Forward versions to run (default all): python3 block_sparse_sanitize.py 6 7
-chosen = [int(a) for a in sys.argv[1:]] or [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+chosen = [int(a) for a in sys.argv[1:]] or [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
 for forward, backward in ((f, 1 if f == 2 else f) for f in chosen):
     bsa.FORWARD_VERSION, bsa.BACKWARD_VERSION = forward, backward
     for d in (64, 128):

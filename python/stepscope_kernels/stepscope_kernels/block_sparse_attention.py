@@ -40,7 +40,8 @@ except ImportError:  # pragma: no cover - depends on the build
 # fewer instructions (fast exponents, no division per tile), 6 to 10 forwards
 # on Hopper's warpgroup products (wgmma; their backward is v5's; v5 off
 # Hopper): 6 v5's loop, 7 two warpgroups sharing each K/V tile, 8 the
-# softmax under the products, 9 K swizzled, 10 K and V swizzled.
+# softmax under the products, 9 K swizzled, 10 K and V swizzled, 11 those
+# tiles copied by the tensor memory accelerator.
 # Tests and benchmarks set them to compare versions on the same inputs.
 FORWARD_VERSION = 0
 BACKWARD_VERSION = 0

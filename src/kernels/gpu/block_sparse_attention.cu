@@ -34,7 +34,7 @@ template <int D>
 constexpr int kFastestForward = D == 128 ? 10 : 7;
 constexpr int kFastestBackward = 5;
 // The newest version (block_sparse_attention.h lists them all).
-constexpr int kLastVersion = 10;
+constexpr int kLastVersion = 11;
 
 // Stage rows [t0, t0 + n) of a [.., seq, D] tensor at `base` into `dst` as fp32.
 template <class T, int D>
@@ -266,7 +266,7 @@ void launch_forward(const void* q, const void* k, const void* v, const Dims& d, 
   // v1 where the tensor-core kernels do not apply.
   if (version == 0) version = kFastestForward<D>;
   if (version == 2 && bsa::launch_forward_wmma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream)) return;
-  // v6 to v10 where wgmma runs (Hopper), v5 elsewhere.
+  // v6 to v11 where wgmma runs (Hopper), v5 elsewhere.
   if (version >= 6 && bsa::launch_forward_wgmma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream, version))
     return;
   if (version >= 3 && bsa::launch_forward_mma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream, version))

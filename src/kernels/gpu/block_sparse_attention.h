@@ -53,7 +53,10 @@
 //   v9  v8 with K staged in wgmma's 128-byte swizzle, each row read whole
 //       (Nsight Compute on v8: K/V loads fetched every L2 sector twice).
 //   v10 v9 with V in the same swizzle (the MN-major form of P·V's B).
-//       v6 to v10 run v5's backward.
+//   v11 v10's tiles copied by the tensor memory accelerator (TMA), issued
+//       by one thread and awaited on per-buffer barriers instead of a block
+//       barrier per tile; v10 where the tensor maps cannot be made.
+//       v6 to v11 run v5's backward.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -93,13 +96,13 @@ int64_t block_sparse_attention_workspace_bytes(const AttentionShape& s);
 // 128, block other than 16..128 in steps of 16, a null pointer, or the
 // launch error). out: like q, in dtype; lse: fp32 [batch, heads, seq_q].
 // `version`: 0 the fastest measured (today v10 at head dim 128, v7 at 64,
-// v5 where wgmma does not run), 1 to 10 that one (2 to 5 fall back to 1
-// where they do not apply, 6 to 10 to 5).
+// v5 where wgmma does not run), 1 to 11 that one (2 to 5 fall back to 1
+// where they do not apply, 6 to 11 to 5).
 std::string block_sparse_attention_forward(const void* q, const void* k, const void* v, const AttentionShape& s,
                                            const DeviceBlockMask& m, float scale, AttnDType dtype, void* out,
                                            float* lse, cudaStream_t stream, int version = 0);
 // dq, dk, dv in dtype; workspace of block_sparse_attention_workspace_bytes.
-// `version`: 0 the fastest measured (v5 today), 1, 3, 4 or 5 (6 to 10: 5).
+// `version`: 0 the fastest measured (v5 today), 1, 3, 4 or 5 (6 to 11: 5).
 std::string block_sparse_attention_backward(const void* q, const void* k, const void* v, const void* out,
                                             const void* dout, const float* lse, const AttentionShape& s,
                                             const DeviceBlockMask& m, float scale, AttnDType dtype, void* dq,

@@ -149,12 +149,13 @@ __device__ __forceinline__ void store_rows(const float o[D / 8][4], const float 
 
 // Launches a forward kernel of `threads` threads (16 query rows per warp)
 // over grid (q_blocks × ceil(block / rows per block), batch · heads) with
-// `bytes` of dynamic shared memory. Returns false, launching nothing, where
-// a pointer is not 16-byte aligned or the shared memory is refused.
-template <class Kernel>
+// `bytes` of dynamic shared memory, `extra` after the common arguments (v8
+// on: the tensor maps). Returns false, launching nothing, where a pointer
+// is not 16-byte aligned or the shared memory is refused.
+template <class Kernel, class... Extra>
 bool launch_forward_rows(Kernel kernel, int threads, int bytes, const void* q, const void* k, const void* v,
                          const Dims& d, const DeviceCsr& rows, float scale, void* out, float* lse,
-                         cudaStream_t stream, bool max_shared_carveout) {
+                         cudaStream_t stream, bool max_shared_carveout, const Extra&... extra) {
   if (!aligned16(q) || !aligned16(k) || !aligned16(v) || !aligned16(out)) return false;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return false;
   // Room for every block of threads the registers allow (a hint: the
@@ -166,7 +167,7 @@ bool launch_forward_rows(Kernel kernel, int threads, int bytes, const void* q, c
   const dim3 grid(static_cast<unsigned>(d.q_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
   kernel<<<grid, threads, bytes, stream>>>(static_cast<const uint16_t*>(q), static_cast<const uint16_t*>(k),
                                            static_cast<const uint16_t*>(v), rows, d, scale,
-                                           static_cast<uint16_t*>(out), lse);
+                                           static_cast<uint16_t*>(out), lse, extra...);
   return true;
 }
 

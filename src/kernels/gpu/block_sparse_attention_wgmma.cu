@@ -14,6 +14,8 @@
 // and addressing; and mma.sync reaches at most about two thirds of Hopper's
 // tensor-core rate (FlashAttention-3's paper), which only wgmma reaches.
 #include "kernels/gpu/block_sparse_attention_online_softmax.cuh"
+#include "kernels/gpu/tensor_map.h"
+#include "kernels/gpu/tma.cuh"
 
 #include <cmath>
 
@@ -94,12 +96,27 @@ __global__ void __launch_bounds__(kThreads<V>, V == 6 ? 3 : 1) block_sparse_atte
 // (stage_pair_swizzled), after Nsight Compute on v8 counted twice the L2
 // sectors its K/V loads needed and 70% excess shared-memory wavefronts: 0
 // none (v8), 1 K (v9), 2 K and V (v10).
+//
+// v11 (Tma): v10's layout filled by the tensor memory accelerator instead
+// of cp.async from every thread. Nsight Compute on v10 counted 0.62 stall
+// cycles per issued instruction at the block barrier before each tile,
+// where both warpgroups meet, and the staging's address arithmetic in every
+// thread. Thread 0 issues each tile's copies (D/64 boxes of 64 × 64 for K
+// and for V, tensor_map.h), which complete on the buffer's `full` barrier;
+// every thread waits there for the tile it reads, and arrives on the
+// buffer's `empty` barrier once its P·V is done. Thread 0 refills a buffer
+// after `empty` says every thread released it, so a warpgroup waits for
+// the other only when that one is two tiles behind. Rows past a tile's end
+// are the next keys of the tensor (zeros past its last row), where
+// cp.async wrote zeros: P is 0 there, so they add 0 · V, which is 0 unless
+// such a V row holds inf or NaN.
 constexpr int kRing = 4;
 
-template <class T, int D, int W, int Swizzled>
+template <class T, int D, int W, int Swizzled, bool Tma>
 __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
     const uint16_t* q, const uint16_t* k, const uint16_t* v, DeviceCsr rows, Dims d, float scale, uint16_t* out,
-    float* lse) {
+    float* lse, const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map) {
+  static_assert(!Tma || Swizzled == 2, "the TMA copies write the 128-byte swizzle");
   constexpr int kV = 8, kThreadsW = W * 128;
   // The swizzle's atoms are 1,024-byte aligned. (A name apart from v6's
   // `smem`: two declarations of one name with different alignments are
@@ -116,13 +133,36 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
   constexpr uint32_t kChunk = 128, kKeyGroup = 16 * D;
   auto key_at = [&](int t) { return ring + (t % kRing) * 2 * kTile * D; };
   auto value_at = [&](int t) { return key_at(t) + kTile * D; };
+  // v11's barriers, after the ring: full[i] and empty[i] for buffer i.
+  uint64_t* full = reinterpret_cast<uint64_t*>(ring + kRing * 2 * kTile * D);
+  uint64_t* empty = full + kRing;
+  if constexpr (Tma) {
+    if (threadIdx.x == 0) {
+      for (int i = 0; i < kRing; ++i) tma::init(&full[i], 1), tma::init(&empty[i], kThreadsW);
+      tma::fence_init();
+    }
+    __syncthreads();
+  }
 
   TileWalk<> walk(rows, at.mask_row, d.block, d.seq_k);
   const int tiles = tiles_of(rows, at.mask_row, d.block);
   Tile now{0, 0, false}, next{0, 0, false}, after{0, 0, false};  // tiles 0, t+1, t+2
   auto stage = [&](int t, Tile& tile) {
     tile = walk.next();
-    if constexpr (Swizzled > 0)
+    if constexpr (Tma) {
+      if (threadIdx.x == 0) {
+        // Buffer t held tile t - kRing: every thread released it.
+        if (t >= kRing) tma::wait(&empty[t % kRing], (t / kRing - 1) & 1);
+        const int32_t row = static_cast<int32_t>(at.kv_base + tile.t0);
+        tma::arrive_expect_bytes(&full[t % kRing], 2 * kTile * D * 2);
+#pragma unroll
+        for (int cb = 0; cb < D / 64; ++cb) {
+          tma::load_2d(key_at(t) + cb * kTile * 64, &k_map, cb * 64, row, &full[t % kRing]);
+          tma::load_2d(value_at(t) + cb * kTile * 64, &v_map, cb * 64, row, &full[t % kRing]);
+        }
+      }
+      __syncwarp();
+    } else if constexpr (Swizzled > 0)
       stage_pair_swizzled<D, kThreadsW, (Swizzled > 1)>(k, v, at.kv_base, tile.t0, tile.n, key_at(t), value_at(t));
     else
       stage_pair_core<D, kThreadsW>(k, v, at.kv_base, tile.t0, tile.n, key_at(t), value_at(t));
@@ -147,14 +187,24 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
 
   // Prologue: tiles 0 and 1 staged, tile 0's S and softmax (the output rows
   // are zeros, so its rescale has nothing to do).
+  // Tile t's data in its buffer for every thread (v8-v10: this thread's
+  // copies but the newest one group done, then the block barrier; v11: the
+  // buffer's full barrier).
+  auto await_tile = [&](int t) {
+    if constexpr (Tma) {
+      tma::wait(&full[t % kRing], (t / kRing) & 1);
+    } else {
+      wait_copies<1>();
+      wg::fence_shared_for_async();  // wgmma reads what cp.async wrote
+      __syncthreads();
+    }
+  };
   if (tiles > 0) stage(0, now);
   commit_copies();
   if (tiles > 1) stage(1, next);
   commit_copies();
   if (tiles > 0) {
-    wait_copies<1>();
-    wg::fence_shared_for_async();  // wgmma reads what cp.async wrote
-    __syncthreads();
+    await_tile(0);
     wg::fence();
     issue_s(0);
     wg::wait<0>();
@@ -183,9 +233,7 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
     // the barrier of tile t-1.
     if (t + 2 < tiles) stage(t + 2, after);
     commit_copies();  // empty near the end: the count stays uniform
-    wait_copies<1>();  // tile t+1 is in; t+2 may still be coming
-    wg::fence_shared_for_async();
-    __syncthreads();
+    await_tile(t + 1);  // tile t+1 is in; t+2 may still be coming
     wg::fence();
     issue_s(t + 1);
     issue_pv(t);
@@ -195,6 +243,7 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
     softmax_tile<kV>(s, top, sum, next, r, whole_tile(next, r), d, scale2, lane, rescale);
     wg::wait<0>();
     wg::hold(o);
+    if constexpr (Tma) tma::arrive(&empty[t % kRing]);  // tile t's K and V are read
     rescale_rows<D>(o, rescale);
     pack_p();  // pa is free once t's P·V is done
     next = after;
@@ -223,13 +272,28 @@ bool launch_forward_wgmma(const void* q, const void* k, const void* v, const Dim
   if (version >= 8) {
     constexpr int ring_bytes = kRing * 2 * kTile * D * 2;  // kRing buffers of a K and a V tile
     const bool two = d.block > 64;
-    auto kernel = version >= 10 ? (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 2>
-                                       : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 2>)
-                  : version == 9 ? (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 1>
-                                        : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 1>)
-                                 : (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 0>
-                                        : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 0>);
-    return launch_forward_rows(kernel, two ? 256 : 128, ring_bytes, q, k, v, d, rows, scale, out, lse, stream, true);
+    const int threads = two ? 256 : 128;
+    CUtensorMap k_map{}, v_map{};  // v11's; v8-v10 take them unused
+    if (version >= 11) {
+      // K and V as [batch · kv_heads · seq_k, D] matrices; a box's row is a
+      // 32-bit coordinate. Where the maps cannot be made, v10 runs.
+      const uint64_t kv_rows = static_cast<uint64_t>(d.batch) * d.kv_heads * d.seq_k;
+      if (kv_rows < (1ull << 31) && encode_swizzled_rows(k_map, k, kv_rows, D, kTile).empty() &&
+          encode_swizzled_rows(v_map, v, kv_rows, D, kTile).empty()) {
+        auto kernel = two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 2, true>
+                          : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 2, true>;
+        return launch_forward_rows(kernel, threads, ring_bytes + 2 * kRing * 8, q, k, v, d, rows, scale, out, lse,
+                                   stream, true, k_map, v_map);  // + the full and empty barriers
+      }
+    }
+    auto kernel = version >= 10 ? (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 2, false>
+                                       : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 2, false>)
+                  : version == 9 ? (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 1, false>
+                                        : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 1, false>)
+                                 : (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 0, false>
+                                        : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 0, false>);
+    return launch_forward_rows(kernel, threads, ring_bytes, q, k, v, d, rows, scale, out, lse, stream, true, k_map,
+                               v_map);
   }
   constexpr int bytes = 2 * 2 * kTile * D * 2;  // two buffers of a K and a V tile
   if (version >= 7)
