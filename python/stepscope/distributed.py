@@ -122,7 +122,7 @@ def analyze(paths, client, *, salvage=False, top=10, on_error="fail", progress=F
     done = 0
     try:
         for batch in as_completed(futures, with_results=True, raise_errors=True).batches():
-            for future, data in batch:  # a task's TraceError is raised by the iterator
+            for future, data in _results_of(batch):  # a task's TraceError is raised here
                 blobs[index[future.key]] = data
                 done += 1
             _report_progress(progress, done, len(files))
@@ -135,6 +135,20 @@ def analyze(paths, client, *, salvage=False, top=10, on_error="fail", progress=F
     raise_for(native)
     warn_all(native.warnings)
     return Report(native)
+
+
+def _results_of(batch):
+    """The (future, result) pairs of an ``as_completed(..., with_results=True)``
+    batch, raising the error of a task that failed. ``raise_errors=True``
+    raises only for the first future of a batch: distributed's ``next_batch``
+    takes the rest straight from its queue, a failed task's result being its
+    (type, exception, traceback) triple (seen in CI: the triple reached the
+    merge as a summary)."""
+    for future, data in batch:
+        if future.status == "error":
+            _, exc, tb = data
+            raise exc.with_traceback(tb)
+        yield future, data
 
 
 def _report_progress(progress, done, total):

@@ -225,5 +225,28 @@ class DistributedTest(unittest.TestCase):
         self.assertTrue(any(str(w.message) == dropped[0] for w in caught))
 
 
+class BatchResultsTest(unittest.TestCase):
+    """A failed task anywhere in an as_completed batch raises its error, not
+    only when it comes first (distributed raises for the first alone)."""
+
+    class _Future:
+        def __init__(self, status):
+            self.status = status
+
+    def test_an_error_after_the_first_of_a_batch_raises(self):
+        from stepscope.distributed import _results_of
+
+        error = stepscope.TraceError("rank2.json.gz: truncated gzip stream", "rank2.json.gz")
+        ok, failed = self._Future("finished"), self._Future("error")
+        batch = [(ok, b"summary"), (failed, (type(error), error, None))]
+        seen = []
+        with self.assertRaises(stepscope.TraceError) as caught:
+            for future, data in _results_of(batch):
+                seen.append(data)
+        self.assertIs(caught.exception, error)
+        self.assertEqual(seen, [b"summary"])
+        self.assertEqual(list(_results_of([(ok, b"a"), (ok, b"b")])), [(ok, b"a"), (ok, b"b")])
+
+
 if __name__ == "__main__":
     unittest.main()
