@@ -65,16 +65,10 @@ OomReport explain_oom(const MemorySnapshot& s, size_t e, MemoryState before) {
   o.device_free = s.trace.device_free[e];
   const FreeSpace& f = before.free;
   o.largest_free_in_pool = o.requested > kSmallRequest ? f.largest_free_large : f.largest_free_small;
-  // The segment c10 would have asked cudaMalloc for (get_allocation_size):
-  // 2 MiB for a small request, 20 MiB up to 10 MiB, else the request in
-  // whole 2 MiB. With that much free on the device cudaMalloc would have
-  // served it, so the allocator's own limit refused it
-  // (set_per_process_memory_fraction).
-  const uint64_t segment = o.requested <= kSmallRequest     ? kExpandablePageSmall
-                           : o.requested < (10ull << 20)     ? kExpandablePageLarge
-                                                             : (o.requested + kExpandablePageSmall - 1) /
-                                                                   kExpandablePageSmall * kExpandablePageSmall;
-  o.process_limit = o.device_free >= segment;
+  // With free device memory for the segment c10 would have asked cudaMalloc
+  // for, cudaMalloc would have served it: the allocator's own limit refused
+  // the request (set_per_process_memory_fraction).
+  o.process_limit = o.device_free >= segment_for_request(o.requested);
   const uint64_t device_in_reach = o.process_limit ? 0 : o.device_free;
   const uint64_t free_total = f.free_bytes + device_in_reach;
   o.free_in_reach = free_total;

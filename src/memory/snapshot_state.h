@@ -37,6 +37,17 @@ inline constexpr uint64_t kExpandablePageLarge = 20ull << 20;
 inline constexpr uint64_t kExpandablePageSmall = 2ull << 20;
 // Requests above this many bytes are served from the large pool (c10 kSmallSize).
 inline constexpr uint64_t kSmallRequest = 1ull << 20;
+// The segment c10 asks cudaMalloc for to serve `requested` bytes
+// (get_allocation_size): a small-pool segment (kSmallBuffer, 2 MiB) for a
+// small request, a 20 MiB one (kLargeBuffer) below kMinLargeAlloc (10 MiB),
+// else the request rounded up to whole 2 MiB (kRoundLarge).
+inline constexpr uint64_t segment_for_request(uint64_t requested) {
+  constexpr uint64_t kSmallBuffer = 2ull << 20, kLargeBuffer = 20ull << 20, kMinLargeAlloc = 10ull << 20,
+                     kRoundLarge = 2ull << 20;
+  if (requested <= kSmallRequest) return kSmallBuffer;
+  if (requested < kMinLargeAlloc) return kLargeBuffer;
+  return (requested + kRoundLarge - 1) / kRoundLarge * kRoundLarge;
+}
 
 // Live bytes grouped by where they were allocated.
 struct AllocationSite {

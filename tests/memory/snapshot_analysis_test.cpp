@@ -136,6 +136,18 @@ TEST(SnapshotState, AllocationSiteSkipsPyTorchAndNativeFrames) {
   EXPECT_EQ(allocation_site(*s, 0), UINT32_MAX);
 }
 
+// c10's get_allocation_size: what a failed request would have asked
+// cudaMalloc for (the process-limit test of an OOM compares device_free with it).
+TEST(SnapshotState, SegmentForARequestFollowsC10) {
+  constexpr uint64_t KiB = 1 << 10;
+  EXPECT_EQ(segment_for_request(512), 2 * MiB);
+  EXPECT_EQ(segment_for_request(1 * MiB), 2 * MiB);
+  EXPECT_EQ(segment_for_request(1 * MiB + 512), 20 * MiB);
+  EXPECT_EQ(segment_for_request(10 * MiB - 512), 20 * MiB);
+  EXPECT_EQ(segment_for_request(10 * MiB), 10 * MiB);
+  EXPECT_EQ(segment_for_request(248 * MiB + 512 * KiB), 250 * MiB);
+}
+
 // Stacks with no Python frame, as PyTorch 2.11 records them on the autograd
 // engine's thread (the frames' names from an H200 snapshot of
 // workloads/fragmentation_pool.py): the capture, the allocator, the empty
