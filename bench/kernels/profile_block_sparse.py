@@ -34,10 +34,12 @@ def main():
                for _ in range(3))
     bsa.FORWARD_VERSION = bsa.BACKWARD_VERSION = args.version
 
+    dout = torch.randn(shape, device="cuda", dtype=torch.bfloat16)  # a random upstream gradient, not a constant
+
     def once():
         out = bsa.block_sparse_attention(q, k, v, mask)
         if args.backward:
-            out.backward(torch.ones_like(out))
+            out.backward(dout)
 
     for _ in range(3):
         once()

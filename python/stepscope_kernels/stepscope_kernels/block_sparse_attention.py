@@ -41,7 +41,8 @@ except ImportError:  # pragma: no cover - depends on the build
 # on Hopper's warpgroup products (wgmma; their backward is v5's; v5 off
 # Hopper): 6 v5's loop, 7 two warpgroups sharing each K/V tile, 8 the
 # softmax under the products, 9 K swizzled, 10 K and V swizzled, 11 those
-# tiles copied by the tensor memory accelerator.
+# tiles copied by the tensor memory accelerator; 12 v11's forward with the
+# backward's dK/dV pass on wgmma.
 # Tests and benchmarks set them to compare versions on the same inputs.
 FORWARD_VERSION = 0
 BACKWARD_VERSION = 0

@@ -26,15 +26,20 @@ using bsa::group_of;
 
 constexpr int kTile = 32;  // keys (or queries) staged per shared-memory tile
 // What version 0 runs: the fastest version measured (block_sparse_attention.h,
-// docs/kernels.md). The forward: v10 at head dim 128 (1.17-1.50x v5 on an
-// H100, 2026-12-06), v7 at head dim 64 (1.07-1.51x v5 there; v8-v10 hold
-// 152 registers per thread for 256 threads at 64, one block per SM); both
-// are v5 where wgmma does not run. The backward: v5.
+// docs/kernels.md). The forward: v11 at head dim 128 (1.23-1.69x v5 and
+// 1.05-1.15x v10 on an H100, 2026-12-06), v7 at head dim 64 (1.07-1.51x v5
+// there; v8-v11 hold 157-161 registers per thread for 256 threads at 64,
+// one block per SM, and were slower than v7 below windows of 4k keys); both
+// are v5 where wgmma does not run. The backward: v12 at head dim 128 (its
+// dK/dV pass 2.18 ms against v5's 2.44 at 16k tokens, forward + backward
+// 1.05-1.10x v11's with v5's backward, H100 2026-12-06), v5 at 64 (there
+// v12's dK/dV pass was 1.2x slower); v5's where wgmma does not run.
 template <int D>
-constexpr int kFastestForward = D == 128 ? 10 : 7;
-constexpr int kFastestBackward = 5;
+constexpr int kFastestForward = D == 128 ? 11 : 7;
+template <int D>
+constexpr int kFastestBackward = D == 128 ? 12 : 5;
 // The newest version (block_sparse_attention.h lists them all).
-constexpr int kLastVersion = 11;
+constexpr int kLastVersion = 12;
 
 // Stage rows [t0, t0 + n) of a [.., seq, D] tensor at `base` into `dst` as fp32.
 template <class T, int D>
@@ -303,7 +308,7 @@ void launch_backward(const void* q, const void* k, const void* v, const void* ou
   float* dv_acc = ws + nkv;
   float* delta = ws + 2 * nkv;
   cudaMemsetAsync(ws, 0, 2 * nkv * sizeof(float), stream);
-  if (version == 0) version = kFastestBackward;
+  if (version == 0) version = kFastestBackward<D>;
   const bool ran_mma = version >= 3 && bsa::launch_backward_mma<T, D>(q, k, v, out, dout, lse, d, m.rows, m.cols,
                                                                      scale, dq, delta, dk_acc, dv_acc, stream, version);
   if (!ran_mma) launch_backward_v1<T, D>(q, k, v, out, dout, lse, d, m, scale, dq, dk_acc, dv_acc, delta, stream);
@@ -365,7 +370,7 @@ std::string block_sparse_attention_backward(const void* q, const void* k, const 
     return "block_sparse_attention_backward: a null pointer";
   if (version < 0 || version == 2 || version > kLastVersion)
     return "block_sparse_attention_backward: version must be 0 (fastest), 1 or 3 to " + std::to_string(kLastVersion) +
-           " (v6's to v" + std::to_string(kLastVersion) + "'s backward is v5's)";
+           " (v6's to v11's backward is v5's)";
   const Dims d = dims(s, m);
   dispatch<Backward>(dtype, s.head_dim, q, k, v, out, dout, lse, d, m, scale, dq, dk, dv,
                      static_cast<float*>(workspace), version, stream);

@@ -398,6 +398,34 @@ __device__ __forceinline__ bool whole_tile(const Tile& tile, const LaneRows& r) 
   return !tile.partial && tile.n == kTile && r.ok[0] && r.ok[1];
 }
 
+// A key row's dK and dV accumulators (fp32, N/8 mma.sync accumulators of
+// 16 × 8 side by side), zeroed, and after the walk added into the K/V
+// head's fp32 workspace rows (dK scaled): query heads of one K/V head
+// (GQA) add into the same rows, hence the atomics.
+template <int D>
+__device__ __forceinline__ void zero_rows(float dk[D / 8][4], float dv[D / 8][4]) {
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int x = 0; x < 4; ++x) dk[n][x] = dv[n][x] = 0.0f;
+}
+template <int D>
+__device__ __forceinline__ void add_key_rows(const float dk[D / 8][4], const float dv[D / 8][4], const LaneRows& r,
+                                             int64_t kv_base, float scale, int lane, float* dk_acc, float* dv_acc) {
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    if (!r.ok[x]) continue;
+    const int64_t at = (kv_base + r.token[x]) * D + 2 * (lane % 4);
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        atomicAdd(dk_acc + at + n * 8 + e, dk[n][2 * x + e] * scale);
+        atomicAdd(dv_acc + at + n * 8 + e, dv[n][2 * x + e]);
+      }
+  }
+}
+
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 }  // namespace stepscope::kernels::gpu::bsa::mma

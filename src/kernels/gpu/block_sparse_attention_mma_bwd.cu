@@ -195,10 +195,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dkdv_v
     stage_pair<D, V>(k, v, kv_base, cta_first, n > 0 ? n : 0, kv, kv + kTile * LD);
   }
   float dk[D / 8][4], dv[D / 8][4];
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-    for (int x = 0; x < 4; ++x) dk[n][x] = dv[n][x] = 0.0f;
+  zero_rows<D>(dk, dv);
   const float scale2 = scale * kLog2e;
 
   const int64_t row = group_of(d, b, h) * d.k_blocks + kb;
@@ -270,18 +267,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dkdv_v
     __syncthreads();
   }
   wait_copies<0>();
-#pragma unroll
-  for (int x = 0; x < 2; ++x) {
-    if (!r.ok[x]) continue;
-    const int64_t at = (kv_base + r.token[x]) * D + col2;
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        atomicAdd(dk_acc + at + n * 8 + e, dk[n][2 * x + e] * scale);
-        atomicAdd(dv_acc + at + n * 8 + e, dv[n][2 * x + e]);
-      }
-  }
+  add_key_rows<D>(dk, dv, r, kv_base, scale, lane, dk_acc, dv_acc);
 }
 
 template <class Kernel>
@@ -314,6 +300,10 @@ bool launch_backward_mma(const void* q, const void* k, const void* v, const void
   dq_kernel<<<qgrid, kWarps * 32, dq_bytes, stream>>>(
       B, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), static_cast<const uint16_t*>(out),
       static_cast<const uint16_t*>(dout), lse, rows, d, scale, static_cast<uint16_t*>(dq), delta);
+  // v12: the dK/dV pass on wgmma where it runs; v5's otherwise.
+  if (version >= 12 && launch_backward_dkdv_wgmma<T, D>(q, k, v, dout, lse, delta, d, cols, scale, dk_acc, dv_acc,
+                                                        stream))
+    return true;
   const dim3 kgrid(static_cast<unsigned>(d.k_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
   dkdv_kernel<<<kgrid, kWarps * 32, dkdv_bytes, stream>>>(
       B, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), static_cast<const uint16_t*>(dout), lse,

@@ -72,4 +72,14 @@ bool launch_backward_mma(const void* q, const void* k, const void* v, const void
                          void* dq, float* delta, float* dk_acc, float* dv_acc, cudaStream_t stream,
                          int version);
 
+// Launches v12's dK/dV pass (block_sparse_attention_wgmma_bwd.cu), after
+// v5's dQ pass wrote Δ: K and V rows in shared memory as wgmma's A, Q and
+// dO copied by TMA. Returns false, launching nothing, where it does not
+// apply (a device other than compute capability 9.0, a pointer not 16-byte
+// aligned, a tensor map the driver refuses, or too little shared memory).
+template <class T, int D>
+bool launch_backward_dkdv_wgmma(const void* q, const void* k, const void* v, const void* dout, const float* lse,
+                                const float* delta, const Dims& d, const DeviceCsr& cols, float scale, float* dk_acc,
+                                float* dv_acc, cudaStream_t stream);
+
 }  // namespace stepscope::kernels::gpu::bsa

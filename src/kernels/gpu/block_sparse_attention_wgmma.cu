@@ -106,10 +106,13 @@ __global__ void __launch_bounds__(kThreads<V>, V == 6 ? 3 : 1) block_sparse_atte
 // every thread waits there for the tile it reads, and arrives on the
 // buffer's `empty` barrier once its P·V is done. Thread 0 refills a buffer
 // after `empty` says every thread released it, so a warpgroup waits for
-// the other only when that one is two tiles behind. Rows past a tile's end
-// are the next keys of the tensor (zeros past its last row), where
-// cp.async wrote zeros: P is 0 there, so they add 0 · V, which is 0 unless
-// such a V row holds inf or NaN.
+// the other only when that one is two tiles behind. The maps see K and
+// V as [batch · kv_heads, seq_k, D], so rows past the sequence's end come
+// as zeros, as cp.async wrote them. Rows past a tile's end inside the
+// sequence (the last tile of a block that is not a multiple of 64 keys)
+// are the next block's keys, where cp.async wrote zeros: P is 0 there, so
+// they add 0 · V, which is 0 unless such a V row holds inf or NaN (as in a
+// dense product under the same mask).
 constexpr int kRing = 4;
 
 template <class T, int D, int W, int Swizzled, bool Tma>
@@ -136,6 +139,8 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
   // v11's barriers, after the ring: full[i] and empty[i] for buffer i.
   uint64_t* full = reinterpret_cast<uint64_t*>(ring + kRing * 2 * kTile * D);
   uint64_t* empty = full + kRing;
+  // v11: the K/V head's plane of the maps.
+  const int32_t plane = Tma ? static_cast<int32_t>(at.kv_base / d.seq_k) : 0;
   if constexpr (Tma) {
     if (threadIdx.x == 0) {
       for (int i = 0; i < kRing; ++i) tma::init(&full[i], 1), tma::init(&empty[i], kThreadsW);
@@ -153,12 +158,12 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
       if (threadIdx.x == 0) {
         // Buffer t held tile t - kRing: every thread released it.
         if (t >= kRing) tma::wait(&empty[t % kRing], (t / kRing - 1) & 1);
-        const int32_t row = static_cast<int32_t>(at.kv_base + tile.t0);
+        const int32_t row = static_cast<int32_t>(tile.t0);
         tma::arrive_expect_bytes(&full[t % kRing], 2 * kTile * D * 2);
 #pragma unroll
         for (int cb = 0; cb < D / 64; ++cb) {
-          tma::load_2d(key_at(t) + cb * kTile * 64, &k_map, cb * 64, row, &full[t % kRing]);
-          tma::load_2d(value_at(t) + cb * kTile * 64, &v_map, cb * 64, row, &full[t % kRing]);
+          tma::load_3d(key_at(t) + cb * kTile * 64, &k_map, cb * 64, row, plane, &full[t % kRing]);
+          tma::load_3d(value_at(t) + cb * kTile * 64, &v_map, cb * 64, row, plane, &full[t % kRing]);
         }
       }
       __syncwarp();
@@ -262,24 +267,18 @@ __global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
 template <class T, int D>
 bool launch_forward_wgmma(const void* q, const void* k, const void* v, const Dims& d, const DeviceCsr& rows,
                           float scale, void* out, float* lse, cudaStream_t stream, int version) {
-  // wgmma is Hopper's (compute capability 9.0, built for sm_90a).
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess || major != 9 ||
-      minor != 0)
-    return false;
+  if (!wg::device_runs_wgmma()) return false;
   if (version >= 8) {
     constexpr int ring_bytes = kRing * 2 * kTile * D * 2;  // kRing buffers of a K and a V tile
     const bool two = d.block > 64;
     const int threads = two ? 256 : 128;
     CUtensorMap k_map{}, v_map{};  // v11's; v8-v10 take them unused
     if (version >= 11) {
-      // K and V as [batch · kv_heads · seq_k, D] matrices; a box's row is a
-      // 32-bit coordinate. Where the maps cannot be made, v10 runs.
-      const uint64_t kv_rows = static_cast<uint64_t>(d.batch) * d.kv_heads * d.seq_k;
-      if (kv_rows < (1ull << 31) && encode_swizzled_rows(k_map, k, kv_rows, D, kTile).empty() &&
-          encode_swizzled_rows(v_map, v, kv_rows, D, kTile).empty()) {
+      // K and V as [batch · kv_heads, seq_k, D]; a box's coordinates are
+      // 32-bit. Where the maps cannot be made, v10 runs.
+      const uint64_t planes = static_cast<uint64_t>(d.batch) * d.kv_heads, seq = static_cast<uint64_t>(d.seq_k);
+      if (planes < (1ull << 31) && seq < (1ull << 31) && encode_swizzled_rows(k_map, k, planes, seq, D, kTile).empty() &&
+          encode_swizzled_rows(v_map, v, planes, seq, D, kTile).empty()) {
         auto kernel = two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 2, true>
                           : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 2, true>;
         return launch_forward_rows(kernel, threads, ring_bytes + 2 * kRing * 8, q, k, v, d, rows, scale, out, lse,

@@ -64,15 +64,32 @@ __device__ __forceinline__ void wait(uint64_t* bar, uint32_t phase) {
       : "memory");
 #endif
 }
-// Copies the box at (column x, row y) of `map` (elements) into `dst`
-// (shared memory, 1,024-byte aligned for the 128-byte swizzle); its bytes
-// count towards `bar`'s current phase.
-__device__ __forceinline__ void load_2d(void* dst, const CUtensorMap* map, int32_t x, int32_t y, uint64_t* bar) {
+// 4 bytes global -> shared by cp.async, without passing through registers
+// (bytes = 0 writes zeros and reads nothing).
+__device__ __forceinline__ void copy4_async(void* dst, const void* src, uint32_t bytes) {
+#if STEPSCOPE_HAVE_TMA
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(dst)), "l"(src), "r"(bytes)
+               : "memory");
+#endif
+}
+// This thread's arrival on `bar`, made once every cp.async it issued before
+// has landed (.noinc: the arrival is one of those the barrier was
+// initialised to expect), so the thread need not wait for its copies.
+__device__ __forceinline__ void arrive_when_copied(uint64_t* bar) {
+#if STEPSCOPE_HAVE_TMA
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_address(bar)) : "memory");
+#endif
+}
+// Copies the box at (column x, row y, plane z) of `map` (elements) into
+// `dst` (shared memory, 1,024-byte aligned for the 128-byte swizzle); its
+// bytes count towards `bar`'s current phase.
+__device__ __forceinline__ void load_3d(void* dst, const CUtensorMap* map, int32_t x, int32_t y, int32_t z,
+                                        uint64_t* bar) {
 #if STEPSCOPE_HAVE_TMA
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
-          "r"(smem_address(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_address(bar))
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_address(bar))
       : "memory");
 #endif
 }

@@ -19,6 +19,8 @@
 // ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO)), T = 8 16-bit elements).
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <cstdint>
 
 #include "kernels/gpu/dtype_bits.cuh"
@@ -35,6 +37,17 @@ namespace stepscope::kernels::gpu::bsa::wg {
 #else
 #define STEPSCOPE_HAVE_WGMMA 0
 #endif
+
+// Whether the current device runs these instructions (compute capability
+// 9.0 exactly: sm_90a code runs nowhere else). Launchers check this, not
+// the build.
+inline bool device_runs_wgmma() {
+  int device = 0, major = 0, minor = 0;
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess && major == 9 &&
+         minor == 0;
+}
 
 // Descriptor of a shared-memory matrix without swizzling (bits 0-13: start
 // address >> 4; 16-29: LBO >> 4; 32-45: SBO >> 4; 62-63: swizzle mode 0).
@@ -171,5 +184,26 @@ STEPSCOPE_WG_MMA_RS(F16, "f16", 64, STEPSCOPE_WG_ACC32, STEPSCOPE_WG_OUT32, STEP
 STEPSCOPE_WG_MMA_RS(Bf16, "bf16", 128, STEPSCOPE_WG_ACC64, STEPSCOPE_WG_OUT64, STEPSCOPE_WG_SETP64, STEPSCOPE_WG_TAIL64)
 STEPSCOPE_WG_MMA_RS(F16, "f16", 128, STEPSCOPE_WG_ACC64, STEPSCOPE_WG_OUT64, STEPSCOPE_WG_SETP64, STEPSCOPE_WG_TAIL64)
 #undef STEPSCOPE_WG_MMA_RS
+
+// d (m64 × N, fp32) = A · B (+ d when accumulate), both in shared memory by
+// their descriptors and K-major (A's rows of M and B's rows of N
+// contiguous in K): the backward's Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ, whose A (K,
+// V) stays in shared memory for the whole walk.
+template <class T, int N>
+struct MmaSS;
+#define STEPSCOPE_WG_MMA_SS(TYPE, PTX)                                                                         \
+  template <>                                                                                           \
+  struct MmaSS<TYPE, 64> {                                                                              \
+    static __device__ __forceinline__ void run(float (&d)[8][4], uint64_t a, uint64_t b, int accumulate) { \
+      STEPSCOPE_WG_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                     \
+                       "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX "." PTX " {" STEPSCOPE_WG_ACC32 \
+                       "}, %32, %33, p, 1, 1, 0, 0;\n}\n"                                                \
+                       : STEPSCOPE_WG_OUT32(d)                                                          \
+                       : "l"(a), "l"(b), "r"(accumulate));                                              \
+    }                                                                                                   \
+  };
+STEPSCOPE_WG_MMA_SS(Bf16, "bf16")
+STEPSCOPE_WG_MMA_SS(F16, "f16")
+#undef STEPSCOPE_WG_MMA_SS
 
 }  // namespace stepscope::kernels::gpu::bsa::wg

@@ -1,0 +1,255 @@
+// Block-sparse attention backward, v12 (block_sparse_attention.h lists the
+// versions): v5's dK/dV pass on Hopper's warpgroup products, its tiles
+// copied by the tensor memory accelerator. v5's dQ pass runs before it
+// unchanged (it computes the Δ this pass reads).
+//
+// Why this pass first: Nsight Compute on v3 (H100, head dim 64, 16k
+// tokens) timed the dK/dV pass at 815 µs against 434 µs for dQ. Its warps
+// read K and V as mma.sync A fragments through ldmatrix for every 32 queries
+// and stage Q and dO by cp.async from every thread; here the warpgroup's
+// 64 key rows of K and V stay in shared memory, copied once, and are read by
+// wgmma as A straight from there, so a thread's registers hold only the
+// accumulators.
+//
+// One block of threads is W warpgroups (W · 64 key rows: 2 for blocks of
+// more than 64 keys) walking the query blocks that attend its key block
+// (the transposed mask) in tiles of 64 queries. Per tile and warpgroup:
+//   Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ   (m64n64, A and B from shared memory),
+//   Pᵀ = exp2(Sᵀ·scale·log2 e − lse·log2 e) per query column,
+//   dSᵀ = Pᵀ ∘ (dPᵀ − Δ),
+//   dV += Pᵀ·dO and dK += dSᵀ·Q (Pᵀ and dSᵀ packed to 16 bits as A from
+//   registers; dO and Q as MN-major B, the forward's V form).
+// Thread 0 copies each tile's Q and dO (D/64 boxes of 64 × 64 each, the
+// 128-byte swizzle) into a ring of four buffers, two tiles ahead, and warp
+// 0's lanes copy the tile's lse and Δ beside them by cp.async; both complete
+// on the buffer's `full` barrier, so no thread waits for a global load on
+// the way to its products. Each thread arrives on the buffer's `empty`
+// barrier once the products that read it are done, which it learns at the
+// next tile's wait: so a tile's dV/dK products run while the thread waits
+// for and issues the next tile's Sᵀ and dPᵀ, and dV's while it computes dS.
+// Queries past a tile's end are masked (P = 0); the maps see Q and dO as
+// [batch · heads, seq_q, D], so rows past the sequence come as zeros.
+#include "kernels/gpu/block_sparse_attention_mma.cuh"
+#include "kernels/gpu/tensor_map.h"
+#include "kernels/gpu/tma.cuh"
+
+#include <cmath>
+
+namespace stepscope::kernels::gpu::bsa {
+namespace {
+
+using namespace mma;
+
+constexpr int kRingB = 4;  // buffers of a Q and a dO tile, filled two tiles ahead
+
+// Elements of one 64-row tile of head dim D in the 128-byte swizzle: D/64
+// column blocks of 64 rows × 64 elements.
+template <int D>
+constexpr int TileElems = kTile * D;
+
+// Bytes of shared memory the kernel takes: W tiles of K and of V, the ring,
+// its lse/Δ terms, and 2 · kRingB + 1 barriers.
+template <int D, int W>
+constexpr int kDkdvBytes = (2 * W + 2 * kRingB) * TileElems<D> * 2 + kRingB * 2 * kTile * 4 + (2 * kRingB + 1) * 8;
+
+// Byte offset of K step kk (16 elements of the head dimension) inside a
+// swizzled tile: its 64-column block, then 32 bytes per step inside it.
+__device__ __forceinline__ int k_step(int kk) { return kk / 4 * (kTile * 64) + kk % 4 * 16; }
+
+template <class T, int D, int W>
+__global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dkdv_v12(
+    const float* lse, const float* delta, DeviceCsr cols, Dims d, float scale, float* dk_acc, float* dv_acc,
+    const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
+    const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap do_map) {
+  constexpr int kElems = TileElems<D>, kCtaKeys = W * 64;
+  extern __shared__ __align__(1024) unsigned char dkdv_smem[];
+  uint16_t* keys = reinterpret_cast<uint16_t*>(dkdv_smem);  // [W] tiles of K (this block's key rows)
+  uint16_t* values = keys + W * kElems;                      // [W] tiles of V
+  uint16_t* ring = values + W * kElems;                      // [kRingB][Q, dO] tiles
+  float* terms = reinterpret_cast<float*>(ring + kRingB * 2 * kElems);  // [kRingB][lse, Δ][kTile]
+  uint64_t* full = reinterpret_cast<uint64_t*>(terms + kRingB * 2 * kTile);
+  uint64_t* empty = full + kRingB;
+  uint64_t* kv_full = empty + kRingB;
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, col2 = 2 * (lane % 4);
+  const int subs = (d.block + kCtaKeys - 1) / kCtaKeys;
+  const int64_t kb = blockIdx.x / subs, bh = blockIdx.y, b = bh / d.heads, h = bh % d.heads;
+  const int cta0 = static_cast<int>(blockIdx.x % subs) * kCtaKeys;  // first key of this block of threads in its block
+  const int local0 = cta0 + warp * kRows;
+  const int64_t k0 = kb * d.block + local0;
+  const int64_t kv_plane = b * d.kv_heads + h / (d.heads / d.kv_heads);
+  const int64_t q_base = bh * d.seq_q;
+  // Every warp takes part in each wgmma; a warp past the block or the
+  // sequence only masks its rows and stores nothing.
+  const bool warp_live = local0 < d.block && k0 < d.seq_k;
+  const LaneRows r = lane_rows(k0, local0, d.block, d.seq_k, warp_live, lane);
+
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < kRingB; ++i) tma::init(&full[i], 1 + 32), tma::init(&empty[i], W * 128);  // TMA + warp 0's copies
+    tma::init(kv_full, 1);
+    tma::fence_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    tma::arrive_expect_bytes(kv_full, 2 * W * kElems * 2);  // whole boxes, rows past the sequence included
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+#pragma unroll
+      for (int cb = 0; cb < D / 64; ++cb) {
+        const int32_t row = static_cast<int32_t>(kb * d.block + cta0 + w * 64);
+        tma::load_3d(keys + w * kElems + cb * kTile * 64, &k_map, cb * 64, row, static_cast<int32_t>(kv_plane), kv_full);
+        tma::load_3d(values + w * kElems + cb * kTile * 64, &v_map, cb * 64, row, static_cast<int32_t>(kv_plane),
+                     kv_full);
+      }
+  }
+
+  const int64_t row = group_of(d, b, h) * d.k_blocks + kb;
+  const int tiles = tiles_of(cols, row, d.block);
+  TileWalk<false> walk(cols, row, d.block, d.seq_q);
+  // Tile t's Q, dO, lse and Δ into buffer t % kRingB, once every thread
+  // released the tile it held (t - kRingB). Queries past the tile get lse
+  // and Δ 0; they are masked.
+  auto stage = [&](int t, Tile& tile) {
+    tile = walk.next();
+    if (warp != 0) return;
+    const int buf = t % kRingB;
+    if (lane == 0) {
+      if (t >= kRingB) tma::wait(&empty[buf], (t / kRingB - 1) & 1);
+      tma::arrive_expect_bytes(&full[buf], 2 * kElems * 2);
+      uint16_t* qs = ring + buf * 2 * kElems;
+#pragma unroll
+      for (int cb = 0; cb < D / 64; ++cb) {
+        const int32_t at = static_cast<int32_t>(tile.t0);
+        tma::load_3d(qs + cb * kTile * 64, &q_map, cb * 64, at, static_cast<int32_t>(bh), &full[buf]);
+        tma::load_3d(qs + kElems + cb * kTile * 64, &do_map, cb * 64, at, static_cast<int32_t>(bh), &full[buf]);
+      }
+    }
+    __syncwarp();  // the buffer's terms are free once lane 0 saw it released
+    float* to = terms + buf * 2 * kTile;
+#pragma unroll
+    for (int i = lane; i < kTile; i += 32) {
+      const bool live = i < tile.n;
+      const int64_t at = live ? q_base + tile.t0 + i : q_base;
+      tma::copy4_async(to + i, lse + at, live ? 4 : 0);
+      tma::copy4_async(to + kTile + i, delta + at, live ? 4 : 0);
+    }
+    tma::arrive_when_copied(&full[buf]);
+  };
+
+  float dk[D / 8][4], dv[D / 8][4];
+  zero_rows<D>(dk, dv);
+  const float scale2 = scale * kLog2e;
+  const uint16_t* my_keys = keys + warp / 4 * kElems;
+  const uint16_t* my_values = values + warp / 4 * kElems;
+  Tile now{0, 0, false}, next{0, 0, false}, after{0, 0, false};  // tiles t, t+1, t+2
+  if (tiles > 0) stage(0, now);
+  if (tiles > 1) stage(1, next);
+  tma::wait(kv_full, 0);
+  uint32_t pp[kTile / 16][4], pds[kTile / 16][4];
+  for (int t = 0; t < tiles; ++t) {
+    if (t + 2 < tiles) stage(t + 2, after);
+    const int buf = t % kRingB;
+    const uint16_t* qs = ring + buf * 2 * kElems;
+    const uint16_t* dos = qs + kElems;
+    const float* term = terms + buf * 2 * kTile;
+    tma::wait(&full[buf], (t / kRingB) & 1);
+    float s[kTile / 8][4], dp[kTile / 8][4];
+    wg::fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      wg::MmaSS<T, kTile>::run(s, wg::descriptor_sw128(my_keys + k_step(kk), 1024),
+                               wg::descriptor_sw128(qs + k_step(kk), 1024), kk > 0);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      wg::MmaSS<T, kTile>::run(dp, wg::descriptor_sw128(my_values + k_step(kk), 1024),
+                               wg::descriptor_sw128(dos + k_step(kk), 1024), kk > 0);
+    wg::commit();
+    wg::wait<0>();  // Sᵀ and dPᵀ of tile t, and tile t-1's dV/dK products
+    wg::hold(s);
+    wg::hold(dp);
+    if (t > 0) tma::arrive(&empty[(t - 1) % kRingB]);
+    // Pᵀ, then dV += Pᵀ·dO issued before dSᵀ is computed. A masked pair
+    // takes 0 by a select, so a query with no attended key (lse = -inf:
+    // masked wherever it meets this block) gives no inf; a whole tile has
+    // none such.
+    const bool whole = whole_tile(now, r);
+#pragma unroll
+    for (int j = 0; j < kTile / 8; ++j)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        const int which = x >> 1, ii = j * 8 + col2 + (x & 1);
+        const bool keep =
+            whole || (r.ok[which] && ii < now.n && (!now.partial || allows(d, now.t0 + ii, r.token[which])));
+        const float p = fast_exp2(fmaf(s[j][x], scale2, -term[ii] * kLog2e));
+        s[j][x] = keep ? p : 0.0f;
+      }
+#pragma unroll
+    for (int kk = 0; kk < kTile / 16; ++kk) pack_a<T>(s[2 * kk], s[2 * kk + 1], pp[kk]);
+    // acc += A · X over the tile's 64 queries: A's 16-query steps from
+    // registers; queries 16kk.. are rows 16kk.. of each 64-column block of
+    // X, column blocks kTile × 64 elements apart, groups of 8 queries 1,024
+    // bytes (the forward's P·V operand).
+    auto add_product = [&](float (&acc)[D / 8][4], const uint32_t (&a)[kTile / 16][4], const uint16_t* x) {
+      wg::fence();
+#pragma unroll
+      for (int kk = 0; kk < kTile / 16; ++kk)
+        wg::MmaRS<T, D, 1>::run(acc, a[kk], wg::descriptor_sw128_mn(x + kk * 16 * 64, kTile * 64 * 2, 1024), 1);
+      wg::commit();
+    };
+    add_product(dv, pp, dos);
+#pragma unroll
+    for (int j = 0; j < kTile / 8; ++j)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) dp[j][x] = s[j][x] * (dp[j][x] - term[kTile + j * 8 + col2 + (x & 1)]);  // dSᵀ
+#pragma unroll
+    for (int kk = 0; kk < kTile / 16; ++kk) pack_a<T>(dp[2 * kk], dp[2 * kk + 1], pds[kk]);
+    add_product(dk, pds, qs);
+    now = next;
+    next = after;
+  }
+  wg::wait<0>();
+  wg::hold(dk);
+  wg::hold(dv);
+  add_key_rows<D>(dk, dv, r, kv_plane * d.seq_k, scale, lane, dk_acc, dv_acc);
+}
+
+}  // namespace
+
+template <class T, int D>
+bool launch_backward_dkdv_wgmma(const void* q, const void* k, const void* v, const void* dout, const float* lse,
+                                const float* delta, const Dims& d, const DeviceCsr& cols, float scale, float* dk_acc,
+                                float* dv_acc, cudaStream_t stream) {
+  if (!wg::device_runs_wgmma()) return false;
+  if (d.batch * d.heads >= (1ll << 31) || d.seq_q >= (1ll << 31) || d.seq_k >= (1ll << 31)) return false;
+  // Q and dO as [batch · heads, seq_q, D], K and V as [batch · kv_heads,
+  // seq_k, D]; boxes of 64 rows.
+  CUtensorMap k_map{}, v_map{}, q_map{}, do_map{};
+  const uint64_t q_planes = static_cast<uint64_t>(d.batch * d.heads), kv_planes = static_cast<uint64_t>(d.batch * d.kv_heads);
+  if (!encode_swizzled_rows(k_map, k, kv_planes, d.seq_k, D, kTile).empty() ||
+      !encode_swizzled_rows(v_map, v, kv_planes, d.seq_k, D, kTile).empty() ||
+      !encode_swizzled_rows(q_map, q, q_planes, d.seq_q, D, kTile).empty() ||
+      !encode_swizzled_rows(do_map, dout, q_planes, d.seq_q, D, kTile).empty())
+    return false;
+  const bool two = d.block > 64;
+  auto kernel = two ? block_sparse_attention_wgmma_dkdv_v12<T, D, 2> : block_sparse_attention_wgmma_dkdv_v12<T, D, 1>;
+  const int bytes = two ? kDkdvBytes<D, 2> : kDkdvBytes<D, 1>;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return false;
+  const int cta_keys = two ? 128 : 64;
+  const int64_t subs = (d.block + cta_keys - 1) / cta_keys;
+  const dim3 grid(static_cast<unsigned>(d.k_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
+  kernel<<<grid, cta_keys * 2, bytes, stream>>>(lse, delta, cols, d, scale, dk_acc, dv_acc, k_map, v_map, q_map,
+                                                do_map);
+  return true;
+}
+
+#define STEPSCOPE_BSA_WGMMA_BWD(T, D)                                                                              \
+  template bool launch_backward_dkdv_wgmma<T, D>(const void*, const void*, const void*, const void*, const float*, \
+                                                 const float*, const Dims&, const DeviceCsr&, float, float*, float*, \
+                                                 cudaStream_t);
+STEPSCOPE_BSA_WGMMA_BWD(Bf16, 64)
+STEPSCOPE_BSA_WGMMA_BWD(Bf16, 128)
+STEPSCOPE_BSA_WGMMA_BWD(F16, 64)
+STEPSCOPE_BSA_WGMMA_BWD(F16, 128)
+#undef STEPSCOPE_BSA_WGMMA_BWD
+
+}  // namespace stepscope::kernels::gpu::bsa
