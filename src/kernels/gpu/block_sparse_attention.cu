@@ -30,16 +30,15 @@ constexpr int kTile = 32;  // keys (or queries) staged per shared-memory tile
 // 1.05-1.15x v10 on an H100, 2026-12-06), v7 at head dim 64 (1.07-1.51x v5
 // there; v8-v11 hold 157-161 registers per thread for 256 threads at 64,
 // one block per SM, and were slower than v7 below windows of 4k keys); both
-// are v5 where wgmma does not run. The backward: v12 at head dim 128 (its
-// dK/dV pass 2.18 ms against v5's 2.44 at 16k tokens, forward + backward
-// 1.05-1.10x v11's with v5's backward, H100 2026-12-06), v5 at 64 (there
-// v12's dK/dV pass was 1.2x slower); v5's where wgmma does not run.
+// are v5 where wgmma does not run. The backward: v13 (its dQ pass 1.03 ms
+// against v5's 1.71 and its dK/dV pass 1.27 against 2.44 at head dim 128,
+// 16k tokens; 0.78 / 0.92 and 0.97 / 1.53 at 64; forward + backward
+// 1.15-1.79x v5's at 128, H100 2026-12-06); v5's where wgmma does not run.
 template <int D>
 constexpr int kFastestForward = D == 128 ? 11 : 7;
-template <int D>
-constexpr int kFastestBackward = D == 128 ? 12 : 5;
+constexpr int kFastestBackward = 13;
 // The newest version (block_sparse_attention.h lists them all).
-constexpr int kLastVersion = 12;
+constexpr int kLastVersion = 13;
 
 // Stage rows [t0, t0 + n) of a [.., seq, D] tensor at `base` into `dst` as fp32.
 template <class T, int D>
@@ -308,7 +307,7 @@ void launch_backward(const void* q, const void* k, const void* v, const void* ou
   float* dv_acc = ws + nkv;
   float* delta = ws + 2 * nkv;
   cudaMemsetAsync(ws, 0, 2 * nkv * sizeof(float), stream);
-  if (version == 0) version = kFastestBackward<D>;
+  if (version == 0) version = kFastestBackward;
   const bool ran_mma = version >= 3 && bsa::launch_backward_mma<T, D>(q, k, v, out, dout, lse, d, m.rows, m.cols,
                                                                      scale, dq, delta, dk_acc, dv_acc, stream, version);
   if (!ran_mma) launch_backward_v1<T, D>(q, k, v, out, dout, lse, d, m, scale, dq, dk_acc, dv_acc, delta, stream);

@@ -62,6 +62,10 @@
 //       K and V copied once into shared memory and read there as wgmma's A,
 //       Q/dO tiles copied by TMA into a ring of three; v5's dK/dV where it
 //       does not run. The forward is v11's.
+//   v13 v12 with the dQ pass on wgmma too (block_sparse_attention_wgmma_dq.cu):
+//       the block's Q and dO rows copied once and read as A from shared
+//       memory, K/V tiles by TMA, Δ computed at its start; v5's dQ where it
+//       does not run.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -101,14 +105,15 @@ int64_t block_sparse_attention_workspace_bytes(const AttentionShape& s);
 // 128, block other than 16..128 in steps of 16, a null pointer, or the
 // launch error). out: like q, in dtype; lse: fp32 [batch, heads, seq_q].
 // `version`: 0 the fastest measured (today v11 at head dim 128, v7 at 64,
-// v5 where wgmma does not run), 1 to 12 that one (2 to 5 fall back to 1
-// where they do not apply, 6 to 12 to 5; v12's forward is v11's).
+// v5 where wgmma does not run), 1 to 13 that one (2 to 5 fall back to 1
+// where they do not apply, 6 to 13 to 5; v12's and v13's forward is v11's).
 std::string block_sparse_attention_forward(const void* q, const void* k, const void* v, const AttentionShape& s,
                                            const DeviceBlockMask& m, float scale, AttnDType dtype, void* out,
                                            float* lse, cudaStream_t stream, int version = 0);
 // dq, dk, dv in dtype; workspace of block_sparse_attention_workspace_bytes.
-// `version`: 0 the fastest measured (today v12 at head dim 128, v5 at 64),
-// 1, 3, 4, 5 or 12 (6 to 11: 5; 12 is 5 where wgmma does not run).
+// `version`: 0 the fastest measured (today v13),
+// 1, 3, 4, 5, 12 or 13 (6 to 11: 5; 12 and 13 are 5 where wgmma does not
+// run).
 std::string block_sparse_attention_backward(const void* q, const void* k, const void* v, const void* out,
                                             const void* dout, const float* lse, const AttentionShape& s,
                                             const DeviceBlockMask& m, float scale, AttnDType dtype, void* dq,

@@ -398,6 +398,49 @@ __device__ __forceinline__ bool whole_tile(const Tile& tile, const LaneRows& r) 
   return !tile.partial && tile.n == kTile && r.ok[0] && r.ok[1];
 }
 
+// A dQ pass's per-row terms for the lane's two query rows: their flat
+// index, Δ = dO · O over the row (this lane's quarter of it, then the
+// quad's sum; written to `delta` for the dK/dV pass) and lse in log2 units
+// (a row with no attended key, lse = -inf, is masked everywhere: 0 keeps
+// its exponents finite).
+template <class T, int D>
+__device__ __forceinline__ void query_row_terms(const LaneRows& r, int64_t bh, const Dims& d, const uint16_t* out,
+                                                const uint16_t* dout, const float* lse, int lane, int64_t at[2],
+                                                float lse2[2], float dlt[2], float* delta) {
+  const int col2 = 2 * (lane % 4);
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    at[x] = bh * d.seq_q + r.token[x];
+    float part = 0.0f;
+    if (r.ok[x])
+      for (int c = 0; c < D; c += 8)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          part += T::load(dout[at[x] * D + c + col2 + e]) * T::load(out[at[x] * D + c + col2 + e]);
+    part += __shfl_xor_sync(0xffffffffu, part, 1);
+    part += __shfl_xor_sync(0xffffffffu, part, 2);
+    dlt[x] = part;
+    if (r.ok[x] && lane % 4 == 0) delta[at[x]] = part;
+    const float l = r.ok[x] ? lse[at[x]] : 0.0f;
+    lse2[x] = l == -INFINITY ? 0.0f : l * kLog2e;
+  }
+}
+
+// A dQ pass's end: the lane's rows of dQ (fp32 accumulators, scaled) stored
+// in the dtype.
+template <class T, int D>
+__device__ __forceinline__ void store_query_rows(const float acc[D / 8][4], const LaneRows& r, const int64_t at[2],
+                                                 float scale, int lane, uint16_t* dq) {
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    if (!r.ok[x]) continue;
+    uint16_t* dst = dq + at[x] * D + 2 * (lane % 4);
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      *reinterpret_cast<uint32_t*>(dst + n * 8) = Mma<T>::pack(acc[n][2 * x] * scale, acc[n][2 * x + 1] * scale);
+  }
+}
+
 // A key row's dK and dV accumulators (fp32, N/8 mma.sync accumulators of
 // 16 × 8 side by side), zeroed, and after the walk added into the K/V
 // head's fp32 workspace rows (dK scaled): query heads of one K/V head

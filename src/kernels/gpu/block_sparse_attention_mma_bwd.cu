@@ -99,25 +99,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
   const LaneRows r = lane_rows(q0, local0, d.block, d.seq_q, warp_live, lane);
   int64_t at[2];
   float lse2[2], dlt[2];
-#pragma unroll
-  for (int x = 0; x < 2; ++x) {
-    at[x] = bh * d.seq_q + r.token[x];
-    // Δ = dO · O over the row: this lane's quarter of it, then the quad's sum.
-    float part = 0.0f;
-    if (r.ok[x])
-      for (int c = 0; c < D; c += 8)
-#pragma unroll
-        for (int e = 0; e < 2; ++e)
-          part += T::load(dout[at[x] * D + c + col2 + e]) * T::load(out[at[x] * D + c + col2 + e]);
-    part += __shfl_xor_sync(0xffffffffu, part, 1);
-    part += __shfl_xor_sync(0xffffffffu, part, 2);
-    dlt[x] = part;
-    if (r.ok[x] && lane % 4 == 0) delta[at[x]] = part;
-    // A row with no attended key (lse = -inf) is masked everywhere; 0 keeps
-    // its exponents finite.
-    const float l = r.ok[x] ? lse[at[x]] : 0.0f;
-    lse2[x] = l == -INFINITY ? 0.0f : l * kLog2e;
-  }
+  query_row_terms<T, D>(r, bh, d, out, dout, lse, lane, at, lse2, dlt, delta);
   uint32_t qf[D / 16][4], dof[D / 16][4];
   load_a_global<D>(qf, q, at, r.ok, lane);
   load_a_global<D>(dof, dout, at, r.ok, lane);
@@ -156,14 +138,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
       }
     }
   });
-#pragma unroll
-  for (int x = 0; x < 2; ++x) {
-    if (!r.ok[x]) continue;
-    uint16_t* dst = dq + at[x] * D + col2;
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-      *reinterpret_cast<uint32_t*>(dst + n * 8) = Mma<T>::pack(acc[n][2 * x] * scale, acc[n][2 * x + 1] * scale);
-  }
+  store_query_rows<T, D>(acc, r, at, scale, lane, dq);
 }
 
 // Pass 2. grid (k_blocks × ceil(block / 64), batch · heads): each query head
@@ -297,9 +272,11 @@ bool launch_backward_mma(const void* q, const void* k, const void* v, const void
   const int64_t subs = (d.block + kCtaRows - 1) / kCtaRows;
   const auto* B = static_cast<const uint16_t*>(q);
   const dim3 qgrid(static_cast<unsigned>(d.q_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
-  dq_kernel<<<qgrid, kWarps * 32, dq_bytes, stream>>>(
-      B, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), static_cast<const uint16_t*>(out),
-      static_cast<const uint16_t*>(dout), lse, rows, d, scale, static_cast<uint16_t*>(dq), delta);
+  // v13: the dQ pass on wgmma where it runs; v5's otherwise.
+  if (version < 13 || !launch_backward_dq_wgmma<T, D>(q, k, v, out, dout, lse, d, rows, scale, dq, delta, stream))
+    dq_kernel<<<qgrid, kWarps * 32, dq_bytes, stream>>>(
+        B, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), static_cast<const uint16_t*>(out),
+        static_cast<const uint16_t*>(dout), lse, rows, d, scale, static_cast<uint16_t*>(dq), delta);
   // v12: the dK/dV pass on wgmma where it runs; v5's otherwise.
   if (version >= 12 && launch_backward_dkdv_wgmma<T, D>(q, k, v, dout, lse, delta, d, cols, scale, dk_acc, dv_acc,
                                                         stream))

@@ -82,4 +82,13 @@ bool launch_backward_dkdv_wgmma(const void* q, const void* k, const void* v, con
                                 const float* delta, const Dims& d, const DeviceCsr& cols, float scale, float* dk_acc,
                                 float* dv_acc, cudaStream_t stream);
 
+// Launches v13's dQ pass (block_sparse_attention_wgmma_dq.cu): dQ and Δ by
+// query rows, Q and dO rows in shared memory as wgmma's A, K/V tiles copied
+// by TMA. Returns false, launching nothing, where it does not apply (as
+// launch_backward_dkdv_wgmma).
+template <class T, int D>
+bool launch_backward_dq_wgmma(const void* q, const void* k, const void* v, const void* out, const void* dout,
+                              const float* lse, const Dims& d, const DeviceCsr& rows, float scale, void* dq,
+                              float* delta, cudaStream_t stream);
+
 }  // namespace stepscope::kernels::gpu::bsa

@@ -29,9 +29,7 @@
 // for and issues the next tile's Sᵀ and dPᵀ, and dV's while it computes dS.
 // Queries past a tile's end are masked (P = 0); the maps see Q and dO as
 // [batch · heads, seq_q, D], so rows past the sequence come as zeros.
-#include "kernels/gpu/block_sparse_attention_mma.cuh"
-#include "kernels/gpu/tensor_map.h"
-#include "kernels/gpu/tma.cuh"
+#include "kernels/gpu/block_sparse_attention_wgmma_tiles.cuh"
 
 #include <cmath>
 
@@ -39,29 +37,21 @@ namespace stepscope::kernels::gpu::bsa {
 namespace {
 
 using namespace mma;
+using namespace wgtiles;
 
 constexpr int kRingB = 4;  // buffers of a Q and a dO tile, filled two tiles ahead
-
-// Elements of one 64-row tile of head dim D in the 128-byte swizzle: D/64
-// column blocks of 64 rows × 64 elements.
-template <int D>
-constexpr int TileElems = kTile * D;
 
 // Bytes of shared memory the kernel takes: W tiles of K and of V, the ring,
 // its lse/Δ terms, and 2 · kRingB + 1 barriers.
 template <int D, int W>
-constexpr int kDkdvBytes = (2 * W + 2 * kRingB) * TileElems<D> * 2 + kRingB * 2 * kTile * 4 + (2 * kRingB + 1) * 8;
-
-// Byte offset of K step kk (16 elements of the head dimension) inside a
-// swizzled tile: its 64-column block, then 32 bytes per step inside it.
-__device__ __forceinline__ int k_step(int kk) { return kk / 4 * (kTile * 64) + kk % 4 * 16; }
+constexpr int kDkdvBytes = (2 * W + 2 * kRingB) * kTileElems<D> * 2 + kRingB * 2 * kTile * 4 + (2 * kRingB + 1) * 8;
 
 template <class T, int D, int W>
 __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dkdv_v12(
     const float* lse, const float* delta, DeviceCsr cols, Dims d, float scale, float* dk_acc, float* dv_acc,
     const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
     const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap do_map) {
-  constexpr int kElems = TileElems<D>, kCtaKeys = W * 64;
+  constexpr int kElems = kTileElems<D>;
   extern __shared__ __align__(1024) unsigned char dkdv_smem[];
   uint16_t* keys = reinterpret_cast<uint16_t*>(dkdv_smem);  // [W] tiles of K (this block's key rows)
   uint16_t* values = keys + W * kElems;                      // [W] tiles of V
@@ -72,9 +62,9 @@ __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dkdv_
   uint64_t* kv_full = empty + kRingB;
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, col2 = 2 * (lane % 4);
-  const int subs = (d.block + kCtaKeys - 1) / kCtaKeys;
+  const int subs = (d.block + W * 64 - 1) / (W * 64);
   const int64_t kb = blockIdx.x / subs, bh = blockIdx.y, b = bh / d.heads, h = bh % d.heads;
-  const int cta0 = static_cast<int>(blockIdx.x % subs) * kCtaKeys;  // first key of this block of threads in its block
+  const int cta0 = static_cast<int>(blockIdx.x % subs) * W * 64;  // first key of this block of threads in its block
   const int local0 = cta0 + warp * kRows;
   const int64_t k0 = kb * d.block + local0;
   const int64_t kv_plane = b * d.kv_heads + h / (d.heads / d.kv_heads);
@@ -94,13 +84,8 @@ __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dkdv_
     tma::arrive_expect_bytes(kv_full, 2 * W * kElems * 2);  // whole boxes, rows past the sequence included
 #pragma unroll
     for (int w = 0; w < W; ++w)
-#pragma unroll
-      for (int cb = 0; cb < D / 64; ++cb) {
-        const int32_t row = static_cast<int32_t>(kb * d.block + cta0 + w * 64);
-        tma::load_3d(keys + w * kElems + cb * kTile * 64, &k_map, cb * 64, row, static_cast<int32_t>(kv_plane), kv_full);
-        tma::load_3d(values + w * kElems + cb * kTile * 64, &v_map, cb * 64, row, static_cast<int32_t>(kv_plane),
-                     kv_full);
-      }
+      load_tile_pair<D>(keys + w * kElems, values + w * kElems, &k_map, &v_map, kb * d.block + cta0 + w * 64, kv_plane,
+                        kv_full);
   }
 
   const int64_t row = group_of(d, b, h) * d.k_blocks + kb;
@@ -117,12 +102,7 @@ __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dkdv_
       if (t >= kRingB) tma::wait(&empty[buf], (t / kRingB - 1) & 1);
       tma::arrive_expect_bytes(&full[buf], 2 * kElems * 2);
       uint16_t* qs = ring + buf * 2 * kElems;
-#pragma unroll
-      for (int cb = 0; cb < D / 64; ++cb) {
-        const int32_t at = static_cast<int32_t>(tile.t0);
-        tma::load_3d(qs + cb * kTile * 64, &q_map, cb * 64, at, static_cast<int32_t>(bh), &full[buf]);
-        tma::load_3d(qs + kElems + cb * kTile * 64, &do_map, cb * 64, at, static_cast<int32_t>(bh), &full[buf]);
-      }
+      load_tile_pair<D>(qs, qs + kElems, &q_map, &do_map, tile.t0, bh, &full[buf]);
     }
     __syncwarp();  // the buffer's terms are free once lane 0 saw it released
     float* to = terms + buf * 2 * kTile;
@@ -155,14 +135,8 @@ __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dkdv_
     tma::wait(&full[buf], (t / kRingB) & 1);
     float s[kTile / 8][4], dp[kTile / 8][4];
     wg::fence();
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      wg::MmaSS<T, kTile>::run(s, wg::descriptor_sw128(my_keys + k_step(kk), 1024),
-                               wg::descriptor_sw128(qs + k_step(kk), 1024), kk > 0);
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      wg::MmaSS<T, kTile>::run(dp, wg::descriptor_sw128(my_values + k_step(kk), 1024),
-                               wg::descriptor_sw128(dos + k_step(kk), 1024), kk > 0);
+    ss_product<T, D>(s, my_keys, qs);
+    ss_product<T, D>(dp, my_values, dos);
     wg::commit();
     wg::wait<0>();  // Sᵀ and dPᵀ of tile t, and tile t-1's dV/dK products
     wg::hold(s);
@@ -171,39 +145,31 @@ __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dkdv_
     // Pᵀ, then dV += Pᵀ·dO issued before dSᵀ is computed. A masked pair
     // takes 0 by a select, so a query with no attended key (lse = -inf:
     // masked wherever it meets this block) gives no inf; a whole tile has
-    // none such.
-    const bool whole = whole_tile(now, r);
+    // none such. A lane's columns come in pairs (2(lane % 4) + 0, 1): one
+    // 8-byte load of lse and one of Δ per pair.
+    const uint32_t keep = keep_bits<true>(d, now, r, lane);
+    float2 lse_pair[kTile / 8], delta_pair[kTile / 8];
+#pragma unroll
+    for (int j = 0; j < kTile / 8; ++j) {
+      lse_pair[j] = *reinterpret_cast<const float2*>(term + j * 8 + col2);
+      delta_pair[j] = *reinterpret_cast<const float2*>(term + kTile + j * 8 + col2);
+    }
 #pragma unroll
     for (int j = 0; j < kTile / 8; ++j)
 #pragma unroll
       for (int x = 0; x < 4; ++x) {
-        const int which = x >> 1, ii = j * 8 + col2 + (x & 1);
-        const bool keep =
-            whole || (r.ok[which] && ii < now.n && (!now.partial || allows(d, now.t0 + ii, r.token[which])));
-        const float p = fast_exp2(fmaf(s[j][x], scale2, -term[ii] * kLog2e));
-        s[j][x] = keep ? p : 0.0f;
+        const float l = x & 1 ? lse_pair[j].y : lse_pair[j].x;
+        const float p = fast_exp2(fmaf(s[j][x], scale2, -l * kLog2e));
+        s[j][x] = (keep >> (4 * j + x)) & 1 ? p : 0.0f;
       }
-#pragma unroll
-    for (int kk = 0; kk < kTile / 16; ++kk) pack_a<T>(s[2 * kk], s[2 * kk + 1], pp[kk]);
-    // acc += A · X over the tile's 64 queries: A's 16-query steps from
-    // registers; queries 16kk.. are rows 16kk.. of each 64-column block of
-    // X, column blocks kTile × 64 elements apart, groups of 8 queries 1,024
-    // bytes (the forward's P·V operand).
-    auto add_product = [&](float (&acc)[D / 8][4], const uint32_t (&a)[kTile / 16][4], const uint16_t* x) {
-      wg::fence();
-#pragma unroll
-      for (int kk = 0; kk < kTile / 16; ++kk)
-        wg::MmaRS<T, D, 1>::run(acc, a[kk], wg::descriptor_sw128_mn(x + kk * 16 * 64, kTile * 64 * 2, 1024), 1);
-      wg::commit();
-    };
-    add_product(dv, pp, dos);
+    pack_fragments<T>(s, pp);
+    add_rs_product<T, D>(dv, pp, dos);
 #pragma unroll
     for (int j = 0; j < kTile / 8; ++j)
 #pragma unroll
-      for (int x = 0; x < 4; ++x) dp[j][x] = s[j][x] * (dp[j][x] - term[kTile + j * 8 + col2 + (x & 1)]);  // dSᵀ
-#pragma unroll
-    for (int kk = 0; kk < kTile / 16; ++kk) pack_a<T>(dp[2 * kk], dp[2 * kk + 1], pds[kk]);
-    add_product(dk, pds, qs);
+      for (int x = 0; x < 4; ++x) dp[j][x] = s[j][x] * (dp[j][x] - (x & 1 ? delta_pair[j].y : delta_pair[j].x));  // dSᵀ
+    pack_fragments<T>(dp, pds);
+    add_rs_product<T, D>(dk, pds, qs);
     now = next;
     next = after;
   }
@@ -220,16 +186,8 @@ bool launch_backward_dkdv_wgmma(const void* q, const void* k, const void* v, con
                                 const float* delta, const Dims& d, const DeviceCsr& cols, float scale, float* dk_acc,
                                 float* dv_acc, cudaStream_t stream) {
   if (!wg::device_runs_wgmma()) return false;
-  if (d.batch * d.heads >= (1ll << 31) || d.seq_q >= (1ll << 31) || d.seq_k >= (1ll << 31)) return false;
-  // Q and dO as [batch · heads, seq_q, D], K and V as [batch · kv_heads,
-  // seq_k, D]; boxes of 64 rows.
-  CUtensorMap k_map{}, v_map{}, q_map{}, do_map{};
-  const uint64_t q_planes = static_cast<uint64_t>(d.batch * d.heads), kv_planes = static_cast<uint64_t>(d.batch * d.kv_heads);
-  if (!encode_swizzled_rows(k_map, k, kv_planes, d.seq_k, D, kTile).empty() ||
-      !encode_swizzled_rows(v_map, v, kv_planes, d.seq_k, D, kTile).empty() ||
-      !encode_swizzled_rows(q_map, q, q_planes, d.seq_q, D, kTile).empty() ||
-      !encode_swizzled_rows(do_map, dout, q_planes, d.seq_q, D, kTile).empty())
-    return false;
+  BackwardMaps maps;
+  if (!make_backward_maps<D>(d, q, k, v, dout, maps)) return false;
   const bool two = d.block > 64;
   auto kernel = two ? block_sparse_attention_wgmma_dkdv_v12<T, D, 2> : block_sparse_attention_wgmma_dkdv_v12<T, D, 1>;
   const int bytes = two ? kDkdvBytes<D, 2> : kDkdvBytes<D, 1>;
@@ -237,8 +195,8 @@ bool launch_backward_dkdv_wgmma(const void* q, const void* k, const void* v, con
   const int cta_keys = two ? 128 : 64;
   const int64_t subs = (d.block + cta_keys - 1) / cta_keys;
   const dim3 grid(static_cast<unsigned>(d.k_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
-  kernel<<<grid, cta_keys * 2, bytes, stream>>>(lse, delta, cols, d, scale, dk_acc, dv_acc, k_map, v_map, q_map,
-                                                do_map);
+  kernel<<<grid, cta_keys * 2, bytes, stream>>>(lse, delta, cols, d, scale, dk_acc, dv_acc, maps.k, maps.v, maps.q,
+                                                maps.dout);
   return true;
 }
 
