@@ -55,7 +55,7 @@ int main() {
       AttentionShape s; s.batch = 1; s.heads = H; s.kv_heads = H; s.seq_q = S; s.seq_k = S; s.head_dim = D;
       const double flops = 4.0 * H * D * double(ci.size()) * B * B;
       printf("d %d seq %d window %d density %.3f:", D, S, W, double(ci.size()) / (nb * nb));
-      for (int ver : {5, 6, 7, 8, 9, 10, 11}) {
+      for (int ver : {5, 6, 7, 8, 9, 10, 11, 14}) {
         uint16_t* out = ver == 5 ? o5 : o6;
         // NaN everywhere first, so an output a version never wrote is not
         // the previous version's.

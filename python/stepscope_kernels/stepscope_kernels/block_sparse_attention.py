@@ -42,7 +42,8 @@ except ImportError:  # pragma: no cover - depends on the build
 # Hopper): 6 v5's loop, 7 two warpgroups sharing each K/V tile, 8 the
 # softmax under the products, 9 K swizzled, 10 K and V swizzled, 11 those
 # tiles copied by the tensor memory accelerator; 12 v11's forward with the
-# backward's dK/dV pass on wgmma, 13 its dQ pass too.
+# backward's dK/dV pass on wgmma, 13 its dQ pass too, 14 v13 with the
+# forward's mask tested as bits.
 # Tests and benchmarks set them to compare versions on the same inputs.
 FORWARD_VERSION = 0
 BACKWARD_VERSION = 0

@@ -21,6 +21,7 @@
 #include "kernels/gpu/block_sparse_attention_rule.cuh"
 #include "kernels/gpu/dtype_bits.cuh"
 #include "kernels/gpu/wgmma.cuh"
+#include "kernels/rule_interval.h"
 
 namespace stepscope::kernels::gpu::bsa::mma {
 
@@ -467,6 +468,58 @@ __device__ __forceinline__ void add_key_rows(const float dk[D / 8][4], const flo
         atomicAdd(dv_acc + at + n * 8 + e, dv[n][2 * x + e]);
       }
   }
+}
+
+// Which of the lane's 32 elements of a 64 × 64 product the mask keeps, as
+// bit 4j + x for accumulator s[j][x] (row r.token[x / 2], column tile.t0 +
+// 8j + 2(lane % 4) + x % 2). RowsAreKeys: the rows are keys and the columns
+// queries (the dK/dV pass). A whole tile keeps all; otherwise one rolled
+// loop holds the only copy of the rule, so the unrolled exponent loops
+// that test the bits stay small (Nsight Compute on v12's dK/dV pass, the
+// rule inlined in each of 32 elements: 1.9 stall cycles per instruction
+// waiting for instructions to be fetched; v13 uses it).
+//
+// Interval (v14): where the rule has no documents and no global tokens,
+// what it keeps of a row is one interval of the other side
+// (kernels/rule_interval.h), so each row's interval is found once in tile
+// columns and the 32 bits are two compares each, unrolled; elsewhere the
+// rolled loop.
+template <bool RowsAreKeys, bool Interval = false>
+__device__ __forceinline__ uint32_t keep_bits(const Dims& d, const Tile& tile, const LaneRows& r, int lane) {
+  if (whole_tile(tile, r)) return 0xffffffffu;
+  if (Interval && !d.doc_ids && d.global_tokens == 0) {
+    // Per row, the kept columns [lo, hi] of this tile (lo > hi: none).
+    int lo[2], hi[2];
+#pragma unroll
+    for (int x = 0; x < 2; ++x) {
+      const TokenInterval met = rule_interval(r.token[x], RowsAreKeys, d.causal, d.window);
+      // In tile columns, clipped to the tile's rows; a whole block of the
+      // tile meets all of them.
+      const int64_t first = tile.partial && met.first > tile.t0 ? met.first - tile.t0 : 0;
+      const int64_t last = tile.partial && met.last < tile.t0 + tile.n - 1 ? met.last - tile.t0 : tile.n - 1;
+      lo[x] = r.ok[x] && first < kTile ? static_cast<int>(first) : kTile;
+      hi[x] = last < 0 ? -1 : static_cast<int>(last);
+    }
+    uint32_t bits = 0;
+    const int col2 = 2 * (lane % 4);
+#pragma unroll
+    for (int e = 0; e < 32; ++e) {
+      const int x = (e >> 1) & 1, c = (e >> 2) * 8 + col2 + (e & 1);
+      bits |= static_cast<uint32_t>(c >= lo[x] && c <= hi[x]) << e;
+    }
+    return bits;
+  }
+  uint32_t bits = 0;
+#pragma unroll 1
+  for (int e = 0; e < 32; ++e) {
+    const int second = (e >> 1) & 1, c = (e >> 2) * 8 + 2 * (lane % 4) + (e & 1);
+    const int64_t row = second ? r.token[1] : r.token[0], col = tile.t0 + c;
+    const bool ok = second ? r.ok[1] : r.ok[0];
+    const bool keep =
+        ok && c < tile.n && (!tile.partial || (RowsAreKeys ? allows(d, col, row) : allows(d, row, col)));
+    bits |= static_cast<uint32_t>(keep) << e;
+  }
+  return bits;
 }
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }

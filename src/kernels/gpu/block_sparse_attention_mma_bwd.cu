@@ -273,13 +273,14 @@ bool launch_backward_mma(const void* q, const void* k, const void* v, const void
   const auto* B = static_cast<const uint16_t*>(q);
   const dim3 qgrid(static_cast<unsigned>(d.q_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
   // v13: the dQ pass on wgmma where it runs; v5's otherwise.
-  if (version < 13 || !launch_backward_dq_wgmma<T, D>(q, k, v, out, dout, lse, d, rows, scale, dq, delta, stream))
+  if (version < 13 || !launch_backward_dq_wgmma<T, D>(q, k, v, out, dout, lse, d, rows, scale, dq, delta, stream,
+                                                                  version >= 14))
     dq_kernel<<<qgrid, kWarps * 32, dq_bytes, stream>>>(
         B, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), static_cast<const uint16_t*>(out),
         static_cast<const uint16_t*>(dout), lse, rows, d, scale, static_cast<uint16_t*>(dq), delta);
   // v12: the dK/dV pass on wgmma where it runs; v5's otherwise.
   if (version >= 12 && launch_backward_dkdv_wgmma<T, D>(q, k, v, dout, lse, delta, d, cols, scale, dk_acc, dv_acc,
-                                                        stream))
+                                                        stream, version >= 14))
     return true;
   const dim3 kgrid(static_cast<unsigned>(d.k_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
   dkdv_kernel<<<kgrid, kWarps * 32, dkdv_bytes, stream>>>(

@@ -52,7 +52,7 @@ __device__ __forceinline__ void start_rows(uint32_t qf[D / 16][4], float o[D / 8
 // lane's rows (whole_tile), so no per-element test. V: v3 and v4 scale the
 // scores first (the max in log2 units); v5 on keep the max of raw scores and
 // scale inside the exponent's FFMA (the scale is positive), with exponents
-// by fast_exp2.
+// by fast_exp2; v14 on test the mask through keep_bits.
 template <int V>
 __device__ __forceinline__ void softmax_tile(float s[kTile / 8][4], float top[2], float sum[2], const Tile& tile,
                                              const LaneRows& r, bool whole, const Dims& d, float scale2, int lane,
@@ -66,6 +66,17 @@ __device__ __forceinline__ void softmax_tile(float s[kTile / 8][4], float top[2]
 #pragma unroll
       for (int x = 0; x < 4; ++x) {
         if (V < 5) s[j][x] *= scale2;
+        tile_top[x >> 1] = fmaxf(tile_top[x >> 1], s[j][x]);
+      }
+  } else if constexpr (V >= 14) {
+    // v14: the rule once per tile into a bit per score (keep_bits, by
+    // intervals where it can), not inlined into each of the 32.
+    const uint32_t keep = keep_bits<false, true>(d, tile, r, lane);
+#pragma unroll
+    for (int j = 0; j < kTile / 8; ++j)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        s[j][x] = (keep >> (4 * j + x)) & 1 ? s[j][x] : -INFINITY;
         tile_top[x >> 1] = fmaxf(tile_top[x >> 1], s[j][x]);
       }
   } else {

@@ -77,10 +77,11 @@ bool launch_backward_mma(const void* q, const void* k, const void* v, const void
 // dO copied by TMA. Returns false, launching nothing, where it does not
 // apply (a device other than compute capability 9.0, a pointer not 16-byte
 // aligned, a tensor map the driver refuses, or too little shared memory).
+// `interval`: v14's mask bits (keep_bits by intervals).
 template <class T, int D>
 bool launch_backward_dkdv_wgmma(const void* q, const void* k, const void* v, const void* dout, const float* lse,
                                 const float* delta, const Dims& d, const DeviceCsr& cols, float scale, float* dk_acc,
-                                float* dv_acc, cudaStream_t stream);
+                                float* dv_acc, cudaStream_t stream, bool interval);
 
 // Launches v13's dQ pass (block_sparse_attention_wgmma_dq.cu): dQ and Δ by
 // query rows, Q and dO rows in shared memory as wgmma's A, K/V tiles copied
@@ -89,6 +90,6 @@ bool launch_backward_dkdv_wgmma(const void* q, const void* k, const void* v, con
 template <class T, int D>
 bool launch_backward_dq_wgmma(const void* q, const void* k, const void* v, const void* out, const void* dout,
                               const float* lse, const Dims& d, const DeviceCsr& rows, float scale, void* dq,
-                              float* delta, cudaStream_t stream);
+                              float* delta, cudaStream_t stream, bool interval);
 
 }  // namespace stepscope::kernels::gpu::bsa

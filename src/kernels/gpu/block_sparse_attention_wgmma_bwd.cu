@@ -46,7 +46,8 @@ constexpr int kRingB = 4;  // buffers of a Q and a dO tile, filled two tiles ahe
 template <int D, int W>
 constexpr int kDkdvBytes = (2 * W + 2 * kRingB) * kTileElems<D> * 2 + kRingB * 2 * kTile * 4 + (2 * kRingB + 1) * 8;
 
-template <class T, int D, int W>
+// Interval: v14, the mask bits by intervals where the rule allows (keep_bits).
+template <class T, int D, int W, bool Interval>
 __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dkdv_v12(
     const float* lse, const float* delta, DeviceCsr cols, Dims d, float scale, float* dk_acc, float* dv_acc,
     const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map,
@@ -147,7 +148,7 @@ __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dkdv_
     // masked wherever it meets this block) gives no inf; a whole tile has
     // none such. A lane's columns come in pairs (2(lane % 4) + 0, 1): one
     // 8-byte load of lse and one of Δ per pair.
-    const uint32_t keep = keep_bits<true>(d, now, r, lane);
+    const uint32_t keep = keep_bits<true, Interval>(d, now, r, lane);
     float2 lse_pair[kTile / 8], delta_pair[kTile / 8];
 #pragma unroll
     for (int j = 0; j < kTile / 8; ++j) {
@@ -184,12 +185,15 @@ __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dkdv_
 template <class T, int D>
 bool launch_backward_dkdv_wgmma(const void* q, const void* k, const void* v, const void* dout, const float* lse,
                                 const float* delta, const Dims& d, const DeviceCsr& cols, float scale, float* dk_acc,
-                                float* dv_acc, cudaStream_t stream) {
+                                float* dv_acc, cudaStream_t stream, bool interval) {
   if (!wg::device_runs_wgmma()) return false;
   BackwardMaps maps;
   if (!make_backward_maps<D>(d, q, k, v, dout, maps)) return false;
   const bool two = d.block > 64;
-  auto kernel = two ? block_sparse_attention_wgmma_dkdv_v12<T, D, 2> : block_sparse_attention_wgmma_dkdv_v12<T, D, 1>;
+  auto kernel = interval ? (two ? block_sparse_attention_wgmma_dkdv_v12<T, D, 2, true>
+                                : block_sparse_attention_wgmma_dkdv_v12<T, D, 1, true>)
+                         : (two ? block_sparse_attention_wgmma_dkdv_v12<T, D, 2, false>
+                                : block_sparse_attention_wgmma_dkdv_v12<T, D, 1, false>);
   const int bytes = two ? kDkdvBytes<D, 2> : kDkdvBytes<D, 1>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return false;
   const int cta_keys = two ? 128 : 64;
@@ -203,7 +207,7 @@ bool launch_backward_dkdv_wgmma(const void* q, const void* k, const void* v, con
 #define STEPSCOPE_BSA_WGMMA_BWD(T, D)                                                                              \
   template bool launch_backward_dkdv_wgmma<T, D>(const void*, const void*, const void*, const void*, const float*, \
                                                  const float*, const Dims&, const DeviceCsr&, float, float*, float*, \
-                                                 cudaStream_t);
+                                                 cudaStream_t, bool);
 STEPSCOPE_BSA_WGMMA_BWD(Bf16, 64)
 STEPSCOPE_BSA_WGMMA_BWD(Bf16, 128)
 STEPSCOPE_BSA_WGMMA_BWD(F16, 64)

@@ -35,7 +35,8 @@ constexpr int kRingQ = 4;  // buffers of a K and a V tile, filled two tiles ahea
 template <int D, int W>
 constexpr int kDqBytes = (2 * W + 2 * kRingQ) * kTileElems<D> * 2 + (2 * kRingQ + 1) * 8;
 
-template <class T, int D, int W>
+// Interval: v14, the mask bits by intervals where the rule allows (keep_bits).
+template <class T, int D, int W, bool Interval>
 __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dq_v13(
     const uint16_t* out, const uint16_t* dout, const float* lse, DeviceCsr rows, Dims d, float scale, uint16_t* dq,
     float* delta, const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap do_map,
@@ -125,7 +126,7 @@ __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dq_v1
     if (t > 0) tma::arrive(&empty[(t - 1) % kRingQ]);
     // dS; a masked pair takes 0 by a select (a row with no attended key
     // has lse2 0 and is masked wherever it meets a key).
-    const uint32_t keep = keep_bits<false>(d, now, r, lane);
+    const uint32_t keep = keep_bits<false, Interval>(d, now, r, lane);
 #pragma unroll
     for (int j = 0; j < kTile / 8; ++j)
 #pragma unroll
@@ -149,13 +150,16 @@ __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dq_v1
 template <class T, int D>
 bool launch_backward_dq_wgmma(const void* q, const void* k, const void* v, const void* out, const void* dout,
                               const float* lse, const Dims& d, const DeviceCsr& rows, float scale, void* dq,
-                              float* delta, cudaStream_t stream) {
+                              float* delta, cudaStream_t stream, bool interval) {
   if (!wg::device_runs_wgmma()) return false;
   if (!aligned16(dq)) return false;
   BackwardMaps maps;
   if (!make_backward_maps<D>(d, q, k, v, dout, maps)) return false;
   const bool two = d.block > 64;
-  auto kernel = two ? block_sparse_attention_wgmma_dq_v13<T, D, 2> : block_sparse_attention_wgmma_dq_v13<T, D, 1>;
+  auto kernel = interval ? (two ? block_sparse_attention_wgmma_dq_v13<T, D, 2, true>
+                                : block_sparse_attention_wgmma_dq_v13<T, D, 1, true>)
+                         : (two ? block_sparse_attention_wgmma_dq_v13<T, D, 2, false>
+                                : block_sparse_attention_wgmma_dq_v13<T, D, 1, false>);
   const int bytes = two ? kDqBytes<D, 2> : kDqBytes<D, 1>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return false;
   const int cta_rows = two ? 128 : 64;
@@ -170,7 +174,7 @@ bool launch_backward_dq_wgmma(const void* q, const void* k, const void* v, const
 #define STEPSCOPE_BSA_WGMMA_DQ(T, D)                                                                                \
   template bool launch_backward_dq_wgmma<T, D>(const void*, const void*, const void*, const void*, const void*,  \
                                                const float*, const Dims&, const DeviceCsr&, float, void*, float*, \
-                                               cudaStream_t);
+                                               cudaStream_t, bool);
 STEPSCOPE_BSA_WGMMA_DQ(Bf16, 64)
 STEPSCOPE_BSA_WGMMA_DQ(Bf16, 128)
 STEPSCOPE_BSA_WGMMA_DQ(F16, 64)

@@ -72,30 +72,6 @@ __device__ __forceinline__ void pack_fragments(const float (&acc)[kTile / 8][4],
   for (int kk = 0; kk < kTile / 16; ++kk) mma::pack_a<T>(acc[2 * kk], acc[2 * kk + 1], a[kk]);
 }
 
-// Which of the lane's 32 elements of a 64 × 64 product the mask keeps, as
-// bit 4j + x for accumulator s[j][x] (row r.token[x / 2], column tile.t0 +
-// 8j + 2(lane % 4) + x % 2). RowsAreKeys: the rows are keys and the columns
-// queries (the dK/dV pass). A whole tile keeps all; otherwise one rolled
-// loop holds the only copy of the rule, so the unrolled exponent loops
-// that test the bits stay small (Nsight Compute on v12's dK/dV pass, the
-// rule inlined in each of 32 elements: 1.9 stall cycles per instruction
-// waiting for instructions to be fetched).
-template <bool RowsAreKeys>
-__device__ __forceinline__ uint32_t keep_bits(const Dims& d, const mma::Tile& tile, const mma::LaneRows& r, int lane) {
-  if (mma::whole_tile(tile, r)) return 0xffffffffu;
-  uint32_t bits = 0;
-#pragma unroll 1
-  for (int e = 0; e < 32; ++e) {
-    const int second = (e >> 1) & 1, c = (e >> 2) * 8 + 2 * (lane % 4) + (e & 1);
-    const int64_t row = second ? r.token[1] : r.token[0], col = tile.t0 + c;
-    const bool ok = second ? r.ok[1] : r.ok[0];
-    const bool keep =
-        ok && c < tile.n && (!tile.partial || (RowsAreKeys ? allows(d, col, row) : allows(d, row, col)));
-    bits |= static_cast<uint32_t>(keep) << e;
-  }
-  return bits;
-}
-
 // Host: the four tensor maps of a backward pass, Q and dO as [batch ·
 // heads, seq_q, D], K and V as [batch · kv_heads, seq_k, D], boxes of 64
 // rows. False where a coordinate would pass 31 bits or the driver refuses
