@@ -103,7 +103,8 @@ for stage in "${STAGES[@]}"; do
         ;;
     wgmma)
         # Block-sparse attention's wgmma operands and TMA copies apart from
-        # the kernels, then the forwards from v5 on timed on the same inputs,
+        # the kernels, then the forwards from v5 on and the backwards of v5,
+        # v13 and v14 timed on the same inputs,
         # without PyTorch.
         run build_wgmma_probe "$STAGE_TIMEOUT" nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc \
             bench/kernels/wgmma_layout_probe.cu -o /tmp/wgmma_probe

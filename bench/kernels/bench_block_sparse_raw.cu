@@ -1,16 +1,19 @@
-// Block-sparse attention forward versions 5 to 11 timed through the raw
+// Block-sparse attention forward versions 5 to 11 and 14, then the
+// backward of versions 5, 13 and 14, timed through the raw
 // C++ API, without PyTorch: causal sliding windows of the Python benchmark's
 // densities (blocks of 128, 8 heads, batch 1, bf16) at 16k and 4k tokens,
 // head dims 128 and 64. Each version runs 20 times back to back after one
 // warm-up call (CUDA events; no L2 flush, so K and V of 4k tokens stay in
 // L2): a comparison of the versions on the same inputs, not of FlexAttention
 // or SDPA (bench_block_sparse_attention.py does those). Prints the largest
-// difference of each version's output from v5's. Built and run on an sm_90 GPU:
+// difference of each version's output (backward: dQ, dK, dV for a random
+// dO, 10 timed calls) from v5's. Built and run on an sm_90 GPU:
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc bench/kernels/bench_block_sparse_raw.cu \
 //       src/kernels/gpu/block_sparse_attention*.cu src/kernels/gpu/tensor_map.cu -o /tmp/bsa_raw && /tmp/bsa_raw
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 #include <random>
 #include <cmath>
@@ -82,6 +85,65 @@ int main() {
         if (ver != 5) printf(" (max|v%d-v5| %.3g)", ver, diff);
       }
       printf("\n");
+      // The backward: the mask by key block too (the transposed CSR), O and
+      // lse from v5's forward, a random dO.
+      std::vector<int32_t> cro{0}, cci; std::vector<uint8_t> cpa;
+      for (int j = 0; j < nb; ++j) {
+        for (int i = j; i < nb; ++i)
+          for (int32_t e = ro[i]; e < ro[i + 1]; ++e)
+            if (ci[e] == j) { cci.push_back(i); cpa.push_back(pa[e]); }
+        cro.push_back(int32_t(cci.size()));
+      }
+      int32_t *dcro, *dcci; uint8_t* dcpa;
+      CK(cudaMalloc(&dcro, cro.size() * 4)); CK(cudaMalloc(&dcci, cci.size() * 4)); CK(cudaMalloc(&dcpa, cpa.size()));
+      CK(cudaMemcpy(dcro, cro.data(), cro.size() * 4, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(dcci, cci.data(), cci.size() * 4, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(dcpa, cpa.data(), cpa.size(), cudaMemcpyHostToDevice));
+      m.cols = {dcro, dcci, dcpa};
+      uint16_t* dout; CK(cudaMalloc(&dout, n * 2));
+      for (auto& x : h) x = tobf(nd(g));
+      CK(cudaMemcpy(dout, h.data(), n * 2, cudaMemcpyHostToDevice));
+      uint16_t* grads[2][3];  // [v5, this version][dq, dk, dv]
+      for (auto& pair : grads) for (auto& t : pair) CK(cudaMalloc(&t, n * 2));
+      void* ws; CK(cudaMalloc(&ws, block_sparse_attention_workspace_bytes(s)));
+      std::string ferr = block_sparse_attention_forward(q, k, v, s, m, 1.0f / sqrtf(D), AttnDType::kBFloat16, o5, lse, nullptr, 5);
+      if (!ferr.empty()) { printf("  forward v5: %s\n", ferr.c_str()); exit(1); }
+      printf("d %d seq %d window %d backward:", D, S, W);
+      for (int ver : {5, 13, 14}) {
+        uint16_t** gr = grads[ver == 5 ? 0 : 1];
+        if (ver != 5) for (int t = 0; t < 3; ++t) CK(cudaMemset(gr[t], 0xFF, n * 2));
+        auto run = [&] {
+          return block_sparse_attention_backward(q, k, v, o5, dout, lse, s, m, 1.0f / sqrtf(D), AttnDType::kBFloat16,
+                                                 gr[0], gr[1], gr[2], ws, nullptr, ver);
+        };
+        std::string err = run();
+        if (!err.empty()) { printf(" v%d: %s", ver, err.c_str()); continue; }
+        CK(cudaDeviceSynchronize());
+        cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+        const int iters = 10;
+        cudaEventRecord(a);
+        for (int it = 0; it < iters; ++it) run();
+        cudaEventRecord(b); CK(cudaEventSynchronize(b));
+        float ms; cudaEventElapsedTime(&ms, a, b); ms /= iters;
+        printf("  v%d %.1f us %.0f TF/s", ver, ms * 1e3, 2.5 * flops / (ms * 1e-3) / 1e12);
+        if (ver == 5) continue;
+        printf(" (max|d-d5| q/k/v");
+        for (int t = 0; t < 3; ++t) {
+          std::vector<uint16_t> x(n), y(n);
+          CK(cudaMemcpy(x.data(), grads[0][t], n * 2, cudaMemcpyDeviceToHost));
+          CK(cudaMemcpy(y.data(), gr[t], n * 2, cudaMemcpyDeviceToHost));
+          double diff = 0;
+          for (int64_t e = 0; e < n; ++e) {
+            const double dd = fabs(double(bf(x[e])) - bf(y[e]));
+            diff = dd == dd ? fmax(diff, dd) : INFINITY;
+          }
+          printf(" %.3g", diff);
+        }
+        printf(")");
+      }
+      printf("\n");
+      for (auto& pair : grads) for (auto& t : pair) cudaFree(t);
+      cudaFree(ws); cudaFree(dout); cudaFree(dcro); cudaFree(dcci); cudaFree(dcpa);
       cudaFree(dro); cudaFree(dci); cudaFree(dpa);
     }
     cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(o5); cudaFree(o6); cudaFree(lse);
