@@ -1,4 +1,4 @@
-// Block-sparse attention forward versions 5 to 11 and 14, then the
+// Block-sparse attention forward versions 5 to 11, 14 and 15, then the
 // backward of versions 5, 13 and 14, timed through the raw
 // C++ API, without PyTorch: causal sliding windows of the Python benchmark's
 // densities (blocks of 128, 8 heads, batch 1, bf16) at 16k and 4k tokens,
@@ -58,7 +58,7 @@ int main() {
       AttentionShape s; s.batch = 1; s.heads = H; s.kv_heads = H; s.seq_q = S; s.seq_k = S; s.head_dim = D;
       const double flops = 4.0 * H * D * double(ci.size()) * B * B;
       printf("d %d seq %d window %d density %.3f:", D, S, W, double(ci.size()) / (nb * nb));
-      for (int ver : {5, 6, 7, 8, 9, 10, 11, 14}) {
+      for (int ver : {5, 6, 7, 8, 9, 10, 11, 14, 15}) {
         uint16_t* out = ver == 5 ? o5 : o6;
         // NaN everywhere first, so an output a version never wrote is not
         // the previous version's.

@@ -6,8 +6,11 @@ and the summaries are merged into the report ``stepscope merge`` gives
 (docs/distributed.md). Paths go through fsspec, so a shared folder,
 ``s3://`` or ``gs://`` work alike: a worker opens the files it is given.
 
-Today the merge reproduces ``analyze``'s analyses and cross-rank tables, not
-yet its diagnosis: the report's findings raise instead of coming back empty.
+The merge reproduces ``analyze``'s report, its diagnosis included, less what
+needs every rank's step graph: the combined saving of the reported findings
+(``Report.combined_saving_us`` raises), load_imbalance's replayed saving (its
+bound instead) and the job replay (docs/distributed.md, "What the merge gives
+today").
 """
 
 import os

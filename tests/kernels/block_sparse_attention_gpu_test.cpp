@@ -9,7 +9,7 @@
 // kernels never write fails. Every version with a backward (v1 SIMT, v3
 // mma.sync, v4 with its whole-tile path, v5 with fast exponents, v6 to v11 on
 // wgmma with v5's backward, v12 with the dK/dV pass on wgmma, v13 with dQ too, v14 with
-// the forward's mask as bits) runs every case. Skips without a GPU (CI).
+// the forward's mask as bits, v15 with two blocks per SM at head dim 64) runs every case. Skips without a GPU (CI).
 #include <gtest/gtest.h>
 
 #ifdef STEPSCOPE_HAVE_KERNELS_GPU
@@ -132,7 +132,7 @@ TEST(BlockSparseAttentionGpu, MatchesReferenceForEveryPattern) {
   const unsigned seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(seed);
-  for (int version : {1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
+  for (int version : {1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
     for (AttnDType dtype : {AttnDType::kBFloat16, AttnDType::kFloat16})
       for (int64_t d : {64, 128}) {
         const AttentionShape s{2, 4, 2, 300, 300, d};

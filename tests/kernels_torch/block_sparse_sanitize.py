@@ -2,7 +2,7 @@
 attention kernels, forward and backward, on a ragged sequence (300 tokens,
 blocks of 128, 64 and 32), grouped-query heads, head dims 64 and 128, a
 causal window, a document mask and a two-way window, every version with a
-backward (v1, v3, v4, v5, v12, v13, v14; v2's and v6's to v11's forward); exits 0 when every launch completed. Used as
+backward (v1, v3, v4, v5, v12, v13, v14, v15; v2's and v6's to v11's forward); exits 0 when every launch completed. Used as
 
     compute-sanitizer --tool memcheck --error-exitcode 1 python3 tests/kernels_torch/block_sparse_sanitize.py [VERSION...]
 
@@ -24,7 +24,7 @@ masks = [
     bsa.BlockSparseMask.from_mask_mod(lambda b, h, q, k: (q - k).abs() < 150, 300, 128, "cuda", window=150),
 ]
 # Forward versions to run (default all): python3 block_sparse_sanitize.py 6 7
-chosen = [int(a) for a in sys.argv[1:]] or [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]
+chosen = [int(a) for a in sys.argv[1:]] or [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
 for forward, backward in ((f, 1 if f == 2 else f) for f in chosen):
     bsa.FORWARD_VERSION, bsa.BACKWARD_VERSION = forward, backward
     for d in (64, 128):

@@ -244,7 +244,7 @@ class KernelPathTest(unittest.TestCase):
         g = torch.Generator(device="cuda").manual_seed(seed)
         seq = 500
         try:
-            for version in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14):
+            for version in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15):
                 bsa.FORWARD_VERSION = version
                 for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)):
                     for d in (64, 128):
@@ -305,8 +305,8 @@ class KernelPathTest(unittest.TestCase):
     def test_tensor_core_versions_forward_and_backward_match_the_reference(self):
         # The tensor-core kernels, v3-v14 (v6 to v11: their forward, v5's
         # backward; v12: v11's forward, the dK/dV pass on wgmma; v13: the dQ
-        # pass too; v14: its forward's mask as bits; forward and both
-        # backward passes), on blocks that are below, at, between and above the 64-row
+        # pass too; v14: its forward's mask as bits; v15: two blocks per SM
+        # at head dim 64; forward and both backward passes), on blocks that are below, at, between and above the 64-row
         # tile, a ragged sequence, GQA, and per-(batch, head) masks chosen
         # from the input; a longer sequence gives the whole-tile paths most
         # of the tiles.
@@ -315,7 +315,7 @@ class KernelPathTest(unittest.TestCase):
         cases = [(330, block) for block in (16, 48, 64, 128)] + [(1000, 64), (1000, 128)]
         try:
             for version, (dtype, tol), d, (seq, block) in itertools.product(
-                    (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14), ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)), (64, 128), cases):
+                    (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)), (64, 128), cases):
                 bsa.FORWARD_VERSION = bsa.BACKWARD_VERSION = version
 
                 def inputs():

@@ -43,7 +43,7 @@ except ImportError:  # pragma: no cover - depends on the build
 # softmax under the products, 9 K swizzled, 10 K and V swizzled, 11 those
 # tiles copied by the tensor memory accelerator; 12 v11's forward with the
 # backward's dK/dV pass on wgmma, 13 its dQ pass too, 14 v13 with the
-# forward's mask tested as bits.
+# forward's mask tested as bits, 15 v14 with two blocks per SM at head dim 64.
 # Tests and benchmarks set them to compare versions on the same inputs.
 FORWARD_VERSION = 0
 BACKWARD_VERSION = 0

@@ -38,7 +38,7 @@ template <int D>
 constexpr int kFastestForward = D == 128 ? 11 : 7;
 constexpr int kFastestBackward = 13;
 // The newest version (block_sparse_attention.h lists them all).
-constexpr int kLastVersion = 14;
+constexpr int kLastVersion = 15;
 
 // Stage rows [t0, t0 + n) of a [.., seq, D] tensor at `base` into `dst` as fp32.
 template <class T, int D>

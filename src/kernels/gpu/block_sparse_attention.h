@@ -71,6 +71,8 @@
 //       kernels the bits made from each row's interval of the other side
 //       where the rule has no documents or global tokens
 //       (kernels/rule_interval.h); v13's backward otherwise.
+//   v15 v14 with its head dim 64 forward held to 128 registers, two
+//       blocks of threads per SM (v14: 145, one); v14 at head dim 128.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -110,15 +112,15 @@ int64_t block_sparse_attention_workspace_bytes(const AttentionShape& s);
 // 128, block other than 16..128 in steps of 16, a null pointer, or the
 // launch error). out: like q, in dtype; lse: fp32 [batch, heads, seq_q].
 // `version`: 0 the fastest measured (today v11 at head dim 128, v7 at 64,
-// v5 where wgmma does not run), 1 to 14 that one (2 to 5 fall back to 1
-// where they do not apply, 6 to 14 to 5; v12's and v13's forward is v11's).
+// v5 where wgmma does not run), 1 to 15 that one (2 to 5 fall back to 1
+// where they do not apply, 6 to 15 to 5; v12's and v13's forward is v11's).
 std::string block_sparse_attention_forward(const void* q, const void* k, const void* v, const AttentionShape& s,
                                            const DeviceBlockMask& m, float scale, AttnDType dtype, void* out,
                                            float* lse, cudaStream_t stream, int version = 0);
 // dq, dk, dv in dtype; workspace of block_sparse_attention_workspace_bytes.
 // `version`: 0 the fastest measured (today v13),
-// 1, 3, 4, 5, 12, 13 or 14 (6 to 11: 5; 14: 13; 12 to 14 are 5 where wgmma
-// does not run).
+// 1, 3, 4, 5, 12, 13, 14 or 15 (6 to 11: 5; 14: 13 with interval masks; 15:
+// 14; 12 to 15 are 5 where wgmma does not run).
 std::string block_sparse_attention_backward(const void* q, const void* k, const void* v, const void* out,
                                             const void* dout, const float* lse, const AttentionShape& s,
                                             const DeviceBlockMask& m, float scale, AttnDType dtype, void* dq,

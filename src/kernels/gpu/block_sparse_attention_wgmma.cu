@@ -120,10 +120,15 @@ __global__ void __launch_bounds__(kThreads<V>, V == 6 ? 3 : 1) block_sparse_atte
 // scores a lane holds: v13's dK/dV pass ran 1.7x faster for that change,
 // where Nsight Compute had found 1.9 stall cycles per instruction waiting
 // for instruction fetch. At short windows most tiles are partial.
+//
+// v15 (MinBlocks 2 at head dim 64): v14 held to 128 registers for two
+// blocks of 256 threads per SM (64 KB of ring each), so one block's start
+// and end (Q's loads, the first tiles' copies, the output's stores) overlap
+// the other's tiles; ptxas spills 44 bytes. The same as v14 at head dim 128.
 constexpr int kRing = 4;
 
-template <class T, int D, int W, int Swizzled, bool Tma, bool MaskBits = false>
-__global__ void __launch_bounds__(W * 128) block_sparse_attention_wgmma_fwd_v8(
+template <class T, int D, int W, int Swizzled, bool Tma, bool MaskBits = false, int MinBlocks = 1>
+__global__ void __launch_bounds__(W * 128, MinBlocks) block_sparse_attention_wgmma_fwd_v8(
     const uint16_t* q, const uint16_t* k, const uint16_t* v, DeviceCsr rows, Dims d, float scale, uint16_t* out,
     float* lse, const __grid_constant__ CUtensorMap k_map, const __grid_constant__ CUtensorMap v_map) {
   static_assert(!Tma || Swizzled == 2, "the TMA copies write the 128-byte swizzle");
@@ -286,10 +291,15 @@ bool launch_forward_wgmma(const void* q, const void* k, const void* v, const Dim
       const uint64_t planes = static_cast<uint64_t>(d.batch) * d.kv_heads, seq = static_cast<uint64_t>(d.seq_k);
       if (planes < (1ull << 31) && seq < (1ull << 31) && encode_swizzled_rows(k_map, k, planes, seq, D, kTile).empty() &&
           encode_swizzled_rows(v_map, v, planes, seq, D, kTile).empty()) {
-        auto kernel = version >= 14 ? (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 2, true, true>
+        // v15 at head dim 64: two blocks of 256 threads per SM (128
+        // registers each; v14 holds 145, one block).
+        constexpr int kV15Blocks = D == 64 ? 2 : 1;
+        auto kernel = version >= 15 ? (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 2, true, true, kV15Blocks>
                                            : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 2, true, true>)
-                                    : (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 2, true>
-                                           : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 2, true>);
+                      : version == 14 ? (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 2, true, true>
+                                             : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 2, true, true>)
+                                      : (two ? block_sparse_attention_wgmma_fwd_v8<T, D, 2, 2, true>
+                                             : block_sparse_attention_wgmma_fwd_v8<T, D, 1, 2, true>);
         return launch_forward_rows(kernel, threads, ring_bytes + 2 * kRing * 8, q, k, v, d, rows, scale, out, lse,
                                    stream, true, k_map, v_map);  // + the full and empty barriers
       }
