@@ -1,8 +1,9 @@
-// Block-sparse attention forward versions 5 to 11, 14 and 15, then the
-// backward of versions 5, 13 and 14, timed through the raw
-// C++ API, without PyTorch: causal sliding windows of the Python benchmark's
-// densities (blocks of 128, 8 heads, batch 1, bf16) at 16k and 4k tokens,
-// head dims 128 and 64. Each version runs 20 times back to back after one
+// Block-sparse attention forward versions 5, 11, 15 and 17, then the
+// backward of versions 5, 13, 15, 16 and 17, timed through the raw C++ API,
+// without PyTorch: causal sliding windows of the Python benchmark's
+// densities and 8 causal documents whose ends fall inside blocks (lengths
+// seq/8 ∓ 100 in turn; v17 takes them as intervals), blocks of 128, 8 heads,
+// batch 1, bf16, at 16k and 4k tokens, head dims 128 and 64. Each version runs 20 times back to back after one
 // warm-up call (CUDA events; no L2 flush, so K and V of 4k tokens stay in
 // L2): a comparison of the versions on the same inputs, not of FlexAttention
 // or SDPA (bench_block_sparse_attention.py does those). Prints the largest
@@ -18,6 +19,7 @@
 #include <random>
 #include <cmath>
 #include <cuda_runtime.h>
+#include "kernels/document_spans.h"
 #include "kernels/gpu/block_sparse_attention.h"
 using namespace stepscope::kernels;
 using namespace stepscope::kernels::gpu;
@@ -37,12 +39,29 @@ int main() {
     CK(cudaMalloc(&o5, n * 2)); CK(cudaMalloc(&o6, n * 2)); CK(cudaMalloc(&lse, int64_t(H) * S * 4));
     for (uint16_t* t : {q, k, v}) { for (auto& x : h) x = tobf(nd(g)); CK(cudaMemcpy(t, h.data(), n * 2, cudaMemcpyHostToDevice)); }
     const int nb = S / B;
+    // Documents: 8 of seq/8 - 100, seq/8 + 100, ... tokens.
+    std::vector<int32_t> docs(S);
+    for (int t = 0, d = 0, end = S / 8 - 100; t < S; ++t) {
+      if (t == end) ++d, end += S / 8 + (d % 2 ? 100 : -100);
+      docs[t] = d;
+    }
+    const std::vector<int32_t> spans = document_spans(docs.data(), S);
+    int32_t *ddocs, *dspans;
+    CK(cudaMalloc(&ddocs, S * 4)); CK(cudaMalloc(&dspans, S * 8));
+    CK(cudaMemcpy(ddocs, docs.data(), S * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dspans, spans.data(), S * 8, cudaMemcpyHostToDevice));
     const int windows16[] = {819, 2048, 4096, 8192}, windows4[] = {204, 512, 1024, 2048};
-    for (int wi = 0; wi < 4; ++wi) {
-      const int W = S == 16384 ? windows16[wi] : windows4[wi];
+    for (int wi = 0; wi < 5; ++wi) {
+      const bool documents = wi == 4;
+      const int W = documents ? 0 : S == 16384 ? windows16[wi] : windows4[wi];
       std::vector<int32_t> ro{0}, ci; std::vector<uint8_t> pa;
       for (int i = 0; i < nb; ++i) {
         for (int j = 0; j <= i; ++j) {
+          if (documents) {  // live where block j's last document reaches block i's first
+            if (docs[j * B + B - 1] < docs[i * B]) continue;
+            ci.push_back(j); pa.push_back(j == i || docs[j * B] != docs[i * B + B - 1]);
+            continue;
+          }
           const int64_t lo = int64_t(i - j) * B - (B - 1), hi = int64_t(i - j) * B + (B - 1);
           if (hi < 0 || lo > W - 1) continue;
           ci.push_back(j); pa.push_back(!(lo >= 0 && hi <= W - 1));
@@ -55,10 +74,12 @@ int main() {
       CK(cudaMemcpy(dci, ci.data(), ci.size() * 4, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(dpa, pa.data(), pa.size(), cudaMemcpyHostToDevice));
       DeviceBlockMask m; m.rows = {dro, dci, dpa}; m.cols = m.rows; m.groups = 1; m.block = B; m.causal = true; m.window = W;
+      if (documents) m.doc_ids = ddocs, m.doc_spans = dspans;
       AttentionShape s; s.batch = 1; s.heads = H; s.kv_heads = H; s.seq_q = S; s.seq_k = S; s.head_dim = D;
       const double flops = 4.0 * H * D * double(ci.size()) * B * B;
-      printf("d %d seq %d window %d density %.3f:", D, S, W, double(ci.size()) / (nb * nb));
-      for (int ver : {5, 6, 7, 8, 9, 10, 11, 14, 15}) {
+      const std::string pattern = documents ? "8 documents" : "window " + std::to_string(W);
+      printf("d %d seq %d %s density %.3f:", D, S, pattern.c_str(), double(ci.size()) / (nb * nb));
+      for (int ver : {5, 11, 15, 17}) {
         uint16_t* out = ver == 5 ? o5 : o6;
         // NaN everywhere first, so an output a version never wrote is not
         // the previous version's.
@@ -108,8 +129,8 @@ int main() {
       void* ws; CK(cudaMalloc(&ws, block_sparse_attention_workspace_bytes(s)));
       std::string ferr = block_sparse_attention_forward(q, k, v, s, m, 1.0f / sqrtf(D), AttnDType::kBFloat16, o5, lse, nullptr, 5);
       if (!ferr.empty()) { printf("  forward v5: %s\n", ferr.c_str()); exit(1); }
-      printf("d %d seq %d window %d backward:", D, S, W);
-      for (int ver : {5, 13, 14}) {
+      printf("d %d seq %d %s backward:", D, S, pattern.c_str());
+      for (int ver : {5, 13, 15, 16, 17}) {
         uint16_t** gr = grads[ver == 5 ? 0 : 1];
         if (ver != 5) for (int t = 0; t < 3; ++t) CK(cudaMemset(gr[t], 0xFF, n * 2));
         auto run = [&] {
@@ -146,6 +167,6 @@ int main() {
       cudaFree(ws); cudaFree(dout); cudaFree(dcro); cudaFree(dcci); cudaFree(dcpa);
       cudaFree(dro); cudaFree(dci); cudaFree(dpa);
     }
-    cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(o5); cudaFree(o6); cudaFree(lse);
+    cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(o5); cudaFree(o6); cudaFree(lse); cudaFree(ddocs); cudaFree(dspans);
   }
 }

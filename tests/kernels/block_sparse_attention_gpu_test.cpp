@@ -8,8 +8,13 @@
 // 4e-3 (fp16), lse within 1e-4. Outputs start as NaN bytes, so an element the
 // kernels never write fails. Every version with a backward (v1 SIMT, v3
 // mma.sync, v4 with its whole-tile path, v5 with fast exponents, v6 to v11 on
-// wgmma with v5's backward, v12 with the dK/dV pass on wgmma, v13 with dQ too, v14 with
-// the forward's mask as bits, v15 with two blocks per SM at head dim 64) runs every case. Skips without a GPU (CI).
+// wgmma with v5's backward, v12 with the dK/dV pass on wgmma, v13 with dQ
+// too, v14 with the forward's mask as bits, v15 with two blocks per SM at
+// head dim 64, v16 storing dK/dV without GQA, v17 with documents as
+// intervals) runs every case, with grouped-query heads; v16 and v17 also
+// without (the path where dK/dV are stored, not added). Documents come
+// packed whole (v17's intervals) and interleaved (its fallback). Skips
+// without a GPU (CI).
 #include <gtest/gtest.h>
 
 #ifdef STEPSCOPE_HAVE_KERNELS_GPU
@@ -25,6 +30,7 @@
 #include "kernels/block_mask_builders.h"
 #include "kernels/block_sparse_attention_reference.h"
 #include "kernels/device_buffer.h"
+#include "kernels/document_spans.h"
 #include "kernels/fp16.h"
 #include "kernels/gpu/block_sparse_attention.h"
 #endif
@@ -96,7 +102,11 @@ void run_case(const char* name, const BlockMask& mask, const AttentionShape& s, 
       dlse(rows * 4, 0xFF), ddq(nq * 2, 0xFF), ddk(nkv * 2, 0xFF), ddv(nkv * 2, 0xFF),
       ro(mask.row_offsets.size() * 4), ci(mask.col_indices.size() * 4), pa(mask.partial.size()),
       tro(cols.row_offsets.size() * 4), tci(cols.col_indices.size() * 4), tpa(cols.partial.size()),
-      docs(mask.rule.doc_ids.size() * 4), ws(gpu::block_sparse_attention_workspace_bytes(s));
+      docs(mask.rule.doc_ids.size() * 4), spans(mask.rule.doc_ids.size() * 8),
+      ws(gpu::block_sparse_attention_workspace_bytes(s));
+  const std::vector<int32_t> doc_spans =
+      document_spans(mask.rule.doc_ids.data(), static_cast<int64_t>(mask.rule.doc_ids.size()));
+  if (!doc_spans.empty()) upload(spans, doc_spans);
   upload(dq_in, q.bits), upload(dk_in, k.bits), upload(dv_in, v.bits), upload(ddout, dout.bits);
   upload(ro, mask.row_offsets), upload(ci, mask.col_indices), upload(pa, mask.partial);
   upload(tro, cols.row_offsets), upload(tci, cols.col_indices), upload(tpa, cols.partial);
@@ -107,6 +117,7 @@ void run_case(const char* name, const BlockMask& mask, const AttentionShape& s, 
   dm.groups = mask.groups, dm.block = mask.block, dm.causal = mask.rule.causal, dm.window = mask.rule.window;
   dm.global_tokens = mask.rule.global_tokens;
   dm.doc_ids = mask.rule.doc_ids.empty() ? nullptr : docs.as<int32_t>();
+  dm.doc_spans = doc_spans.empty() ? nullptr : spans.as<int32_t>();
   ASSERT_EQ(gpu::block_sparse_attention_forward(dq_in.ptr(), dk_in.ptr(), dv_in.ptr(), s, dm, static_cast<float>(scale),
                                                 dtype, dout_buf.ptr(), dlse.as<float>(), nullptr, version),
             "");
@@ -132,10 +143,13 @@ TEST(BlockSparseAttentionGpu, MatchesReferenceForEveryPattern) {
   const unsigned seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(seed);
-  for (int version : {1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
+  for (int version : {1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17})
+    for (int64_t kv_heads : {2, 4})
     for (AttnDType dtype : {AttnDType::kBFloat16, AttnDType::kFloat16})
       for (int64_t d : {64, 128}) {
-        const AttentionShape s{2, 4, 2, 300, 300, d};
+        if (kv_heads == 4 && version < 16) continue;  // the same path as with GQA
+        const AttentionShape s{2, 4, kv_heads, 300, 300, d};
+        SCOPED_TRACE("kv_heads " + std::to_string(kv_heads));
         auto run = [&](const char* name, const BlockMask& m) { run_case(name, m, s, dtype, rng, version); };
         run("causal", causal_mask(300, 64));
         run("causal, blocks of 128", causal_mask(300, 128));
@@ -152,6 +166,12 @@ TEST(BlockSparseAttentionGpu, MatchesReferenceForEveryPattern) {
         ElementRule causal;
         causal.causal = true;
         run("random per head", from_block_bitmap(300, 300, 32, 4, bitmap, causal));
+        ElementRule interleaved = causal;  // documents not one run each: no spans
+        for (int32_t t = 0; t < 300; ++t) interleaved.doc_ids.push_back(t % 3);
+        std::vector<uint8_t> lower;
+        for (int64_t qb = 0; qb < 10; ++qb)
+          for (int64_t kb = 0; kb < 10; ++kb) lower.push_back(kb <= qb ? 2 : 0);
+        run("interleaved documents", from_block_bitmap(300, 300, 32, 1, lower, interleaved));
       }
 }
 

@@ -57,6 +57,12 @@ def mod_patterns(seq, device="cpu"):
         ("global + window", lambda b, h, q, k: (q >= k) & ((q - k < 50) | (q < 20) | (k < 20)),
          dict(causal=True, window=50, global_tokens=20), 32),
         ("bidirectional window", lambda b, h, q, k: (q - k).abs() < 100, dict(causal=False, window=100), 64),
+        # v17 takes packed documents as intervals (cut by a window here) and
+        # interleaved ones, no run each, pair by pair.
+        ("documents + window", lambda b, h, q, k: (q >= k) & (doc[q] == doc[k]) & (q - k < 60),
+         dict(causal=True, window=60, doc_ids=doc.tolist()), 32),
+        ("interleaved documents", lambda b, h, q, k: (q >= k) & (q % 3 == k % 3),
+         dict(causal=True, doc_ids=[t % 3 for t in range(seq)]), 32),
     ]
 
 
@@ -84,6 +90,8 @@ class ReferencePathTest(unittest.TestCase):
                  "global + window": bm.global_window(300, 20, 50, block=32),
                  "bidirectional window": bm.sliding_window(300, 100, block=64, causal=False)}
         for name, mod, rule, block in mod_patterns(300):
+            if name not in built:  # the library has no builder for these
+                continue
             with self.subTest(name):
                 m = bsa.BlockSparseMask.from_mask_mod(mod, 300, block, **rule)
                 self.assertEqual(m.row_offsets.tolist(), list(built[name].row_offsets))
@@ -244,7 +252,7 @@ class KernelPathTest(unittest.TestCase):
         g = torch.Generator(device="cuda").manual_seed(seed)
         seq = 500
         try:
-            for version in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15):
+            for version in range(1, 18):
                 bsa.FORWARD_VERSION = version
                 for dtype, tol in ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)):
                     for d in (64, 128):
@@ -306,7 +314,9 @@ class KernelPathTest(unittest.TestCase):
         # The tensor-core kernels, v3-v14 (v6 to v11: their forward, v5's
         # backward; v12: v11's forward, the dK/dV pass on wgmma; v13: the dQ
         # pass too; v14: its forward's mask as bits; v15: two blocks per SM
-        # at head dim 64; forward and both backward passes), on blocks that are below, at, between and above the 64-row
+        # at head dim 64; v16: dK/dV stored without GQA, so v16 and v17 run
+        # without GQA too; v17: documents as intervals; forward and both
+        # backward passes), on blocks that are below, at, between and above the 64-row
         # tile, a ragged sequence, GQA, and per-(batch, head) masks chosen
         # from the input; a longer sequence gives the whole-tile paths most
         # of the tiles.
@@ -314,18 +324,22 @@ class KernelPathTest(unittest.TestCase):
         g = torch.Generator(device="cuda").manual_seed(seed)
         cases = [(330, block) for block in (16, 48, 64, 128)] + [(1000, 64), (1000, 128)]
         try:
-            for version, (dtype, tol), d, (seq, block) in itertools.product(
-                    (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)), (64, 128), cases):
+            for version, kv, (dtype, tol), d, (seq, block) in itertools.product(
+                    range(3, 18), (2, 4), ((torch.bfloat16, 2e-2), (torch.float16, 5e-3)), (64, 128), cases):
+                if kv == 4 and version < 16:
+                    continue
                 bsa.FORWARD_VERSION = bsa.BACKWARD_VERSION = version
 
                 def inputs():
                     return [torch.randn(2, h, seq, d, device="cuda", dtype=dtype, generator=g, requires_grad=True)
-                            for h in (4, 2, 2)]
+                            for h in (4, kv, kv)]
                 for name, mod, rule, _ in mod_patterns(seq, "cuda"):
-                    with self.subTest(name, version=version, dtype=dtype, d=d, seq=seq, block=block, seed=seed):
+                    with self.subTest(name, version=version, kv=kv, dtype=dtype, d=d, seq=seq, block=block,
+                                      seed=seed):
                         m = bsa.BlockSparseMask.from_mask_mod(mod, seq, block, "cuda", **rule)
                         self._check_forward_backward(m, *inputs(), tol, g)
-                with self.subTest("topk_pooled", version=version, dtype=dtype, d=d, seq=seq, block=block, seed=seed):
+                with self.subTest("topk_pooled", version=version, kv=kv, dtype=dtype, d=d, seq=seq, block=block,
+                                  seed=seed):
                     q, k, v = inputs()
                     m = bsa.BlockSparseMask.topk_pooled(q.detach(), k.detach(), block=block, topk=2,
                                                         window_blocks=1, global_blocks=1, causal=True)

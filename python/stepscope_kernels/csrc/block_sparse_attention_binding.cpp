@@ -8,10 +8,13 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/extension.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
+#include "kernels/document_spans.h"
 #include "kernels/gpu/block_sparse_attention.h"
 #include "registry.h"
 
@@ -43,8 +46,8 @@ AttentionShape shape_of(const at::Tensor& q, const at::Tensor& k, const at::Tens
 
 DeviceBlockMask device_mask(const at::Tensor& q, const at::Tensor& ro, const at::Tensor& ci, const at::Tensor& pa,
                             const at::Tensor& tro, const at::Tensor& tci, const at::Tensor& tpa,
-                            const std::optional<at::Tensor>& doc_ids, int64_t block, int64_t groups, bool causal,
-                            int64_t window, int64_t global_tokens) {
+                            const std::optional<at::Tensor>& doc_ids, const std::optional<at::Tensor>& doc_spans,
+                            int64_t block, int64_t groups, bool causal, int64_t window, int64_t global_tokens) {
   for (const auto& [t, name] : {std::pair{&ro, "row_offsets"}, std::pair{&ci, "col_indices"},
                                 std::pair{&tro, "t_offsets"}, std::pair{&tci, "t_indices"}}) {
     check_tensor(*t, name, q);
@@ -66,6 +69,13 @@ DeviceBlockMask device_mask(const at::Tensor& q, const at::Tensor& ro, const at:
                     doc_ids->numel());
     m.doc_ids = doc_ids->data_ptr<int32_t>();
   }
+  if (doc_spans) {
+    STEPSCOPE_CHECK(doc_ids.has_value(), "doc_spans needs doc_ids");
+    check_tensor(*doc_spans, "doc_spans", q);
+    STEPSCOPE_CHECK(doc_spans->scalar_type() == at::kInt && doc_spans->numel() == 2 * q.size(2),
+                    "doc_spans must be int32 [seq, 2], seq = ", q.size(2));
+    m.doc_spans = doc_spans->data_ptr<int32_t>();
+  }
   const int64_t blocks = (q.size(2) + block - 1) / block;
   STEPSCOPE_CHECK(ro.numel() == groups * blocks + 1 && tro.numel() == groups * blocks + 1,
                   "row_offsets and t_offsets must have groups × blocks + 1 = ", groups * blocks + 1, " entries");
@@ -75,14 +85,15 @@ DeviceBlockMask device_mask(const at::Tensor& q, const at::Tensor& ro, const at:
 std::tuple<at::Tensor, at::Tensor> forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                            const at::Tensor& ro, const at::Tensor& ci, const at::Tensor& pa,
                                            const at::Tensor& tro, const at::Tensor& tci, const at::Tensor& tpa,
-                                           const std::optional<at::Tensor>& doc_ids, int64_t block, int64_t groups,
+                                           const std::optional<at::Tensor>& doc_ids,
+                                           const std::optional<at::Tensor>& doc_spans, int64_t block, int64_t groups,
                                            bool causal, int64_t window, int64_t global_tokens, double scale,
                                            int64_t version) {
   for (const auto& [t, name] : {std::pair{&q, "q"}, std::pair{&k, "k"}, std::pair{&v, "v"}}) check_tensor(*t, name, q);
   const AttnDType dtype = attn_dtype(q);
   const AttentionShape s = shape_of(q, k, v);
-  const DeviceBlockMask m = device_mask(q, ro, ci, pa, tro, tci, tpa, doc_ids, block, groups, causal, window,
-                                        global_tokens);
+  const DeviceBlockMask m = device_mask(q, ro, ci, pa, tro, tci, tpa, doc_ids, doc_spans, block, groups, causal,
+                                        window, global_tokens);
   const c10::cuda::CUDAGuard guard(q.device());
   at::Tensor out = at::empty_like(q);
   at::Tensor lse = at::empty({s.batch, s.heads, s.seq_q}, q.options().dtype(at::kFloat));
@@ -96,8 +107,9 @@ std::tuple<at::Tensor, at::Tensor> forward(const at::Tensor& q, const at::Tensor
 std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(
     const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& out, const at::Tensor& dout,
     const at::Tensor& lse, const at::Tensor& ro, const at::Tensor& ci, const at::Tensor& pa, const at::Tensor& tro,
-    const at::Tensor& tci, const at::Tensor& tpa, const std::optional<at::Tensor>& doc_ids, int64_t block,
-    int64_t groups, bool causal, int64_t window, int64_t global_tokens, double scale, int64_t version) {
+    const at::Tensor& tci, const at::Tensor& tpa, const std::optional<at::Tensor>& doc_ids,
+    const std::optional<at::Tensor>& doc_spans, int64_t block, int64_t groups, bool causal, int64_t window,
+    int64_t global_tokens, double scale, int64_t version) {
   for (const auto& [t, name] : {std::pair{&q, "q"}, std::pair{&k, "k"}, std::pair{&v, "v"}, std::pair{&out, "out"},
                                 std::pair{&dout, "grad_out"}, std::pair{&lse, "lse"}})
     check_tensor(*t, name, q);
@@ -106,8 +118,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(
   STEPSCOPE_CHECK(out.sizes() == q.sizes() && dout.sizes() == q.sizes(), "out and grad_out must have q's shape");
   STEPSCOPE_CHECK(lse.scalar_type() == at::kFloat && lse.numel() == s.batch * s.heads * s.seq_q,
                   "lse must be float32 [batch, heads, seq]");
-  const DeviceBlockMask m = device_mask(q, ro, ci, pa, tro, tci, tpa, doc_ids, block, groups, causal, window,
-                                        global_tokens);
+  const DeviceBlockMask m = device_mask(q, ro, ci, pa, tro, tci, tpa, doc_ids, doc_spans, block, groups, causal,
+                                        window, global_tokens);
   const c10::cuda::CUDAGuard guard(q.device());
   at::Tensor dq = at::empty_like(q), dk = at::empty_like(k), dv = at::empty_like(v);
   at::Tensor ws = at::empty({stepscope::kernels::gpu::block_sparse_attention_workspace_bytes(s)},
@@ -122,7 +134,22 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(
 
 }  // namespace
 
+// Each token's document as [first, last] (int32 [seq, 2], on the CPU) where
+// every document id is one run of tokens, else None
+// (kernels/document_spans.h); BlockSparseMask keeps it for v17's kernels.
+std::optional<at::Tensor> document_spans_of(const at::Tensor& doc_ids) {
+  STEPSCOPE_CHECK(!doc_ids.is_cuda() && doc_ids.scalar_type() == at::kInt && doc_ids.dim() == 1,
+                  "doc_ids must be a 1-D int32 CPU tensor");
+  const at::Tensor ids = doc_ids.contiguous();
+  const std::vector<int32_t> spans = stepscope::kernels::document_spans(ids.data_ptr<int32_t>(), ids.numel());
+  if (spans.empty()) return std::nullopt;
+  at::Tensor out = at::empty({ids.numel(), 2}, ids.options());
+  std::copy(spans.begin(), spans.end(), out.data_ptr<int32_t>());
+  return out;
+}
+
 void register_block_sparse_attention(pybind11::module_& m) {
+  m.def("document_spans", guarded(&document_spans_of));
   m.def("block_sparse_attention_forward", guarded(&forward));
   m.def("block_sparse_attention_backward", guarded(&backward));
 }

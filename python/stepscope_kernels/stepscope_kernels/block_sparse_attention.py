@@ -43,7 +43,8 @@ except ImportError:  # pragma: no cover - depends on the build
 # softmax under the products, 9 K swizzled, 10 K and V swizzled, 11 those
 # tiles copied by the tensor memory accelerator; 12 v11's forward with the
 # backward's dK/dV pass on wgmma, 13 its dQ pass too, 14 v13 with the
-# forward's mask tested as bits, 15 v14 with two blocks per SM at head dim 64.
+# forward's mask tested as bits, 15 v14 with two blocks per SM at head dim 64,
+# 16 v15 storing dK/dV without GQA, 17 v16 with packed documents as intervals.
 # Tests and benchmarks set them to compare versions on the same inputs.
 FORWARD_VERSION = 0
 BACKWARD_VERSION = 0
@@ -124,6 +125,9 @@ class BlockSparseMask:
         self.causal, self.window, self.global_tokens = bool(causal), int(window), int(global_tokens)
         self.doc_ids = None if doc_ids is None else torch.as_tensor(doc_ids, dtype=torch.int32).cpu().contiguous()
         self._check()
+        # Each token's document as [first, last] where documents are packed whole (v17's kernels cut
+        # their mask intervals to it); None otherwise or without the extension.
+        self.doc_spans = None if self.doc_ids is None or _C is None else _C.document_spans(self.doc_ids)
         self.t_offsets, self.t_indices, self.t_partial = _transpose(
             self.row_offsets, self.col_indices, self.partial, self.groups, self.q_blocks, self.k_blocks)
         self._device_copies = {}
@@ -303,7 +307,7 @@ class BlockSparseMask:
             move = lambda t: None if t is None else t.to(device)  # noqa: E731
             self._device_copies[key] = tuple(move(t) for t in (self.row_offsets, self.col_indices, self.partial,
                                                                self.t_offsets, self.t_indices, self.t_partial,
-                                                               self.doc_ids))
+                                                               self.doc_ids, self.doc_spans))
         return self._device_copies[key]
 
 

@@ -26,19 +26,14 @@ using bsa::group_of;
 
 constexpr int kTile = 32;  // keys (or queries) staged per shared-memory tile
 // What version 0 runs: the fastest version measured (block_sparse_attention.h,
-// docs/kernels.md). The forward: v11 at head dim 128 (1.23-1.69x v5 and
-// 1.05-1.15x v10 on an H100, 2026-12-06), v7 at head dim 64 (1.07-1.51x v5
-// there; v8-v11 hold 157-161 registers per thread for 256 threads at 64,
-// one block per SM, and were slower than v7 below windows of 4k keys); both
-// are v5 where wgmma does not run. The backward: v13 (its dQ pass 1.03 ms
-// against v5's 1.71 and its dK/dV pass 1.27 against 2.44 at head dim 128,
-// 16k tokens; 0.78 / 0.92 and 0.97 / 1.53 at 64; forward + backward
-// 1.15-1.79x v5's at 128, H100 2026-12-06); v5's where wgmma does not run.
-template <int D>
-constexpr int kFastestForward = D == 128 ? 11 : 7;
-constexpr int kFastestBackward = 13;
+// docs/kernels.md): v17, forward and backward, at both head dims (on an
+// H100, 2026-12-06: v14/v15's forward 1.2-2.1x v11's and backward 1.0-1.9x
+// v13's, outputs bit for bit v5's; v16 and v17 to be confirmed in the same
+// run); v5 where wgmma does not run.
+constexpr int kFastestForward = 17;
+constexpr int kFastestBackward = 17;
 // The newest version (block_sparse_attention.h lists them all).
-constexpr int kLastVersion = 15;
+constexpr int kLastVersion = 17;
 
 // Stage rows [t0, t0 + n) of a [.., seq, D] tensor at `base` into `dst` as fp32.
 template <class T, int D>
@@ -258,9 +253,13 @@ std::string check(const AttentionShape& s, const DeviceBlockMask& m, AttnDType d
   return "";
 }
 
-Dims dims(const AttentionShape& s, const DeviceBlockMask& m) {
+// The kernels' view of the shape and rule for `version` (resolved: not 0);
+// documents as spans from v17 only, so that earlier versions keep their
+// own mask path.
+Dims dims(const AttentionShape& s, const DeviceBlockMask& m, int version) {
   return {s.batch,  s.heads,  s.kv_heads, s.seq_q,   s.seq_k,        (s.seq_q + m.block - 1) / m.block,
-          (s.seq_k + m.block - 1) / m.block, m.groups, m.block, m.causal, m.window, m.global_tokens, m.doc_ids};
+          (s.seq_k + m.block - 1) / m.block, m.groups, m.block, m.causal, m.window, m.global_tokens, m.doc_ids,
+          version >= 17 && m.doc_ids ? m.doc_spans : nullptr};
 }
 
 template <class T, int D>
@@ -268,7 +267,6 @@ void launch_forward(const void* q, const void* k, const void* v, const Dims& d, 
                     float scale, void* out, float* lse, int version, cudaStream_t stream) {
   using B = typename T::Bits;
   // v1 where the tensor-core kernels do not apply.
-  if (version == 0) version = kFastestForward<D>;
   if (version == 2 && bsa::launch_forward_wmma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream)) return;
   // v6 to v11 where wgmma runs (Hopper), v5 elsewhere.
   if (version >= 6 && bsa::launch_forward_wgmma<T, D>(q, k, v, d, m.rows, scale, out, lse, stream, version))
@@ -306,11 +304,15 @@ void launch_backward(const void* q, const void* k, const void* v, const void* ou
   float* dk_acc = ws;
   float* dv_acc = ws + nkv;
   float* delta = ws + 2 * nkv;
-  cudaMemsetAsync(ws, 0, 2 * nkv * sizeof(float), stream);
-  if (version == 0) version = kFastestBackward;
-  const bool ran_mma = version >= 3 && bsa::launch_backward_mma<T, D>(q, k, v, out, dout, lse, d, m.rows, m.cols,
-                                                                     scale, dq, delta, dk_acc, dv_acc, stream, version);
-  if (!ran_mma) launch_backward_v1<T, D>(q, k, v, out, dout, lse, d, m, scale, dq, dk_acc, dv_acc, delta, stream);
+  const bsa::KeyGrads grads =
+      version >= 3 ? bsa::launch_backward_mma<T, D>(q, k, v, out, dout, lse, d, m.rows, m.cols, scale, dq, delta,
+                                                    dk_acc, dv_acc, dk, dv, stream, version)
+                   : bsa::KeyGrads::kNotRun;
+  if (grads == bsa::KeyGrads::kStored) return;
+  if (grads == bsa::KeyGrads::kNotRun) {
+    cudaMemsetAsync(ws, 0, 2 * nkv * sizeof(float), stream);
+    launch_backward_v1<T, D>(q, k, v, out, dout, lse, d, m, scale, dq, dk_acc, dv_acc, delta, stream);
+  }
   const unsigned blocks = static_cast<unsigned>((nkv + 255) / 256 < 4096 ? (nkv + 255) / 256 : 4096);
   block_sparse_attention_store_v1<T><<<blocks, 256, 0, stream>>>(dk_acc, nkv, static_cast<B*>(dk));
   block_sparse_attention_store_v1<T><<<blocks, 256, 0, stream>>>(dv_acc, nkv, static_cast<B*>(dv));
@@ -353,7 +355,8 @@ std::string block_sparse_attention_forward(const void* q, const void* k, const v
     return "block_sparse_attention_forward: a null pointer";
   if (version < 0 || version > kLastVersion)
     return "block_sparse_attention_forward: version must be 0 (fastest) or 1 to " + std::to_string(kLastVersion);
-  const Dims d = dims(s, m);
+  if (version == 0) version = kFastestForward;
+  const Dims d = dims(s, m, version);
   dispatch<Forward>(dtype, s.head_dim, q, k, v, d, m, scale, out, lse, version, stream);
   return launch_error("block_sparse_attention_forward");
 }
@@ -370,7 +373,8 @@ std::string block_sparse_attention_backward(const void* q, const void* k, const 
   if (version < 0 || version == 2 || version > kLastVersion)
     return "block_sparse_attention_backward: version must be 0 (fastest), 1 or 3 to " + std::to_string(kLastVersion) +
            " (v6's to v11's backward is v5's)";
-  const Dims d = dims(s, m);
+  if (version == 0) version = kFastestBackward;
+  const Dims d = dims(s, m, version);
   dispatch<Backward>(dtype, s.head_dim, q, k, v, out, dout, lse, d, m, scale, dq, dk, dv,
                      static_cast<float*>(workspace), version, stream);
   return launch_error("block_sparse_attention_backward");

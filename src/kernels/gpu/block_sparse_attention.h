@@ -73,6 +73,14 @@
 //       (kernels/rule_interval.h); v13's backward otherwise.
 //   v15 v14 with its head dim 64 forward held to 128 registers, two
 //       blocks of threads per SM (v14: 145, one); v14 at head dim 128.
+//       v14 and v15 bit for bit v5's outputs on an H100 (2026-12-06);
+//       forward 1.2-2.1x v11, backward 1.0-1.9x v13 (lowest density most).
+//   v16 v15 whose dK/dV pass stores dK and dV in the dtype where there is
+//       no GQA (a block of threads then holds its key rows' whole sum),
+//       instead of atomics into fp32 rows zeroed before and copied after.
+//   v17 v16 with documents packed whole as intervals too: each token's
+//       document run (kernels/document_spans.h, DeviceBlockMask::doc_spans)
+//       cuts its window interval, in all three kernels.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -102,6 +110,9 @@ struct DeviceBlockMask {
   int64_t window = 0;
   int64_t global_tokens = 0;
   const int32_t* doc_ids = nullptr;
+  // [seq][2]: each token's document as [first, last] where every document
+  // is one run (kernels/document_spans.h); null otherwise. Read from v17.
+  const int32_t* doc_spans = nullptr;
 };
 
 // Bytes of fp32 workspace the backward needs: dK and dV accumulators
@@ -111,16 +122,17 @@ int64_t block_sparse_attention_workspace_bytes(const AttentionShape& s);
 // Returns "" when launched, else why not (shape, head_dim other than 64 or
 // 128, block other than 16..128 in steps of 16, a null pointer, or the
 // launch error). out: like q, in dtype; lse: fp32 [batch, heads, seq_q].
-// `version`: 0 the fastest measured (today v11 at head dim 128, v7 at 64,
-// v5 where wgmma does not run), 1 to 15 that one (2 to 5 fall back to 1
-// where they do not apply, 6 to 15 to 5; v12's and v13's forward is v11's).
+// `version`: 0 the fastest measured (block_sparse_attention.cu,
+// kFastestForward; v5 where wgmma does not run), 1 to 17 that one (2 to 5
+// fall back to 1 where they do not apply, 6 to 17 to 5; v12's and v13's
+// forward is v11's, v16's v15's).
 std::string block_sparse_attention_forward(const void* q, const void* k, const void* v, const AttentionShape& s,
                                            const DeviceBlockMask& m, float scale, AttnDType dtype, void* out,
                                            float* lse, cudaStream_t stream, int version = 0);
 // dq, dk, dv in dtype; workspace of block_sparse_attention_workspace_bytes.
-// `version`: 0 the fastest measured (today v13),
-// 1, 3, 4, 5, 12, 13, 14 or 15 (6 to 11: 5; 14: 13 with interval masks; 15:
-// 14; 12 to 15 are 5 where wgmma does not run).
+// `version`: 0 the fastest measured (kFastestBackward),
+// 1, 3, 4, 5 or 12 to 17 (6 to 11: 5; 14: 13 with interval masks; 15: 14;
+// 12 to 17 are 5 where wgmma does not run, 16 and 17 are 15 with GQA).
 std::string block_sparse_attention_backward(const void* q, const void* k, const void* v, const void* out,
                                             const void* dout, const float* lse, const AttentionShape& s,
                                             const DeviceBlockMask& m, float scale, AttnDType dtype, void* dq,

@@ -427,10 +427,11 @@ __device__ __forceinline__ void query_row_terms(const LaneRows& r, int64_t bh, c
   }
 }
 
-// A dQ pass's end: the lane's rows of dQ (fp32 accumulators, scaled) stored
-// in the dtype.
+// A pass's end where its rows are its own: the lane's rows of dQ, or (v16,
+// without GQA) of dK or dV, fp32 accumulators scaled and stored in the
+// dtype at rows at[0], at[1].
 template <class T, int D>
-__device__ __forceinline__ void store_query_rows(const float acc[D / 8][4], const LaneRows& r, const int64_t at[2],
+__device__ __forceinline__ void store_grad_rows(const float acc[D / 8][4], const LaneRows& r, const int64_t at[2],
                                                  float scale, int lane, uint16_t* dq) {
 #pragma unroll
   for (int x = 0; x < 2; ++x) {
@@ -483,16 +484,22 @@ __device__ __forceinline__ void add_key_rows(const float dk[D / 8][4], const flo
 // what it keeps of a row is one interval of the other side
 // (kernels/rule_interval.h), so each row's interval is found once in tile
 // columns and the 32 bits are two compares each, unrolled; elsewhere the
-// rolled loop.
+// rolled loop. From v17 documents packed whole too (d.doc_spans: the
+// interval cut to the row's document).
 template <bool RowsAreKeys, bool Interval = false>
 __device__ __forceinline__ uint32_t keep_bits(const Dims& d, const Tile& tile, const LaneRows& r, int lane) {
   if (whole_tile(tile, r)) return 0xffffffffu;
-  if (Interval && !d.doc_ids && d.global_tokens == 0) {
+  if (Interval && (!d.doc_ids || d.doc_spans) && d.global_tokens == 0) {
     // Per row, the kept columns [lo, hi] of this tile (lo > hi: none).
     int lo[2], hi[2];
 #pragma unroll
     for (int x = 0; x < 2; ++x) {
-      const TokenInterval met = rule_interval(r.token[x], RowsAreKeys, d.causal, d.window);
+      TokenInterval met = rule_interval(r.token[x], RowsAreKeys, d.causal, d.window);
+      if (d.doc_spans && r.ok[x]) {  // within the row's document (v17)
+        const int2 run = *reinterpret_cast<const int2*>(d.doc_spans + 2 * r.token[x]);
+        met.first = met.first > run.x ? met.first : run.x;
+        met.last = met.last < run.y ? met.last : run.y;
+      }
       // In tile columns, clipped to the tile's rows; a whole block of the
       // tile meets all of them.
       const int64_t first = tile.partial && met.first > tile.t0 ? met.first - tile.t0 : 0;

@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(kWarps * 32) block_sparse_attention_mma_dq_v3(
       }
     }
   });
-  store_query_rows<T, D>(acc, r, at, scale, lane, dq);
+  store_grad_rows<T, D>(acc, r, at, scale, lane, dq);
 }
 
 // Pass 2. grid (k_blocks × ceil(block / 64), batch · heads): each query head
@@ -253,12 +253,12 @@ bool allow_shared(Kernel kernel, int bytes) {
 }  // namespace
 
 template <class T, int D>
-bool launch_backward_mma(const void* q, const void* k, const void* v, const void* out, const void* dout,
-                         const float* lse, const Dims& d, const DeviceCsr& rows, const DeviceCsr& cols, float scale,
-                         void* dq, float* delta, float* dk_acc, float* dv_acc, cudaStream_t stream,
-                         int version) {
+KeyGrads launch_backward_mma(const void* q, const void* k, const void* v, const void* out, const void* dout,
+                             const float* lse, const Dims& d, const DeviceCsr& rows, const DeviceCsr& cols,
+                             float scale, void* dq, float* delta, float* dk_acc, float* dv_acc, void* dk, void* dv,
+                             cudaStream_t stream, int version) {
   for (const void* p : {q, k, v, out, dout, static_cast<const void*>(dq)})
-    if (!aligned16(p)) return false;
+    if (!aligned16(p)) return KeyGrads::kNotRun;
   constexpr int tile_bytes = kTile * (D + kPad) * 2;
   constexpr int dq_bytes = 4 * tile_bytes;                           // two buffers of K and V
   constexpr int dkdv_bytes = 6 * tile_bytes + 2 * 2 * kTile * 4;  // K, V; two buffers of Q, dO; lse, Δ
@@ -268,7 +268,7 @@ bool launch_backward_mma(const void* q, const void* k, const void* v, const void
   auto dkdv_kernel = version >= 5   ? block_sparse_attention_mma_dkdv_v3<T, D, 5>
                      : version == 4 ? block_sparse_attention_mma_dkdv_v3<T, D, 4>
                                     : block_sparse_attention_mma_dkdv_v3<T, D, 3>;
-  if (!allow_shared(dq_kernel, dq_bytes) || !allow_shared(dkdv_kernel, dkdv_bytes)) return false;
+  if (!allow_shared(dq_kernel, dq_bytes) || !allow_shared(dkdv_kernel, dkdv_bytes)) return KeyGrads::kNotRun;
   const int64_t subs = (d.block + kCtaRows - 1) / kCtaRows;
   const auto* B = static_cast<const uint16_t*>(q);
   const dim3 qgrid(static_cast<unsigned>(d.q_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
@@ -278,21 +278,28 @@ bool launch_backward_mma(const void* q, const void* k, const void* v, const void
     dq_kernel<<<qgrid, kWarps * 32, dq_bytes, stream>>>(
         B, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), static_cast<const uint16_t*>(out),
         static_cast<const uint16_t*>(dout), lse, rows, d, scale, static_cast<uint16_t*>(dq), delta);
-  // v12: the dK/dV pass on wgmma where it runs; v5's otherwise.
+  // v16: dK and dV stored by the dK/dV pass where it can; v12: that pass
+  // on wgmma where it runs; v5's otherwise.
+  const bool interval = version >= 14;
+  if (version >= 16 && dk &&
+      launch_backward_dkdv_wgmma<T, D>(q, k, v, dout, lse, delta, d, cols, scale, nullptr, nullptr, dk, dv, stream,
+                                       interval))
+    return KeyGrads::kStored;
+  cudaMemsetAsync(dk_acc, 0, 2 * d.batch * d.kv_heads * d.seq_k * D * sizeof(float), stream);  // dv_acc follows
   if (version >= 12 && launch_backward_dkdv_wgmma<T, D>(q, k, v, dout, lse, delta, d, cols, scale, dk_acc, dv_acc,
-                                                        stream, version >= 14))
-    return true;
+                                                        nullptr, nullptr, stream, interval))
+    return KeyGrads::kAdded;
   const dim3 kgrid(static_cast<unsigned>(d.k_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
   dkdv_kernel<<<kgrid, kWarps * 32, dkdv_bytes, stream>>>(
       B, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), static_cast<const uint16_t*>(dout), lse,
       delta, cols, d, scale, dk_acc, dv_acc);
-  return true;
+  return KeyGrads::kAdded;
 }
 
 #define STEPSCOPE_BSA_MMA_BWD(T, D)                                                                              \
-  template bool launch_backward_mma<T, D>(const void*, const void*, const void*, const void*, const void*,    \
-                                          const float*, const Dims&, const DeviceCsr&, const DeviceCsr&, float, \
-                                          void*, float*, float*, float*, cudaStream_t, int);
+  template KeyGrads launch_backward_mma<T, D>(const void*, const void*, const void*, const void*, const void*, \
+                                              const float*, const Dims&, const DeviceCsr&, const DeviceCsr&, float, \
+                                              void*, float*, float*, float*, void*, void*, cudaStream_t, int);
 STEPSCOPE_BSA_MMA_BWD(Bf16, 64)
 STEPSCOPE_BSA_MMA_BWD(Bf16, 128)
 STEPSCOPE_BSA_MMA_BWD(F16, 64)

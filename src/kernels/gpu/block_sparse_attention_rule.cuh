@@ -19,6 +19,10 @@ struct Dims {
   bool causal;
   int64_t window, global_tokens;
   const int32_t* doc_ids;
+  // v17: [first, last] of each token's document where documents are packed
+  // whole (kernels/document_spans.h), else null: keep_bits then builds a
+  // tile's bits from intervals under documents too.
+  const int32_t* doc_spans;
 };
 
 __device__ __forceinline__ bool allows(const Dims& d, int64_t i, int64_t j) {
@@ -63,25 +67,32 @@ template <class T, int D>
 bool launch_forward_wgmma(const void* q, const void* k, const void* v, const Dims& d, const DeviceCsr& rows,
                           float scale, void* out, float* lse, cudaStream_t stream, int version);
 
-// Launches the backward of version 3, 4 or 5 (block_sparse_attention_mma_bwd.cu):
-// dQ and Δ by query rows, then dK and dV by key rows added into fp32
-// accumulators. Returns false, launching nothing, where it does not apply.
+// Where a backward launch left dK and dV: nothing launched, added into the
+// fp32 accumulators (zeroed by the launch), or stored in the dtype.
+enum class KeyGrads { kNotRun, kAdded, kStored };
+
+// Launches the backward of version 3 on (block_sparse_attention_mma_bwd.cu):
+// dQ and Δ by query rows, then dK and dV by key rows, into the fp32
+// accumulators or (v16, dk and dv not null, no GQA, on Hopper) into dk and
+// dv. Launches nothing where it does not apply.
 template <class T, int D>
-bool launch_backward_mma(const void* q, const void* k, const void* v, const void* out, const void* dout,
-                         const float* lse, const Dims& d, const DeviceCsr& rows, const DeviceCsr& cols, float scale,
-                         void* dq, float* delta, float* dk_acc, float* dv_acc, cudaStream_t stream,
-                         int version);
+KeyGrads launch_backward_mma(const void* q, const void* k, const void* v, const void* out, const void* dout,
+                             const float* lse, const Dims& d, const DeviceCsr& rows, const DeviceCsr& cols,
+                             float scale, void* dq, float* delta, float* dk_acc, float* dv_acc, void* dk, void* dv,
+                             cudaStream_t stream, int version);
 
 // Launches v12's dK/dV pass (block_sparse_attention_wgmma_bwd.cu), after
 // v5's dQ pass wrote Δ: K and V rows in shared memory as wgmma's A, Q and
 // dO copied by TMA. Returns false, launching nothing, where it does not
 // apply (a device other than compute capability 9.0, a pointer not 16-byte
 // aligned, a tensor map the driver refuses, or too little shared memory).
-// `interval`: v14's mask bits (keep_bits by intervals).
+// `interval`: v14's mask bits (keep_bits by intervals). dk, dv (v16; null
+// before): store dK and dV there in the dtype instead of adding into
+// dk_acc, dv_acc; refused (false) with GQA or where not 16-byte aligned.
 template <class T, int D>
 bool launch_backward_dkdv_wgmma(const void* q, const void* k, const void* v, const void* dout, const float* lse,
                                 const float* delta, const Dims& d, const DeviceCsr& cols, float scale, float* dk_acc,
-                                float* dv_acc, cudaStream_t stream, bool interval);
+                                float* dv_acc, void* dk, void* dv, cudaStream_t stream, bool interval);
 
 // Launches v13's dQ pass (block_sparse_attention_wgmma_dq.cu): dQ and Δ by
 // query rows, Q and dO rows in shared memory as wgmma's A, K/V tiles copied

@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(W * 128, 1) block_sparse_attention_wgmma_dq_v1
   }
   wg::wait<0>();
   wg::hold(acc);
-  store_query_rows<T, D>(acc, r, at, scale, lane, dq);
+  store_grad_rows<T, D>(acc, r, at, scale, lane, dq);
 }
 
 }  // namespace
