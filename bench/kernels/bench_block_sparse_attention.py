@@ -7,7 +7,8 @@ and 128: forward and forward + backward of
 
   * stepscope's kernels (stepscope_kernels.block_sparse_attention),
   * FlexAttention with the same BlockMask (create_block_mask over the same
-    mask_mod, flex_attention under torch.compile), and
+    mask_mod, flex_attention under torch.compile, compiled anew for each
+    shape with static shapes), and
   * dense causal SDPA (F.scaled_dot_product_attention(is_causal=True): what a
     model runs without a mask) on the same shapes, and
   * other versions of our kernels (--compare 1,2: speedup keys "v1",
@@ -96,9 +97,15 @@ def main():
     if bsa._C is None:
         report.note(error="stepscope_kernels._C is not built: nothing to time")
         return
-    flex = None
-    if flex_attention is not None and not args.no_compile:
-        flex = bench_common.compiled_or_none(flex_attention, report, "flex_attention")
+    use_flex = flex_attention is not None and not args.no_compile
+    # FlexAttention compiled anew for each shape with static shapes, as a
+    # training run of one sequence length gets it: one compiled function
+    # reused across shapes recompiles with dynamic sizes from the second
+    # shape on, and those kernels were up to 1.4x slower (H100, 64k tokens,
+    # head dim 64, 2026-12-06). One compile per mask_mod within a shape.
+    cfg = torch._dynamo.config
+    limit = "recompile_limit" if hasattr(cfg, "recompile_limit") else "cache_size_limit"  # renamed in torch 2.6
+    setattr(cfg, limit, max(getattr(cfg, limit), 16))
     copy_bw = bench_common.copy_bandwidth()
 
     def timed(fn):
@@ -106,6 +113,10 @@ def main():
     for d in (int(x) for x in args.head_dims.split(",")):
         for seq in (int(s) for s in args.seqs.split(",")):
             shape = (1, args.heads, seq, d)
+            flex = None
+            if use_flex:
+                torch._dynamo.reset()
+                flex = bench_common.compiled_or_none(flex_attention, report, "flex_attention", dynamic=False)
             q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
             grad = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
             dense_flops = 4 * args.heads * d * seq * seq / 2

@@ -144,10 +144,10 @@ def common_args(description: str) -> argparse.ArgumentParser:
     return p
 
 
-def compiled_or_none(fn, report: Report, what: str):
-    """torch.compile(fn), or None (with a note) when compilation fails on this setup."""
+def compiled_or_none(fn, report: Report, what: str, **options):
+    """torch.compile(fn, **options), or None (with a note) when compilation fails on this setup."""
     try:
-        return torch.compile(fn)
+        return torch.compile(fn, **options)
     except Exception as e:  # noqa: BLE001 - any failure means no compiled baseline, reported
         report.note(case=what, error=f"torch.compile failed: {type(e).__name__}: {e}")
         return None

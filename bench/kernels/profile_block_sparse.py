@@ -7,6 +7,8 @@ between cudaProfilerStart/Stop, after warm-up launches, for Nsight Compute:
 
 The mask is bench_block_sparse_attention.py's causal sliding window (blocks
 of 128) at --share of the sequence, on random bf16 inputs (never zeros).
+--flex profiles FlexAttention (compiled) on the same BlockMask instead, so
+that Nsight Compute sees both kernels on one shape.
 """
 
 import argparse
@@ -25,6 +27,7 @@ def main():
     p.add_argument("--share", type=float, default=0.25, help="window as a share of the sequence")
     p.add_argument("--version", type=int, default=0)
     p.add_argument("--backward", action="store_true")
+    p.add_argument("--flex", action="store_true", help="FlexAttention instead of stepscope's kernels")
     args = p.parse_args()
     w = max(128, int(args.share * args.seq))
     mask = bsa.BlockSparseMask.from_mask_mod(lambda b, h, q, k: (q >= k) & (q - k < w), args.seq, 128, "cuda",
@@ -36,8 +39,16 @@ def main():
 
     dout = torch.randn(shape, device="cuda", dtype=torch.bfloat16)  # a random upstream gradient, not a constant
 
+    attend = lambda q, k, v: bsa.block_sparse_attention(q, k, v, mask)  # noqa: E731
+    if args.flex:
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+        mod = lambda b, h, qi, ki: (qi >= ki) & (qi - ki < w)  # noqa: E731
+        flex_mask = create_block_mask(mod, 1, 1, args.seq, args.seq, device="cuda", BLOCK_SIZE=128)
+        flex = torch.compile(flex_attention)
+        attend = lambda q, k, v: flex(q, k, v, block_mask=flex_mask)  # noqa: E731
+
     def once():
-        out = bsa.block_sparse_attention(q, k, v, mask)
+        out = attend(q, k, v)
         if args.backward:
             out.backward(dout)
 
@@ -48,7 +59,8 @@ def main():
     once()
     torch.cuda.synchronize()
     torch.cuda.profiler.stop()
-    print(f"profiled: seq {args.seq}, head dim {args.head_dim}, window {w}, version {args.version}")
+    print(f"profiled: seq {args.seq}, head dim {args.head_dim}, window {w}, "
+          f"{'FlexAttention' if args.flex else f'version {args.version}'}")
 
 
 if __name__ == "__main__":

@@ -240,11 +240,11 @@ class BlockSparseMask:
         mask.row_offsets = offsets
         mask.col_indices = col.reshape(-1).to(torch.int32).contiguous()
         mask.partial = partial.reshape(-1).contiguous()
-        mask.causal, mask.window, mask.global_tokens, mask.doc_ids = bool(causal), 0, 0, None
+        mask.causal, mask.window, mask.global_tokens, mask.doc_ids, mask.doc_spans = bool(causal), 0, 0, None, None
         mask.t_offsets, mask.t_indices, mask.t_partial = _transpose(
             mask.row_offsets, mask.col_indices, mask.partial, mask.groups, n, n)
         mask._device_copies = {str(dev): (mask.row_offsets, mask.col_indices, mask.partial, mask.t_offsets,
-                                          mask.t_indices, mask.t_partial, None)}
+                                          mask.t_indices, mask.t_partial, None, None)}
         return mask
 
     def _check(self):

@@ -27,9 +27,9 @@ using bsa::group_of;
 constexpr int kTile = 32;  // keys (or queries) staged per shared-memory tile
 // What version 0 runs: the fastest version measured (block_sparse_attention.h,
 // docs/kernels.md): v17, forward and backward, at both head dims (on an
-// H100, 2026-12-06: v14/v15's forward 1.2-2.1x v11's and backward 1.0-1.9x
-// v13's, outputs bit for bit v5's; v16 and v17 to be confirmed in the same
-// run); v5 where wgmma does not run.
+// H100, 2026-12-06, in one raw benchmark run: forward 1.09-2.40x v11's on
+// windows and 1.9-2.5x on unaligned documents, backward 1.10-2.89x v13's;
+// outputs bit for bit v5's); v5 where wgmma does not run.
 constexpr int kFastestForward = 17;
 constexpr int kFastestBackward = 17;
 // The newest version (block_sparse_attention.h lists them all).

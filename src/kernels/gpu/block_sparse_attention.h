@@ -77,10 +77,13 @@
 //       forward 1.2-2.1x v11, backward 1.0-1.9x v13 (lowest density most).
 //   v16 v15 whose dK/dV pass stores dK and dV in the dtype where there is
 //       no GQA (a block of threads then holds its key rows' whole sum),
-//       instead of atomics into fp32 rows zeroed before and copied after.
+//       instead of atomics into fp32 rows zeroed before and copied after:
+//       backward 1.04-1.64x v15's (H100, 2026-12-06; most at 4k tokens).
 //   v17 v16 with documents packed whole as intervals too: each token's
 //       document run (kernels/document_spans.h, DeviceBlockMask::doc_spans)
-//       cuts its window interval, in all three kernels.
+//       cuts its window interval, in all three kernels: 1.9-2.5x v15/v16
+//       on unaligned documents, the same on windows; outputs and gradients
+//       of v14-v17 bit for bit v5's. The default (docs/kernels.md).
 #pragma once
 
 #include <cuda_runtime_api.h>
