@@ -19,6 +19,7 @@ import sys
 import tempfile
 import uuid
 
+from . import _locality
 from .errors import TraceError, printable, raise_for, warn_all
 from .report import Report
 
@@ -96,7 +97,8 @@ def summarize_file(path, *, salvage=False, top=10, on_error="fail", storage_opti
     raise TraceError(printable(error), error_file or path)
 
 
-def analyze(paths, client, *, salvage=False, top=10, on_error="fail", progress=False, storage_options=None):
+def analyze(paths, client, *, salvage=False, top=10, on_error="fail", progress=False, storage_options=None,
+            where=None, lost_after_s=60.0):
     """The report of a trace set, its ranks summarized on the workers of ``client``.
 
     ``paths``: trace files, folders or globs (one file per rank), local to
@@ -107,6 +109,15 @@ def analyze(paths, client, *, salvage=False, top=10, on_error="fail", progress=F
     on stderr as ranks are summarized (or a callable ``(done, total)``). A task
     whose worker dies is run again on another worker by the scheduler; the
     report does not change.
+
+    ``where``: for traces on a node's own disk, the worker each file must be
+    read on — a callable ``path -> target`` or a mapping ``{path: target}``,
+    a target being a worker's address, its ``--name`` or its host as the
+    scheduler lists it (``client.scheduler_info()``); None or a missing path:
+    any worker. A target no worker serves is a :class:`TraceError` before
+    anything runs; one whose last worker is gone for ``lost_after_s``
+    seconds fails the run, naming the file and the target (Dask alone
+    would wait for such a worker forever).
     """
     from distributed import as_completed
 
@@ -115,20 +126,31 @@ def analyze(paths, client, *, salvage=False, top=10, on_error="fail", progress=F
     if on_error not in ("fail", "skip"):
         raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
     files = expand(paths, storage_options)
+    targets = _locality.targets_of(files, where)
+    if where is not None:
+        _locality.check_served(client, files, targets)
     run = uuid.uuid4().hex[:8]
-    # One batch of tasks (client.map), results gathered as they finish, several at a time.
-    futures = client.map(summarize_file, files, salvage=salvage, top=top, on_error=on_error,
-                         storage_options=storage_options, ranks_in_set=len(files), key=[f"stepscope-summarize-{run}-{i}" for i in range(len(files))],
-                         retries=0)
+    # One batch of tasks per target (client.map; one for all without `where`),
+    # results gathered as they finish, several at a time.
+    futures = [None] * len(files)
+    for target in dict.fromkeys(targets):
+        chosen = [i for i, t in enumerate(targets) if t == target]
+        placed = client.map(summarize_file, [files[i] for i in chosen], salvage=salvage, top=top, on_error=on_error,
+                            storage_options=storage_options, ranks_in_set=len(files),
+                            key=[f"stepscope-summarize-{run}-{i}" for i in chosen], retries=0,
+                            workers=None if target is None else [target], allow_other_workers=False)
+        for i, f in zip(chosen, placed):
+            futures[i] = f
     index = {f.key: i for i, f in enumerate(futures)}
     blobs = [None] * len(files)
     done = 0
     try:
-        for batch in as_completed(futures, with_results=True, raise_errors=True).batches():
-            for future, data in _results_of(batch):  # a task's TraceError is raised here
-                blobs[index[future.key]] = data
-                done += 1
-            _report_progress(progress, done, len(files))
+        with _locality.TargetWatch(client, futures, files, targets, lost_after_s) as watch:
+            for batch in as_completed(futures, with_results=True, raise_errors=True).batches():
+                for future, data in _results_of(batch, watch):  # a task's TraceError is raised here
+                    blobs[index[future.key]] = data
+                    done += 1
+                _report_progress(progress, done, len(files))
     except BaseException:
         client.cancel(futures)
         raise
@@ -140,17 +162,21 @@ def analyze(paths, client, *, salvage=False, top=10, on_error="fail", progress=F
     return Report(native)
 
 
-def _results_of(batch):
+def _results_of(batch, watch=None):
     """The (future, result) pairs of an ``as_completed(..., with_results=True)``
     batch, raising the error of a task that failed. ``raise_errors=True``
     raises only for the first future of a batch: distributed's ``next_batch``
     takes the rest straight from its queue, a failed task's result being its
     (type, exception, traceback) triple (seen in CI: the triple reached the
-    merge as a summary)."""
+    merge as a summary). A task cancelled by ``watch`` (its worker gone)
+    raises the watch's error."""
     for future, data in batch:
         if future.status == "error":
             _, exc, tb = data
             raise exc.with_traceback(tb)
+        if future.status == "cancelled":
+            raise (watch.error if watch is not None and watch.error is not None
+                   else TraceError(f"the summary task {future.key} was cancelled", ""))
         yield future, data
 
 
@@ -181,7 +207,24 @@ def cli_main(argv):
                         help="as analyze --salvage; a rank that still cannot be read is left out and named")
     parser.add_argument("--top", type=int, default=10, help="kernels listed per type (default 10)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no terminal report")
+    parser.add_argument("--where", metavar="REGEX",
+                        help="traces on nodes' own disks: each file is read on the worker (address, name or host) "
+                             "that REGEX's first group (or whole match) finds in its path, e.g. '/nodes/([^/]+)/'; "
+                             "files it does not match go to any worker")
     args = parser.parse_args(argv)
+    where = None
+    if args.where:
+        import re
+
+        try:
+            pattern = re.compile(args.where)
+        except re.error as e:
+            print(f"stepscope: error: --where: {e}", file=sys.stderr)
+            return 2
+
+        def where(path):
+            m = pattern.search(path)
+            return None if m is None else (m.group(1) if pattern.groups else m.group(0))
     try:
         from distributed import Client
     except ImportError:
@@ -195,7 +238,7 @@ def cli_main(argv):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 report = analyze(args.inputs, client, salvage=args.salvage, top=args.top,
-                                 on_error="skip" if args.salvage else "fail", progress=not args.quiet)
+                                 on_error="skip" if args.salvage else "fail", progress=not args.quiet, where=where)
     except Error as e:
         print(f"stepscope: error: {e}", file=sys.stderr)
         return 2

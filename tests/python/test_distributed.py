@@ -4,7 +4,9 @@ LocalCluster in this process). The merged report equals analyze's, the
 diagnosis included (less what the merge says it does not make from
 summaries: the combined saving, load_imbalance's replay, the job replay); a
 worker killed while it holds tasks changes nothing; an unreadable rank is
-named or fails the run, as asked."""
+named or fails the run, as asked; ranks held to a worker (``where=``) run
+there, and a run whose held-to worker is gone fails naming the file instead
+of waiting forever."""
 
 import gzip
 import json
@@ -193,6 +195,92 @@ class DistributedTest(unittest.TestCase):
                              env=env, capture_output=True, text=True, timeout=300)
         self.assertEqual(bad.returncode, 2)
         self.assertTrue(bad.stderr.startswith("stepscope: error: "), bad.stderr)
+        # --where: each rank's file names its node; no worker is "rank3", so the run is refused naming it.
+        unserved = subprocess.run([sys.executable, "-m", "stepscope._cli", "analyze", "--dask",
+                                   os.path.join(self.tmp, "scheduler.json"), folder, "--where", r"(rank\d+)\.json"],
+                                  env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(unserved.returncode, 2, unserved.stderr)
+        self.assertIn("'rank0' (where=)", unserved.stderr)
+
+    def _address_of(self, name):
+        return next(a for a, w in self.client.scheduler_info()["workers"].items() if str(w["name"]) == name)
+
+    def test_where_holds_each_rank_to_its_worker(self):
+        from distributed import get_task_stream
+
+        folder = os.path.join(GLOO, "straggler")
+        files = stepscope.distributed.expand(folder)
+        # Even ranks on w0 by name, the others on w1 by address.
+        w1 = self._address_of("w1")
+        where = {f: ("w0" if i % 2 == 0 else w1) for i, f in enumerate(files)}
+        with get_task_stream(self.client) as stream, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = stepscope.distributed.analyze(folder, self.client, where=where)
+        ran = {t["key"]: t["worker"] for t in stream.data if str(t["key"]).startswith("stepscope-summarize-")}
+        self.assertEqual(len(ran), len(files))
+        w0 = self._address_of("w0")
+        for key, worker in ran.items():
+            i = int(str(key).rsplit("-", 1)[1])
+            self.assertEqual(worker, w0 if i % 2 == 0 else w1, files[i])
+        self.assertEqual(without_diagnosis(json.loads(report.to_json())), self._analyzed(folder))
+
+    def test_where_refuses_a_target_no_worker_serves(self):
+        folder = os.path.join(GLOO, "straggler")
+        files = stepscope.distributed.expand(folder)
+        with self.assertRaises(stepscope.TraceError) as caught:
+            stepscope.distributed.analyze(folder, self.client, where=lambda f: "node-17" if f == files[3] else None)
+        self.assertEqual(caught.exception.path, files[3])
+        self.assertIn("'node-17'", str(caught.exception))
+
+    def test_where_fails_the_run_when_its_worker_is_gone(self):
+        # A third worker takes every rank of 16 and is killed while it holds them:
+        # the run fails, naming a file and the worker, instead of waiting for it.
+        sched_file = os.path.join(self.tmp, "scheduler.json")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        extra = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", sched_file, "--nthreads", "1",
+             "--nworkers", "1", "--name", "w9", "--no-nanny", "--no-dashboard"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            self.client.wait_for_workers(3, timeout=60)
+            w9 = self._address_of("w9")
+            killed = threading.Event()
+            stop = threading.Event()
+
+            def kill_w9_once_busy():
+                while not stop.is_set() and not killed.is_set():
+                    if self.client.processing().get(w9):
+                        extra.send_signal(signal.SIGKILL)
+                        extra.wait(timeout=30)
+                        killed.set()
+                    time.sleep(0.002)
+
+            watcher = threading.Thread(target=kill_w9_once_busy)
+            watcher.start()
+            folders = [os.path.join(GLOO, "straggler"), os.path.join(GLOO, "healthy")]
+            outcome = {}
+
+            def run():  # in a thread, so that a run that waits forever fails the test instead of hanging it
+                try:
+                    stepscope.distributed.analyze(folders, self.client, where=lambda f: "w9", lost_after_s=2)
+                except BaseException as e:  # noqa: BLE001 - what it raised is the test's subject
+                    outcome["error"] = e
+
+            runner = threading.Thread(target=run, daemon=True)
+            runner.start()
+            runner.join(timeout=120)
+            stop.set()
+            watcher.join()
+            self.assertFalse(runner.is_alive(), "the run still waits 120 s after its worker was killed")
+            self.assertTrue(killed.is_set(), "w9 was never seen holding a task")
+            error = outcome.get("error")
+            self.assertIsInstance(error, stepscope.TraceError, repr(error))
+            self.assertIn("'w9'", str(error))
+            self.assertIn(error.path, stepscope.distributed.expand(folders))
+        finally:
+            if extra.poll() is None:
+                extra.kill()
+                extra.wait(timeout=30)
 
     def _set_with_a_damaged_rank(self):
         folder = os.path.join(self.tmp, "damaged_set")
