@@ -115,9 +115,9 @@ def analyze(paths, client, *, salvage=False, top=10, on_error="fail", progress=F
     a target being a worker's address, its ``--name`` or its host as the
     scheduler lists it (``client.scheduler_info()``); None or a missing path:
     any worker. A target no worker serves is a :class:`TraceError` before
-    anything runs; one whose last worker is gone for ``lost_after_s``
-    seconds fails the run, naming the file and the target (Dask alone
-    would wait for such a worker forever).
+    anything runs; one whose worker (address, name) or whose host's last
+    worker is gone for ``lost_after_s`` seconds fails the run, naming the
+    file and the target (Dask alone would wait for such a worker forever).
     """
     from distributed import as_completed
 
@@ -126,9 +126,8 @@ def analyze(paths, client, *, salvage=False, top=10, on_error="fail", progress=F
     if on_error not in ("fail", "skip"):
         raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
     files = expand(paths, storage_options)
-    targets = _locality.targets_of(files, where)
-    if where is not None:
-        _locality.check_served(client, files, targets)
+    asked = _locality.targets_of(files, where)
+    targets = _locality.resolve(client, files, asked) if where is not None else asked
     run = uuid.uuid4().hex[:8]
     # One batch of tasks per target (client.map; one for all without `where`),
     # results gathered as they finish, several at a time.
@@ -145,7 +144,7 @@ def analyze(paths, client, *, salvage=False, top=10, on_error="fail", progress=F
     blobs = [None] * len(files)
     done = 0
     try:
-        with _locality.TargetWatch(client, futures, files, targets, lost_after_s) as watch:
+        with _locality.TargetWatch(client, futures, files, targets, asked, lost_after_s) as watch:
             for batch in as_completed(futures, with_results=True, raise_errors=True).batches():
                 for future, data in _results_of(batch, watch):  # a task's TraceError is raised here
                     blobs[index[future.key]] = data

@@ -313,6 +313,29 @@ class DistributedTest(unittest.TestCase):
         self.assertTrue(any(str(w.message) == dropped[0] for w in caught))
 
 
+class ResolveTest(unittest.TestCase):
+    """where= targets become the restrictions Dask is given: a name turns into
+    its worker's address (Dask would take "0", a LocalCluster worker's name,
+    for a host no worker has, and wait forever: seen on HTA's trace_filter
+    set), an address or a host stays, anything else is refused naming the file."""
+
+    class _Client:
+        def scheduler_info(self):
+            return {"workers": {"tcp://10.0.0.7:4001": {"name": 0, "host": "10.0.0.7"},
+                                "tcp://10.0.0.8:4001": {"name": "gpu-node-8", "host": "10.0.0.8"}}}
+
+    def test_names_become_addresses_hosts_and_addresses_stay(self):
+        from stepscope._locality import resolve
+
+        files = ["a.json", "b.json", "c.json", "d.json", "e.json"]
+        got = resolve(self._Client(), files, ["0", "gpu-node-8", "10.0.0.7", "tcp://10.0.0.8:4001", None])
+        self.assertEqual(got, ["tcp://10.0.0.7:4001", "tcp://10.0.0.8:4001", "10.0.0.7", "tcp://10.0.0.8:4001", None])
+        with self.assertRaises(stepscope.TraceError) as caught:
+            resolve(self._Client(), files, [None, None, "gpu-node-9", None, None])
+        self.assertEqual(caught.exception.path, "c.json")
+        self.assertIn("'gpu-node-9'", str(caught.exception))
+
+
 class BatchResultsTest(unittest.TestCase):
     """A failed task anywhere in an as_completed batch raises its error, not
     only when it comes first (distributed raises for the first alone)."""
