@@ -26,6 +26,18 @@ using namespace stepscope::kernels::gpu;
 #define CK(x) do { cudaError_t e = (x); if (e) { printf("cuda %s at %d\n", cudaGetErrorString(e), __LINE__); exit(1);} } while (0)
 static uint16_t tobf(float f) { uint32_t u; memcpy(&u, &f, 4); return uint16_t((u + 0x7fff + ((u >> 16) & 1)) >> 16); }
 static float bf(uint16_t b) { uint32_t u = uint32_t(b) << 16; float f; memcpy(&f, &u, 4); return f; }
+// Mean milliseconds of `iters` calls of fn back to back, after what ran before finished (CUDA events).
+template <class Fn>
+static float mean_ms(int iters, Fn fn) {
+  CK(cudaDeviceSynchronize());
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  cudaEventRecord(a);
+  for (int it = 0; it < iters; ++it) fn();
+  cudaEventRecord(b); CK(cudaEventSynchronize(b));
+  float ms; cudaEventElapsedTime(&ms, a, b);
+  cudaEventDestroy(a); cudaEventDestroy(b);
+  return ms / iters;
+}
 int main() {
   const int B = 128, H = 8;
   int dev; CK(cudaGetDevice(&dev)); cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, dev));
@@ -86,13 +98,9 @@ int main() {
         if (ver != 5) CK(cudaMemset(out, 0xFF, n * 2));
         std::string err = block_sparse_attention_forward(q, k, v, s, m, 1.0f / sqrtf(D), AttnDType::kBFloat16, out, lse, nullptr, ver);
         if (!err.empty()) { printf(" v%d: %s", ver, err.c_str()); continue; }
-        CK(cudaDeviceSynchronize());
-        cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-        const int iters = 20;
-        cudaEventRecord(a);
-        for (int it = 0; it < iters; ++it) block_sparse_attention_forward(q, k, v, s, m, 1.0f / sqrtf(D), AttnDType::kBFloat16, out, lse, nullptr, ver);
-        cudaEventRecord(b); CK(cudaEventSynchronize(b));
-        float ms; cudaEventElapsedTime(&ms, a, b); ms /= iters;
+        const float ms = mean_ms(20, [&] {
+          block_sparse_attention_forward(q, k, v, s, m, 1.0f / sqrtf(D), AttnDType::kBFloat16, out, lse, nullptr, ver);
+        });
         double diff = 0;
         if (ver != 5) {
           std::vector<uint16_t> x(n), y(n);
@@ -139,13 +147,7 @@ int main() {
         };
         std::string err = run();
         if (!err.empty()) { printf(" v%d: %s", ver, err.c_str()); continue; }
-        CK(cudaDeviceSynchronize());
-        cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-        const int iters = 10;
-        cudaEventRecord(a);
-        for (int it = 0; it < iters; ++it) run();
-        cudaEventRecord(b); CK(cudaEventSynchronize(b));
-        float ms; cudaEventElapsedTime(&ms, a, b); ms /= iters;
+        const float ms = mean_ms(10, run);
         printf("  v%d %.1f us %.0f TF/s", ver, ms * 1e3, 2.5 * flops / (ms * 1e-3) / 1e12);
         if (ver == 5) continue;
         printf(" (max|d-d5| q/k/v");

@@ -203,19 +203,15 @@ bool launch_backward_dkdv_wgmma(const void* q, const void* k, const void* v, con
   if (dk && (d.kv_heads != d.heads || !aligned16(dk) || !aligned16(dv))) return false;
   BackwardMaps maps;
   if (!make_backward_maps<D>(d, q, k, v, dout, maps)) return false;
-  const bool two = d.block > 64;
-  auto kernel = interval ? (two ? block_sparse_attention_wgmma_dkdv_v12<T, D, 2, true>
-                                : block_sparse_attention_wgmma_dkdv_v12<T, D, 1, true>)
-                         : (two ? block_sparse_attention_wgmma_dkdv_v12<T, D, 2, false>
-                                : block_sparse_attention_wgmma_dkdv_v12<T, D, 1, false>);
-  const int bytes = two ? kDkdvBytes<D, 2> : kDkdvBytes<D, 1>;
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return false;
-  const int cta_keys = two ? 128 : 64;
-  const int64_t subs = (d.block + cta_keys - 1) / cta_keys;
-  const dim3 grid(static_cast<unsigned>(d.k_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
-  kernel<<<grid, cta_keys * 2, bytes, stream>>>(lse, delta, cols, d, scale, dk_acc, dv_acc,
-                                                static_cast<uint16_t*>(dk), static_cast<uint16_t*>(dv), maps.k,
-                                                maps.v, maps.q, maps.dout);
+  const PassLaunch p = pass_launch(d, d.k_blocks);
+  auto kernel = interval ? (p.two ? block_sparse_attention_wgmma_dkdv_v12<T, D, 2, true>
+                                  : block_sparse_attention_wgmma_dkdv_v12<T, D, 1, true>)
+                         : (p.two ? block_sparse_attention_wgmma_dkdv_v12<T, D, 2, false>
+                                  : block_sparse_attention_wgmma_dkdv_v12<T, D, 1, false>);
+  const int bytes = p.two ? kDkdvBytes<D, 2> : kDkdvBytes<D, 1>;
+  if (!allow_shared_bytes(kernel, bytes)) return false;
+  kernel<<<p.grid, p.threads, bytes, stream>>>(lse, delta, cols, d, scale, dk_acc, dv_acc, static_cast<uint16_t*>(dk),
+                                               static_cast<uint16_t*>(dv), maps.k, maps.v, maps.q, maps.dout);
   return true;
 }
 

@@ -155,19 +155,16 @@ bool launch_backward_dq_wgmma(const void* q, const void* k, const void* v, const
   if (!aligned16(dq)) return false;
   BackwardMaps maps;
   if (!make_backward_maps<D>(d, q, k, v, dout, maps)) return false;
-  const bool two = d.block > 64;
-  auto kernel = interval ? (two ? block_sparse_attention_wgmma_dq_v13<T, D, 2, true>
-                                : block_sparse_attention_wgmma_dq_v13<T, D, 1, true>)
-                         : (two ? block_sparse_attention_wgmma_dq_v13<T, D, 2, false>
-                                : block_sparse_attention_wgmma_dq_v13<T, D, 1, false>);
-  const int bytes = two ? kDqBytes<D, 2> : kDqBytes<D, 1>;
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return false;
-  const int cta_rows = two ? 128 : 64;
-  const int64_t subs = (d.block + cta_rows - 1) / cta_rows;
-  const dim3 grid(static_cast<unsigned>(d.q_blocks * subs), static_cast<unsigned>(d.batch * d.heads));
-  kernel<<<grid, cta_rows * 2, bytes, stream>>>(static_cast<const uint16_t*>(out), static_cast<const uint16_t*>(dout),
-                                                lse, rows, d, scale, static_cast<uint16_t*>(dq), delta, maps.q,
-                                                maps.dout, maps.k, maps.v);
+  const PassLaunch p = pass_launch(d, d.q_blocks);
+  auto kernel = interval ? (p.two ? block_sparse_attention_wgmma_dq_v13<T, D, 2, true>
+                                  : block_sparse_attention_wgmma_dq_v13<T, D, 1, true>)
+                         : (p.two ? block_sparse_attention_wgmma_dq_v13<T, D, 2, false>
+                                  : block_sparse_attention_wgmma_dq_v13<T, D, 1, false>);
+  const int bytes = p.two ? kDqBytes<D, 2> : kDqBytes<D, 1>;
+  if (!allow_shared_bytes(kernel, bytes)) return false;
+  kernel<<<p.grid, p.threads, bytes, stream>>>(static_cast<const uint16_t*>(out), static_cast<const uint16_t*>(dout),
+                                               lse, rows, d, scale, static_cast<uint16_t*>(dq), delta, maps.q,
+                                               maps.dout, maps.k, maps.v);
   return true;
 }
 

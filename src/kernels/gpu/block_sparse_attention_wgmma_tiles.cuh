@@ -90,4 +90,27 @@ inline bool make_backward_maps(const Dims& d, const void* q, const void* k, cons
          encode_swizzled_rows(m.v, v, kv_planes, d.seq_k, D, kTile).empty();
 }
 
+// Host: how a backward pass on wgmma is launched. Two warpgroups (128 rows)
+// per block of threads where the mask's blocks hold more than 64 rows, else
+// one; the grid walks `blocks` blocks of the mask (each split over blocks
+// of threads where it holds more rows than one takes) by batch × heads.
+struct PassLaunch {
+  bool two;
+  dim3 grid;
+  unsigned threads;
+};
+inline PassLaunch pass_launch(const Dims& d, int64_t blocks) {
+  const bool two = d.block > 64;
+  const int rows = two ? 128 : 64;
+  const int64_t subs = (d.block + rows - 1) / rows;
+  return {two, dim3(static_cast<unsigned>(blocks * subs), static_cast<unsigned>(d.batch * d.heads)),
+          static_cast<unsigned>(rows * 2)};
+}
+
+// Host: lets `kernel` take `bytes` of dynamic shared memory; false where the device refuses.
+template <class Kernel>
+inline bool allow_shared_bytes(Kernel kernel, int bytes) {
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) == cudaSuccess;
+}
+
 }  // namespace stepscope::kernels::gpu::bsa::wgtiles
